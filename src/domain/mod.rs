@@ -1,0 +1,5 @@
+//! Types and rules of the marketplace, free of HTTP and SQL so they are unit-tested alone.
+
+pub mod category;
+pub mod locale;
+pub mod time;

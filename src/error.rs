@@ -1,0 +1,311 @@
+//! The one error type of the resource API and its catalogue of codes (api.md §2).
+//!
+//! Handlers return `Err(ApiError)`; the response carries the error as an extension and the
+//! render middleware (`http::render`) writes the body with the request's id as `logref`, so
+//! that every error, including the router's own 404 and 405, has the documented shape.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::domain::locale::{Language, Text};
+use crate::store::DbError;
+
+macro_rules! error_codes {
+    ($( $variant:ident = ($status:literal, $code:literal, $nl:literal, $fr:literal, $doc:literal); )+) => {
+        /// Every error code Souk answers with; `/docs/errors/{code}` documents each.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $($variant),+ }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            pub fn status(self) -> StatusCode {
+                match self { $(ErrorCode::$variant => StatusCode::from_u16($status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)),+ }
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $code),+ }
+            }
+
+            pub fn message(self, language: Language) -> &'static str {
+                match (self, language) {
+                    $((ErrorCode::$variant, Language::Dutch) => $nl, (ErrorCode::$variant, Language::French) => $fr,)+
+                }
+            }
+
+            /// What the code means and what a client should do (the documentation page).
+            pub fn documentation(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $doc),+ }
+            }
+        }
+    };
+}
+
+error_codes! {
+    ValidationFailure = (400, "validation-failure", "Validatie mislukt", "La validation a échoué",
+        "The request is well-formed but some values are not acceptable. `details` lists every problem at once, each with the `field` (or `fields`) at fault, a `code` and a `message`; fix them all and send again.");
+    InvalidJson = (400, "invalid-json", "De body is geen geldige JSON", "Le corps n'est pas du JSON valide",
+        "The request body could not be parsed as JSON (or is not of the shape the endpoint takes). The message names the line and column where parsing stopped.");
+    IncorrectContentType = (400, "incorrect-content-type", "Onjuist content-type", "Type de contenu incorrect",
+        "The request has a body, but its `Content-Type` is not the one the endpoint takes (usually `application/json`; JSON Patch takes `application/json-patch+json`).");
+    PaginationInvalid = (400, "pagination-invalid", "Ongeldige paginering", "Pagination invalide",
+        "`offset` or `limit` is out of range for this collection. The field error names the parameter; each collection documents its default and maximum `limit`.");
+    InvalidItemId = (400, "invalid-item-id", "Ongeldig advertentienummer", "Numéro d'annonce invalide",
+        "An `itemId` in the request body is not of the form `m` followed by digits.");
+    InvalidExpiration = (400, "invalid-expiration", "Ongeldige einddatum", "Date d'expiration invalide",
+        "The requested expiration of the resource is not allowed.");
+    ExtensionNotSupported = (400, "extension-not-supported", "Verlengen is niet mogelijk", "La prolongation n'est pas possible",
+        "The advertisement cannot be renewed now (renewal is allowed in the last 7 days before its `closeDate`).");
+    FeatureNotAllowed = (400, "feature-not-allowed", "Deze feature is niet toegestaan", "Cette option n'est pas autorisée",
+        "The feature cannot be bought for this advertisement.");
+    InvalidFeatureType = (400, "invalid-feature-type", "Onbekend featuretype", "Type d'option inconnu",
+        "The feature name is not one of the features Souk sells.");
+    InvalidOrderState = (400, "invalid-order-state", "De order heeft een ongeldige status", "La commande a un état invalide",
+        "The order named in the request cannot take more products in its present state.");
+    UnknownOrder = (400, "unknown-order", "Onbekende order", "Commande inconnue",
+        "The `orderId` in the request body names no order.");
+    EmailChangeNotAllowed = (400, "email-change-not-allowed", "E-mailadres wijzigen is niet toegestaan", "Le changement d'adresse e-mail n'est pas autorisé",
+        "The e-mail address of this account cannot be changed now.");
+    InvalidRequest = (400, "invalid-request", "Ongeldig verzoek", "Requête invalide",
+        "The request is malformed in a way no other code describes, for example an access token given both in the `Authorization` header and in the query string.");
+    Unauthenticated = (401, "unauthenticated", "Niet geauthenticeerd", "Non authentifié",
+        "The request has no access token, or an unknown, expired or revoked one. Get a token from the authorization server (or refresh it) and send it as `Authorization: Bearer <token>`. The `WWW-Authenticate` header says what was wrong.");
+    Unauthorized = (403, "unauthorized", "Geen toegang", "Accès refusé",
+        "The token is valid but may not do this: a missing scope, a client token on a user's resource, or another user's resource.");
+    UserNotConfirmed = (403, "user-not-confirmed", "Het account is nog niet bevestigd", "Le compte n'est pas encore confirmé",
+        "The user has not yet confirmed the account through the link mailed to them; an unconfirmed user can sign in and read, but not publish or bid.");
+    AdvertisementNotFound = (404, "advertisement-not-found", "Advertentie niet gevonden", "Annonce introuvable",
+        "No advertisement has this `itemId`, or it is not visible to the caller.");
+    BidNotFound = (404, "bid-not-found", "Bod niet gevonden", "Offre introuvable",
+        "No bid has this id on this advertisement (or it was withdrawn).");
+    CategoryNotFound = (404, "category-not-found", "Categorie niet gevonden", "Catégorie introuvable",
+        "No category has this id, or the L2 category is not a child of the given L1 category.");
+    FeatureNotFound = (404, "feature-not-found", "Feature niet gevonden", "Option introuvable",
+        "No feature of this name exists for the advertisement.");
+    TransactionNotFound = (404, "transaction-not-found", "Transactie niet gevonden", "Transaction introuvable",
+        "The advertisement has no transaction with this id.");
+    SavedsearchNotFound = (404, "savedsearch-not-found", "Zoekopdracht niet gevonden", "Recherche introuvable",
+        "No saved search of this user has this id.");
+    LocationNotFound = (404, "location-not-found", "Locatie niet gevonden", "Lieu introuvable",
+        "Souk knows no location with this postcode.");
+    UserNotFound = (404, "user-not-found", "Gebruiker niet gevonden", "Utilisateur introuvable",
+        "No user has this id.");
+    OrderNotFound = (404, "order-not-found", "Order niet gevonden", "Commande introuvable",
+        "No order of the caller has this id.");
+    ImageNotFound = (404, "image-not-found", "Afbeelding niet gevonden", "Image introuvable",
+        "No image has this media id (or rendition size).");
+    HookNotFound = (404, "hook-not-found", "Webhook niet gevonden", "Webhook introuvable",
+        "The calling client has no webhook with this id.");
+    EventNotFound = (404, "event-not-found", "Event niet gevonden", "Événement introuvable",
+        "No event with this id is visible to the calling client.");
+    NotFound = (404, "not-found", "Niet gevonden", "Introuvable",
+        "No resource lives at this address. Check the path against the API reference; every resource exists under `/v1` and `/v2`.");
+    MethodNotAllowed = (405, "method-not-allowed", "Methode niet toegestaan", "Méthode non autorisée",
+        "The resource exists but does not answer this HTTP method. The `Allow` header lists the methods it does answer.");
+    RequestTimeout = (408, "request-timeout", "Het verzoek duurde te lang", "La requête a pris trop de temps",
+        "The server gave up on the request after its time limit. Retrying is safe for GET, and for POST with an `Idempotency-Key`.");
+    ConflictingState = (409, "conflicting-state", "Conflicterende status", "État conflictuel",
+        "The resource is not in a state that allows this change (for example an illegal status transition).");
+    PreconditionFailed = (412, "precondition-failed", "Voorwaarde niet vervuld", "La condition préalable a échoué",
+        "The `If-Match` header does not match the resource's current `ETag`: someone changed it since you read it. Read it again and reapply your change.");
+    PayloadTooLarge = (413, "payload-too-large", "De body is te groot", "Le corps est trop volumineux",
+        "The request body is larger than the server accepts.");
+    UnsupportedMediaType = (415, "unsupported-media-type", "Mediatype niet ondersteund", "Type de média non pris en charge",
+        "The uploaded content is of a type this endpoint does not take (for example an image format Souk cannot read).");
+    IdempotencyKeyReused = (422, "idempotency-key-reused", "Idempotency-Key is al gebruikt voor een ander verzoek", "La clé d'idempotence a déjà servi pour une autre requête",
+        "The `Idempotency-Key` was used within the last 24 hours with a different request body. Use a new key for a new request.");
+    RateLimitExceeded = (429, "rate-limit-exceeded", "Te veel verzoeken", "Trop de requêtes",
+        "Too many requests in a short time. Wait for the number of seconds in `Retry-After`.");
+    InternalServerError = (500, "internal-server-error", "Interne serverfout", "Erreur interne du serveur",
+        "Something failed inside Souk. Nothing in the body explains it to protect the server; quote the `logref` when you report it, the operator finds the cause in the logs under that id.");
+    ServiceUnavailable = (503, "service-unavailable", "De dienst is tijdelijk niet beschikbaar", "Le service est temporairement indisponible",
+        "Souk cannot reach its database right now. Retry after a short wait.");
+}
+
+impl ErrorCode {
+    pub fn parse(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+
+    /// The code for a bare status answered by the router or a middleware layer.
+    pub fn for_status(status: StatusCode) -> ErrorCode {
+        match status.as_u16() {
+            400 => ErrorCode::InvalidRequest,
+            401 => ErrorCode::Unauthenticated,
+            403 => ErrorCode::Unauthorized,
+            404 => ErrorCode::NotFound,
+            405 => ErrorCode::MethodNotAllowed,
+            408 => ErrorCode::RequestTimeout,
+            412 => ErrorCode::PreconditionFailed,
+            413 => ErrorCode::PayloadTooLarge,
+            415 => ErrorCode::UnsupportedMediaType,
+            429 => ErrorCode::RateLimitExceeded,
+            503 => ErrorCode::ServiceUnavailable,
+            _ => ErrorCode::InternalServerError,
+        }
+    }
+}
+
+/// One problem with one field (or several fields together) of a request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    pub fields: Vec<String>,
+    pub code: &'static str,
+    pub message: Text,
+    pub value: Option<Value>,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, code: &'static str, message: Text) -> Self {
+        FieldError {
+            fields: vec![field.into()],
+            code,
+            message,
+            value: None,
+        }
+    }
+
+    pub fn with_value(mut self, value: impl Into<Value>) -> Self {
+        self.value = Some(value.into());
+        self
+    }
+
+    fn to_json(&self, language: Language) -> Value {
+        let mut body = serde_json::Map::new();
+        match self.fields.as_slice() {
+            [one] => body.insert("field".into(), json!(one)),
+            many => body.insert("fields".into(), json!(many)),
+        };
+        body.insert("code".into(), json!(self.code));
+        body.insert("message".into(), json!(self.message.get(language)));
+        if let Some(value) = &self.value {
+            body.insert("value".into(), value.clone());
+        }
+        Value::Object(body)
+    }
+}
+
+/// An error answer of the resource API.
+#[derive(Clone, Debug)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    /// Replaces the code's standard message when set.
+    pub message: Option<Text>,
+    pub details: Vec<FieldError>,
+    /// Extra response headers (`WWW-Authenticate`, `Allow`, `Retry-After`).
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode) -> Self {
+        ApiError {
+            code,
+            message: None,
+            details: Vec::new(),
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn with_message(mut self, message: Text) -> Self {
+        self.message = Some(message);
+        self
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// 400 `validation-failure` with the given field errors.
+    pub fn validation(details: Vec<FieldError>) -> Self {
+        ApiError {
+            details,
+            ..ApiError::new(ErrorCode::ValidationFailure)
+        }
+    }
+
+    /// A server-side failure: logged with its cause, answered without it.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(cause = %cause, "internal error");
+        ApiError::new(ErrorCode::InternalServerError)
+    }
+
+    /// The body of api.md §2.
+    pub fn body(&self, logref: &str, language: Language) -> Value {
+        let mut body = json!({
+            "_links": {"help": {"href": format!("/docs/errors/{}", self.code.as_str())}},
+            "logref": logref,
+            "statuscode": self.code.status().as_u16(),
+            "code": self.code.as_str(),
+            "message": self.message.as_ref().map_or(self.code.message(language), |m| m.get(language)),
+        });
+        if !self.details.is_empty() {
+            body["details"] = self.details.iter().map(|d| d.to_json(language)).collect();
+        }
+        body
+    }
+}
+
+impl From<ErrorCode> for ApiError {
+    fn from(code: ErrorCode) -> Self {
+        ApiError::new(code)
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Unavailable(cause) => {
+                tracing::error!(cause = %cause, "database unavailable");
+                ApiError::new(ErrorCode::ServiceUnavailable)
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        // The body is written by the render middleware, which knows the request id.
+        let mut response = self.code.status().into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_lower_case_with_dashes() {
+        let mut seen = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "{} twice", code.as_str());
+            assert!(
+                code.as_str().chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{}",
+                code.as_str()
+            );
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(*code));
+        }
+    }
+
+    #[test]
+    fn body_has_the_documented_shape() {
+        let error = ApiError::validation(vec![
+            FieldError::new("categoryId", "not-a-number", Text::new("geen getal", "pas un nombre"))
+                .with_value("abc"),
+        ]);
+        let body = error.body("01ABC", Language::French);
+        assert_eq!(body["statuscode"], 400);
+        assert_eq!(body["code"], "validation-failure");
+        assert_eq!(body["logref"], "01ABC");
+        assert_eq!(body["message"], "La validation a échoué");
+        assert_eq!(body["_links"]["help"]["href"], "/docs/errors/validation-failure");
+        assert_eq!(body["details"][0]["field"], "categoryId");
+        assert_eq!(body["details"][0]["message"], "pas un nombre");
+        assert_eq!(body["details"][0]["value"], "abc");
+    }
+}

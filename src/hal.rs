@@ -1,0 +1,237 @@
+//! HAL building blocks: link relations, links, curies, embedded collections and pagination.
+//!
+//! Every relation Souk emits is a [`Rel`] and every `describedby` target a [`Resource`]:
+//! both are closed enums whose documentation pages are generated from the same list, so
+//! an emitted rel without a page cannot be written.
+
+use serde_json::{Map, Value, json};
+
+macro_rules! catalogue {
+    ($name:ident, $what:literal, $( $variant:ident = ($key:literal, $doc:literal); )+) => {
+        #[doc = $what]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $key),+ }
+            }
+
+            pub fn documentation(self) -> &'static str {
+                match self { $($name::$variant => $doc),+ }
+            }
+
+            pub fn parse(text: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|r| r.name() == text)
+            }
+        }
+    };
+}
+
+catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and documented at `/docs/rels/<name>`.",
+    Advertisements = ("advertisements", "The advertisements collection: the calling user's own ads; POST creates an ad.");
+    Categories = ("categories", "The category tree: L1 categories with their L2 children embedded.");
+    Users = ("users", "The users collection root, with a templated `item` link to each user.");
+    Me = ("me", "The user of the access token (answers 302 to that user's resource).");
+    Locations = ("locations", "Look up a location by postcode (templated: `{?postcode}`).");
+    Search = ("search", "Full-text search over online advertisements.");
+    Category = ("category", "A category. On an L1 category, `_embedded` holds its L2 children under this rel.");
+    CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf (L2) category: which attributes an ad in it carries and how they are checked.");
+    CategoryFees = ("category-fees", "The listing fees of a leaf (L2) category: insertion fee and running subscriptions (under construction, subject to change).");
+}
+
+catalogue! { Resource, "A resource type with a documentation page (`describedby`) at `/docs/resources/<name>`.",
+    Root = ("root", "The entry point of the API (`/v1`, `/v2`): links to every top-level resource.");
+    CategoryList = ("category-list", "The category tree: `_embedded[\"<prefix>:category\"]` holds the L1 categories, each embedding its L2 children.");
+    Category = ("category", "A category: `categoryId`, `name` (in the deployment's locale), `labels` in the three locales, `status` (`open` or `closed`). An L1 category embeds its L2 children; an L2 (leaf) category links to its attributes and fees.");
+    CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf category in `fields`: `key`, `label`, `labels`, `type` (STRING, LIST, NUMBER, DOUBLE), `values` and `options` (always present, possibly empty), `minValue`, `maxValue`, `unit` (where they apply), `units`, `mandatory`, `searchable`, `writable`, `updateable`.");
+    CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
+}
+
+/// What every representation needs to write its links: the curie prefix, the public base
+/// address and the version prefix of the request.
+#[derive(Clone, Debug)]
+pub struct Hal {
+    pub prefix: String,
+    pub base_url: String,
+    pub version: &'static str,
+}
+
+impl Hal {
+    /// `<prefix>:<rel>`, as a key in `_links` or `_embedded`.
+    pub fn rel(&self, rel: Rel) -> String {
+        format!("{}:{}", self.prefix, rel.name())
+    }
+
+    /// A path under the version prefix of the request: `path("/categories")` is
+    /// `/v1/categories` for a `/v1` request.
+    pub fn path(&self, path: &str) -> String {
+        format!("/{}{}", self.version, path)
+    }
+
+    /// `_links` with `self`, `describedby` and `curies`; add more with [`Links::rel`].
+    pub fn links(&self, self_path: impl Into<String>, resource: Resource) -> Links<'_> {
+        let mut map = Map::new();
+        map.insert("self".into(), json!({"href": self_path.into()}));
+        map.insert(
+            "describedby".into(),
+            json!({"href": format!("{}/docs/resources/{}", self.base_url, resource.name())}),
+        );
+        map.insert(
+            "curies".into(),
+            json!([{
+                "name": self.prefix,
+                "href": format!("{}/docs/rels/{{rel}}", self.base_url),
+                "templated": true,
+            }]),
+        );
+        Links { hal: self, map }
+    }
+}
+
+/// A `_links` object under construction.
+pub struct Links<'a> {
+    hal: &'a Hal,
+    map: Map<String, Value>,
+}
+
+impl Links<'_> {
+    pub fn rel(mut self, rel: Rel, href: impl Into<String>) -> Self {
+        self.map
+            .insert(self.hal.rel(rel), json!({"href": href.into()}));
+        self
+    }
+
+    pub fn templated(mut self, rel: Rel, href: impl Into<String>) -> Self {
+        self.map.insert(
+            self.hal.rel(rel),
+            json!({"href": href.into(), "templated": true}),
+        );
+        self
+    }
+
+    /// A link with an IANA relation name (`up`, `item`, `next`...).
+    pub fn plain(mut self, name: &str, href: impl Into<String>) -> Self {
+        self.map.insert(name.into(), json!({"href": href.into()}));
+        self
+    }
+
+    pub fn plain_templated(mut self, name: &str, href: impl Into<String>) -> Self {
+        self.map
+            .insert(name.into(), json!({"href": href.into(), "templated": true}));
+        self
+    }
+
+    /// `first`, `prev`, `next` and `last` for a page of `limit` items at `offset` out of
+    /// `total`; `path` is the collection's address without query.
+    pub fn pagination(mut self, path: &str, page: Page, total: u64) -> Self {
+        let href = |offset: u64| format!("{path}?offset={offset}&limit={}", page.limit);
+        let limit = page.limit.max(1);
+        let last = if total == 0 {
+            0
+        } else {
+            (total - 1) / limit * limit
+        };
+        self.map.insert("first".into(), json!({"href": href(0)}));
+        if page.offset > 0 {
+            let prev = page.offset.saturating_sub(limit).min(last);
+            self.map.insert("prev".into(), json!({"href": href(prev)}));
+        }
+        if page.offset + limit < total {
+            self.map
+                .insert("next".into(), json!({"href": href(page.offset + limit)}));
+        }
+        self.map.insert("last".into(), json!({"href": href(last)}));
+        self
+    }
+
+    pub fn build(self) -> Value {
+        Value::Object(self.map)
+    }
+}
+
+/// A requested page of a collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub offset: u64,
+    pub limit: u64,
+}
+
+/// Removes every `_links` member from a body: clients of the original ask for this with
+/// `_links=false`.
+pub fn strip_links(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("_links");
+            map.values_mut().for_each(strip_links);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_links),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hal() -> Hal {
+        Hal {
+            prefix: "mp".into(),
+            base_url: "https://souk.example".into(),
+            version: "v2",
+        }
+    }
+
+    #[test]
+    fn links_follow_prefix_and_version() {
+        let hal = hal();
+        let links = hal
+            .links(hal.path("/categories"), Resource::CategoryList)
+            .rel(Rel::Category, "/v2/categories/1")
+            .build();
+        assert_eq!(links["self"]["href"], "/v2/categories");
+        assert_eq!(
+            links["describedby"]["href"],
+            "https://souk.example/docs/resources/category-list"
+        );
+        assert_eq!(links["curies"][0]["name"], "mp");
+        assert_eq!(links["curies"][0]["href"], "https://souk.example/docs/rels/{rel}");
+        assert_eq!(links["mp:category"]["href"], "/v2/categories/1");
+    }
+
+    #[test]
+    fn pagination_links() {
+        let hal = hal();
+        let page = Page { offset: 30, limit: 30 };
+        let links = hal
+            .links("/v2/x", Resource::Root)
+            .pagination("/v2/x", page, 95)
+            .build();
+        assert_eq!(links["first"]["href"], "/v2/x?offset=0&limit=30");
+        assert_eq!(links["prev"]["href"], "/v2/x?offset=0&limit=30");
+        assert_eq!(links["next"]["href"], "/v2/x?offset=60&limit=30");
+        assert_eq!(links["last"]["href"], "/v2/x?offset=90&limit=30");
+        let first = hal
+            .links("/v2/x", Resource::Root)
+            .pagination("/v2/x", Page { offset: 0, limit: 30 }, 10)
+            .build();
+        assert!(first.get("prev").is_none() && first.get("next").is_none());
+    }
+
+    #[test]
+    fn strips_links_everywhere() {
+        let mut body = json!({"_links": {}, "a": 1, "_embedded": {"x": [{"_links": {}, "b": 2}]}});
+        strip_links(&mut body);
+        assert_eq!(body, json!({"a": 1, "_embedded": {"x": [{"b": 2}]}}));
+    }
+
+    #[test]
+    fn rel_names_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        assert!(Rel::ALL.iter().all(|r| seen.insert(r.name())));
+        let mut seen = std::collections::HashSet::new();
+        assert!(Resource::ALL.iter().all(|r| seen.insert(r.name())));
+    }
+}

@@ -1,0 +1,119 @@
+//! Request extractors that answer in the documented error format.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use crate::domain::locale::Text;
+use crate::error::{ApiError, ErrorCode, FieldError};
+
+/// `v1` or `v2`: the version prefix the request came in under, which its links keep.
+#[derive(Clone, Copy, Debug)]
+pub struct ApiVersion(pub &'static str);
+
+impl<S: Send + Sync> FromRequestParts<S> for ApiVersion {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        if parts.uri.path().starts_with("/v2") {
+            Ok(ApiVersion("v2"))
+        } else {
+            Ok(ApiVersion("v1"))
+        }
+    }
+}
+
+/// Parses an integer id from the path; anything else is a field error naming `field`.
+pub fn parse_id(field: &str, raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::validation(vec![not_a_number(field, raw)]))
+}
+
+fn not_a_number(field: &str, raw: &str) -> FieldError {
+    FieldError::new(
+        field,
+        "not-a-number",
+        Text::new(
+            "moet een positief geheel getal zijn",
+            "doit être un nombre entier positif",
+        ),
+    )
+    .with_value(raw)
+}
+
+/// Parses an optional integer query parameter the same way.
+pub fn parse_optional_id(field: &str, raw: Option<&str>) -> Result<Option<i64>, ApiError> {
+    raw.map(|raw| parse_id(field, raw)).transpose()
+}
+
+/// A JSON request body: `Content-Type: application/json` (else 400
+/// `incorrect-content-type`), within the size limit (else 413), and parseable into `T`
+/// (else 400 `invalid-json` naming where it failed).
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let is_json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
+        if !is_json {
+            return Err(ErrorCode::IncorrectContentType.into());
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))?;
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// Parses a JSON body; a syntax error or a value of the wrong shape is `invalid-json`
+/// whose message says where.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let inner = e.inner();
+        let place = format!("line {}, column {}", inner.line(), inner.column());
+        ApiError::new(ErrorCode::InvalidJson).with_message(Text::new(
+            format!("De body is geen geldige JSON ({place}, `{}`)", e.path()),
+            format!("Le corps n'est pas du JSON valide ({place}, `{}`)", e.path()),
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_must_be_positive_integers() {
+        assert_eq!(parse_id("categoryId", "91").unwrap(), 91);
+        for bad in ["abc", "-1", "0", "1.5", ""] {
+            let err = parse_id("categoryId", bad).unwrap_err();
+            assert_eq!(err.code, ErrorCode::ValidationFailure);
+            assert_eq!(err.details[0].fields, vec!["categoryId".to_owned()]);
+        }
+    }
+
+    #[test]
+    fn json_errors_say_where() {
+        #[derive(serde::Deserialize)]
+        struct Body {
+            #[allow(dead_code)]
+            title: String,
+        }
+        let err = parse_json::<Body>(b"{\"title\": 12}").unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidJson);
+        assert!(err.message.unwrap().dutch.contains("title"));
+        let err = parse_json::<Body>(b"{\"title\": ").unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidJson);
+    }
+}

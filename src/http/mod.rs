@@ -1,0 +1,89 @@
+//! The HTTP layer: one module per resource, the route registry, extractors and the render
+//! middleware.
+
+mod api;
+mod categories;
+mod docs;
+mod extract;
+mod render;
+mod root;
+mod schemas;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::middleware::from_fn_with_state;
+use serde_json::{Map, Value, json};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::app::AppState;
+use crate::config::Config;
+use crate::error::{ApiError, ErrorCode};
+
+pub use extract::{JsonBody, parse_json};
+pub use render::{Json, REQUEST_ID};
+
+/// Every route of Souk, registered once for the router and the OpenAPI document.
+fn api() -> api::Api {
+    let api = api::Api::new();
+    let api = root::routes(api);
+    let api = categories::routes(api);
+    docs::routes(api)
+}
+
+/// The complete router with its middleware.
+pub fn router(state: AppState) -> Router {
+    let (routes, _) = api().into_parts();
+    let timeout = Duration::from_secs(state.config.request_timeout_secs);
+    routes
+        .fallback(|| async { ApiError::new(ErrorCode::NotFound) })
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(CatchPanicLayer::new())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(from_fn_with_state(state.clone(), render::render))
+        .with_state(state)
+}
+
+/// The OpenAPI 3.1 document of every registered route, with the configured prefix and
+/// base address.
+pub fn openapi_document(config: &Config) -> Value {
+    let (_, operations) = api().into_parts();
+    let mut paths = Map::new();
+    for (path, method, operation) in operations {
+        let item = paths.entry(path).or_insert_with(|| json!({}));
+        item[method] = operation;
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Souk marketplace API",
+            "version": "1.0",
+            "description": "The HTTP/JSON API of the Souk classifieds marketplace. Every path under `/v1` is served identically under `/v2`. Responses are HAL-style JSON (`_links`, `_embedded`) served as `application/json`; errors share one body (schema `Error`). Changes are recorded in CHANGELOG.md.",
+            "license": {"name": "Proprietary", "identifier": "LicenseRef-Souk"},
+        },
+        "servers": [{"url": config.base_url}],
+        "tags": [
+            {"name": "Root", "description": "Entry points."},
+            {"name": "Categories", "description": "The two-level category tree, attribute definitions and fees."},
+            {"name": "Documentation", "description": "Human-readable pages."},
+            {"name": "Operations", "description": "Health, readiness, metrics and this document."},
+        ],
+        "paths": paths,
+        "components": {
+            "schemas": schemas::all(&config.curie_prefix),
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An access token from the authorization server, as `Authorization: Bearer <token>` or the `access_token` query parameter.",
+                },
+            },
+        },
+    })
+}

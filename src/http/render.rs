@@ -1,0 +1,244 @@
+//! The one place where responses are finished: request ids, error bodies, HAL bodies,
+//! `_links=false`, ETags and `If-None-Match`, metrics and the request log line.
+
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tracing::Instrument;
+
+use crate::app::AppState;
+use crate::error::{ApiError, ErrorCode};
+use crate::hal::strip_links;
+
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// A successful JSON answer; the render middleware serializes it.
+#[derive(Clone, Debug)]
+pub struct Json {
+    status: StatusCode,
+    body: Value,
+    location: Option<String>,
+    /// Answer `ETag` (and honour `If-None-Match`) with a hash of the body.
+    etag: bool,
+}
+
+impl Json {
+    pub fn ok(body: Value) -> Self {
+        Json {
+            status: StatusCode::OK,
+            body,
+            location: None,
+            etag: false,
+        }
+    }
+
+    /// 201 with `Location` (the new resource's `self` href).
+    pub fn created(location: String, body: Value) -> Self {
+        Json {
+            status: StatusCode::CREATED,
+            location: Some(location),
+            ..Json::ok(body)
+        }
+    }
+
+    /// Marks the body as cacheable: it gets a strong `ETag` computed from its bytes.
+    pub fn with_etag(mut self) -> Self {
+        self.etag = true;
+        self
+    }
+}
+
+impl IntoResponse for Json {
+    fn into_response(self) -> Response {
+        let mut response = self.status.into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// Middleware around every route (see the module comment).
+pub async fn render(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let request_id = request
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| is_safe_request_id(v))
+        .map_or_else(|| ulid::Ulid::generate().to_string(), str::to_owned);
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str())
+        .to_owned();
+    let links_wanted = !query_says_no_links(request.uri().query());
+    let if_none_match = request.headers().get(header::IF_NONE_MATCH).cloned();
+    let span = tracing::info_span!("request", id = %request_id, method = %method, path = %request.uri().path());
+
+    let response = next.run(request).instrument(span.clone()).await;
+    let mut response = finish(
+        &state,
+        response,
+        &request_id,
+        links_wanted,
+        if_none_match.as_ref(),
+        &method,
+    );
+
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .record(method.as_str(), &route, status, elapsed);
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            route = %route,
+            micros = elapsed.as_micros() as u64,
+            "answered"
+        );
+    });
+    response
+}
+
+fn finish(
+    state: &AppState,
+    mut response: Response,
+    request_id: &str,
+    links_wanted: bool,
+    if_none_match: Option<&HeaderValue>,
+    method: &Method,
+) -> Response {
+    let language = state.config.region.language();
+    if let Some(error) = response.extensions_mut().remove::<ApiError>() {
+        return error_response(&error, request_id, language, state, links_wanted);
+    }
+    if let Some(json) = response.extensions_mut().remove::<Json>() {
+        let mut body = json.body;
+        if !links_wanted {
+            strip_links(&mut body);
+        }
+        let bytes = serde_json::to_vec(&body).unwrap_or_default();
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(location) = json.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+            headers.insert(header::LOCATION, location);
+        }
+        if json.etag {
+            let tag = format!("\"{}\"", &hex::encode(Sha256::digest(&bytes))[..32]);
+            let matches = if_none_match
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| etag_matches(v, &tag));
+            if let Ok(value) = HeaderValue::from_str(&tag) {
+                headers.insert(header::ETAG, value);
+            }
+            if matches && (method == Method::GET || method == Method::HEAD) {
+                return (StatusCode::NOT_MODIFIED, headers).into_response();
+            }
+        }
+        return (json.status, headers, bytes).into_response();
+    }
+    // A bare error from the router or a layer (unknown route, wrong method, body limit,
+    // timeout, panic): give it the documented body too.
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if (status.is_client_error() || status.is_server_error()) && !is_json {
+        let mut error = ApiError::new(ErrorCode::for_status(status));
+        if let Some(allow) = response
+            .headers()
+            .get(header::ALLOW)
+            .and_then(|v| v.to_str().ok())
+        {
+            error = error.with_header("allow", allow);
+        }
+        if error.code == ErrorCode::InternalServerError {
+            tracing::error!(status = status.as_u16(), "a layer answered with a server error");
+        }
+        return error_response(&error, request_id, language, state, links_wanted);
+    }
+    response
+}
+
+fn error_response(
+    error: &ApiError,
+    request_id: &str,
+    language: crate::domain::locale::Language,
+    state: &AppState,
+    links_wanted: bool,
+) -> Response {
+    let mut body = error.body(request_id, language);
+    if !links_wanted {
+        strip_links(&mut body);
+    }
+    let mut response = (
+        error.code.status(),
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CONTENT_LANGUAGE, state.config.region.as_str()),
+        ],
+        Body::from(serde_json::to_vec(&body).unwrap_or_default()),
+    )
+        .into_response();
+    for (name, value) in &error.headers {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            response.headers_mut().insert(*name, value);
+        }
+    }
+    response
+}
+
+/// `If-None-Match` holds `*` or a list of tags (weak ones compare by their opaque part).
+fn etag_matches(header: &str, tag: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == tag)
+}
+
+fn query_says_no_links(query: Option<&str>) -> bool {
+    query.is_some_and(|q| q.split('&').any(|pair| pair == "_links=false"))
+}
+
+/// An incoming `X-Request-Id` (from a load balancer) is kept when it is short and plain, so
+/// it cannot forge log lines.
+fn is_safe_request_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etags_compare_in_lists_and_weakly() {
+        assert!(etag_matches("\"a\", \"b\"", "\"b\""));
+        assert!(etag_matches("W/\"b\"", "\"b\""));
+        assert!(etag_matches("*", "\"b\""));
+        assert!(!etag_matches("\"a\"", "\"b\""));
+    }
+
+    #[test]
+    fn links_flag_and_request_ids() {
+        assert!(query_says_no_links(Some("a=1&_links=false")));
+        assert!(!query_says_no_links(Some("_links=true")));
+        assert!(!query_says_no_links(None));
+        assert!(is_safe_request_id("01JDZ-abc_1.2"));
+        assert!(!is_safe_request_id("a b"));
+        assert!(!is_safe_request_id(&"a".repeat(65)));
+    }
+}

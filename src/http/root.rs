@@ -1,0 +1,110 @@
+//! The API roots, health, readiness, metrics and the OpenAPI document.
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use serde_json::json;
+
+use crate::app::AppState;
+use crate::error::{ApiError, ErrorCode};
+use crate::hal::{Rel, Resource};
+use crate::store::migrations;
+
+use super::api::{Api, get};
+use super::extract::ApiVersion;
+use super::render::Json;
+
+pub fn routes(api: Api) -> Api {
+    let root = |path, id| {
+        get(path, id)
+            .tag("Root")
+            .summary("The API root: links to every top-level resource")
+            .description("Needs no token.")
+            .ok(200, "The root", "Root")
+    };
+    api.route(root("/v1", "getRootV1"), root_handler)
+        .route(root("/v2", "getRootV2"), root_handler)
+        .route(
+            get("/healthz", "health")
+                .tag("Operations")
+                .summary("The process is up")
+                .ok(200, "Up", "Health"),
+            health,
+        )
+        .route(
+            get("/readyz", "readiness")
+                .tag("Operations")
+                .summary("The database answers and its schema is current")
+                .ok(200, "Ready to serve", "Health")
+                .errors(&[ErrorCode::ServiceUnavailable]),
+            ready,
+        )
+        .route(
+            get("/metrics", "metrics")
+                .tag("Operations")
+                .summary("Prometheus metrics (text exposition format)")
+                .ok_empty(200, "Requests by route and status, latency histogram, pool usage"),
+            metrics,
+        )
+        .route(
+            get("/openapi.json", "openapi")
+                .tag("Operations")
+                .summary("This OpenAPI 3.1 document")
+                .ok_empty(200, "The document"),
+            openapi,
+        )
+}
+
+async fn root_handler(State(state): State<AppState>, ApiVersion(version): ApiVersion) -> Json {
+    let hal = state.hal(version);
+    let links = hal
+        .links(hal.path(""), Resource::Root)
+        .rel(Rel::Advertisements, hal.path("/advertisements"))
+        .rel(Rel::Categories, hal.path("/categories"))
+        .rel(Rel::Users, hal.path("/users"))
+        .rel(Rel::Me, hal.path("/me"))
+        .templated(Rel::Locations, hal.path("/locations{?postcode}"))
+        .rel(Rel::Search, hal.path("/search"))
+        .build();
+    Json::ok(json!({
+        "_links": links,
+        "message": format!(
+            "Welcome to the Souk API. Documentation: {base}/docs (OpenAPI: {base}/openapi.json).",
+            base = state.config.base_url
+        ),
+    }))
+}
+
+async fn health() -> Json {
+    Json::ok(json!({"status": "ok"}))
+}
+
+async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
+    let version = state
+        .db
+        .read(|conn| migrations::current_version(conn))
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "not ready: the database does not answer");
+            ApiError::new(ErrorCode::ServiceUnavailable)
+        })?;
+    if version < migrations::latest_version() {
+        return Err(ErrorCode::ServiceUnavailable.into());
+    }
+    Ok(Json::ok(json!({"status": "ready", "schemaVersion": version})))
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(state.db.pool_stats()),
+    )
+}
+
+/// Served as is: the `_links=false` rewriting of resources does not apply to a schema.
+async fn openapi(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        serde_json::to_vec_pretty(&state.openapi).unwrap_or_default(),
+    )
+}

@@ -1,0 +1,176 @@
+//! JSON Schemas of the representations, for the OpenAPI document.
+
+use serde_json::{Value, json};
+
+/// Every component schema, with prefixed keys under `prefix`.
+pub fn all(prefix: &str) -> Value {
+    let link = json!({"$ref": "#/components/schemas/Link"});
+    let labels = json!({"$ref": "#/components/schemas/Labels"});
+    let links = |rels: &[&str]| {
+        let mut properties = serde_json::Map::new();
+        properties.insert("self".into(), link.clone());
+        properties.insert("describedby".into(), link.clone());
+        properties.insert("curies".into(), json!({"type": "array", "items": {"$ref": "#/components/schemas/Curie"}}));
+        for rel in rels {
+            let key = if rel.contains(':') || ["up", "item", "first", "prev", "next", "last"].contains(rel) {
+                (*rel).to_owned()
+            } else {
+                format!("{prefix}:{rel}")
+            };
+            properties.insert(key, link.clone());
+        }
+        json!({"type": "object", "properties": properties, "required": ["self"]})
+    };
+    json!({
+        "Link": {
+            "type": "object",
+            "properties": {
+                "href": {"type": "string"},
+                "templated": {"type": "boolean"},
+                "type": {"type": "string"},
+            },
+            "required": ["href"],
+        },
+        "Curie": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "examples": [prefix]},
+                "href": {"type": "string"},
+                "templated": {"type": "boolean"},
+            },
+            "required": ["name", "href", "templated"],
+        },
+        "Labels": {
+            "type": "object",
+            "properties": {
+                "nl-NL": {"type": "string"},
+                "nl-BE": {"type": "string"},
+                "fr-BE": {"type": "string"},
+            },
+            "required": ["nl-NL", "nl-BE", "fr-BE"],
+        },
+        "Error": {
+            "type": "object",
+            "description": "The body of every error answer of the resource API.",
+            "properties": {
+                "_links": {"type": "object", "properties": {"help": link}},
+                "logref": {"type": "string", "description": "The request id (equal to the X-Request-Id header)."},
+                "statuscode": {"type": "integer"},
+                "code": {"type": "string"},
+                "message": {"type": "string", "description": "In the deployment's language (see Content-Language)."},
+                "details": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "field": {"type": "string"},
+                            "fields": {"type": "array", "items": {"type": "string"}},
+                            "code": {"type": "string"},
+                            "message": {"type": "string"},
+                            "value": {},
+                        },
+                        "required": ["code", "message"],
+                    },
+                },
+            },
+            "required": ["logref", "statuscode", "code", "message"],
+        },
+        "Root": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["advertisements", "categories", "users", "me", "locations", "search"]),
+                "message": {"type": "string"},
+            },
+        },
+        "Health": {
+            "type": "object",
+            "properties": {"status": {"type": "string"}, "schemaVersion": {"type": "integer"}},
+            "required": ["status"],
+        },
+        "Category": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["category-attributes", "category-fees", "up"]),
+                "categoryId": {"type": "integer"},
+                "name": {"type": "string", "description": "The label in the deployment's locale."},
+                "labels": labels,
+                "status": {"type": "string", "enum": ["open", "closed"]},
+                "_embedded": {
+                    "type": "object",
+                    "description": "On an L1 category: its L2 children.",
+                    "properties": {
+                        format!("{prefix}:category"): {"type": "array", "items": {"$ref": "#/components/schemas/Category"}},
+                    },
+                },
+            },
+            "required": ["categoryId", "name", "labels", "status"],
+        },
+        "CategoryList": {
+            "type": "object",
+            "properties": {
+                "_links": links(&[]),
+                "_embedded": {
+                    "type": "object",
+                    "properties": {
+                        format!("{prefix}:category"): {"type": "array", "items": {"$ref": "#/components/schemas/Category"}},
+                    },
+                },
+            },
+        },
+        "CategoryAttributes": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["up"]),
+                "fields": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "key": {"type": "string"},
+                            "label": {"type": "string"},
+                            "labels": labels,
+                            "type": {"type": "string", "enum": ["STRING", "LIST", "NUMBER", "DOUBLE"]},
+                            "values": {"type": "array", "items": {"type": "string"}},
+                            "options": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {"key": {"type": "string"}, "labels": labels},
+                                    "required": ["key", "labels"],
+                                },
+                            },
+                            "minValue": {"type": "number"},
+                            "maxValue": {"type": "number"},
+                            "unit": {"type": "string"},
+                            "units": {"type": "array", "items": {"type": "string"}},
+                            "mandatory": {"type": "boolean"},
+                            "searchable": {"type": "boolean"},
+                            "writable": {"type": "boolean"},
+                            "updateable": {"type": "boolean"},
+                        },
+                        "required": ["key", "label", "labels", "type", "values", "options", "units", "mandatory", "searchable", "writable", "updateable"],
+                    },
+                },
+            },
+            "required": ["fields"],
+        },
+        "CategoryFees": {
+            "type": "object",
+            "description": "Under construction, subject to change.",
+            "properties": {
+                "_links": links(&["up"]),
+                "insertionFee": {"type": "integer", "minimum": 0, "description": "Euro cents."},
+                "runningSubscriptions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"durationDays": {"type": "integer"}, "fee": {"type": "integer"}},
+                        "required": ["durationDays", "fee"],
+                    },
+                },
+                "runningDays": {"type": "integer", "description": "Souk's own: how many days an ad in this category runs."},
+            },
+            "required": ["insertionFee", "runningSubscriptions"],
+        },
+    })
+}

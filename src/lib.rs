@@ -1,0 +1,16 @@
+//! Souk: the HTTP/JSON API server of a classifieds marketplace.
+//!
+//! `docs/ARCHITECTURE.md` is the map; in short: `http` parses requests and renders HAL,
+//! `domain` holds the rules, `store` the queries (written once for SQLite and PostgreSQL).
+
+pub mod app;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod hal;
+pub mod http;
+pub mod metrics;
+pub mod store;
+pub mod telemetry;

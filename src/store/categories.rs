@@ -1,0 +1,165 @@
+//! Categories: the tree as stored, and the import of a taxonomy.
+
+use crate::domain::category::{Category, CategoryStatus, Leaf};
+use crate::params;
+
+use super::{Conn, DbError, Row};
+
+const COLUMNS: &str = "category_id, parent_id, status, labels, insertion_fee, running_days, \
+                       subscriptions, attributes";
+
+/// Every category, L1 and L2, each level in file order.
+pub fn all(conn: &mut dyn Conn) -> Result<Vec<Category>, DbError> {
+    conn.query(
+        &format!("SELECT {COLUMNS} FROM categories ORDER BY position"),
+        &[],
+    )?
+    .iter()
+    .map(from_row)
+    .collect()
+}
+
+pub fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Category>, DbError> {
+    conn.query_opt(
+        &format!("SELECT {COLUMNS} FROM categories WHERE category_id = $1"),
+        params![id],
+    )?
+    .as_ref()
+    .map(from_row)
+    .transpose()
+}
+
+/// The L2 children of an L1 category, in file order.
+pub fn children(conn: &mut dyn Conn, parent_id: i64) -> Result<Vec<Category>, DbError> {
+    conn.query(
+        &format!("SELECT {COLUMNS} FROM categories WHERE parent_id = $1 ORDER BY position"),
+        params![parent_id],
+    )?
+    .iter()
+    .map(from_row)
+    .collect()
+}
+
+pub fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COUNT(*) AS n FROM categories", &[])?
+        .get("n")
+}
+
+/// What an import changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    pub inserted: usize,
+    pub updated: usize,
+    /// Categories absent from a `replace` import, now closed.
+    pub closed: usize,
+}
+
+/// Stores the categories of a checked taxonomy: new ids are added, known ids updated.
+/// With `replace`, every stored category the taxonomy does not name is closed (not deleted:
+/// ads may still point at it). Run it inside one write so a failure changes nothing.
+pub fn import(
+    conn: &mut dyn Conn,
+    categories: &[Category],
+    replace: bool,
+    now: i64,
+) -> Result<ImportSummary, DbError> {
+    let mut summary = ImportSummary::default();
+    let known: Vec<i64> = conn
+        .query("SELECT category_id FROM categories", &[])?
+        .iter()
+        .map(|row| row.get("category_id"))
+        .collect::<Result<_, _>>()?;
+    let position_base: i64 = conn
+        .query_one("SELECT COALESCE(MAX(position), 0) AS p FROM categories", &[])?
+        .get("p")?;
+    for (i, category) in categories.iter().enumerate() {
+        let (insertion_fee, running_days, subscriptions, attributes) = match &category.leaf {
+            Some(leaf) => (
+                Some(leaf.fees.insertion_fee),
+                Some(leaf.fees.running_days),
+                Some(to_json(&leaf.fees.running_subscriptions)?),
+                Some(to_json(&leaf.attributes)?),
+            ),
+            None => (None, None, None, None),
+        };
+        let is_known = known.contains(&category.id);
+        // A replace import takes the file's order; an extending import appends new ones.
+        let position = if replace || !is_known {
+            position_base + 1 + i as i64
+        } else {
+            -1
+        };
+        conn.execute(
+            "INSERT INTO categories (category_id, parent_id, position, status, labels, \
+                 insertion_fee, running_days, subscriptions, attributes, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (category_id) DO UPDATE SET parent_id = excluded.parent_id, \
+                 position = CASE WHEN excluded.position < 0 THEN categories.position \
+                                 ELSE excluded.position END, \
+                 status = excluded.status, labels = excluded.labels, \
+                 insertion_fee = excluded.insertion_fee, running_days = excluded.running_days, \
+                 subscriptions = excluded.subscriptions, attributes = excluded.attributes, \
+                 updated_at = excluded.updated_at",
+            params![
+                category.id,
+                category.parent_id,
+                position,
+                category.status.as_str(),
+                to_json(&category.labels)?,
+                insertion_fee,
+                running_days,
+                subscriptions,
+                attributes,
+                now
+            ],
+        )?;
+        if is_known {
+            summary.updated += 1;
+        } else {
+            summary.inserted += 1;
+        }
+    }
+    if replace {
+        for id in known {
+            if categories.iter().all(|c| c.id != id) {
+                summary.closed += conn.execute(
+                    "UPDATE categories SET status = 'closed', updated_at = $2 \
+                     WHERE category_id = $1 AND status <> 'closed'",
+                    params![id, now],
+                )? as usize;
+            }
+        }
+    }
+    Ok(summary)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, DbError> {
+    serde_json::to_string(value).map_err(|e| DbError::Decode(e.to_string()))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, DbError> {
+    serde_json::from_str(text).map_err(|e| DbError::Decode(e.to_string()))
+}
+
+fn from_row(row: &Row) -> Result<Category, DbError> {
+    let status: String = row.get("status")?;
+    let leaf = match row.get::<Option<i64>>("insertion_fee")? {
+        Some(insertion_fee) => Some(Leaf {
+            fees: crate::domain::category::Fees {
+                insertion_fee,
+                running_days: row.get("running_days")?,
+                running_subscriptions: from_json(&row.get::<String>("subscriptions")?)?,
+            },
+            attributes: from_json(&row.get::<String>("attributes")?)?,
+        }),
+        None => None,
+    };
+    Ok(Category {
+        id: row.get("category_id")?,
+        parent_id: row.get("parent_id")?,
+        status: CategoryStatus::parse(&status)
+            .ok_or_else(|| DbError::Decode(format!("unknown category status `{status}`")))?,
+        labels: from_json(&row.get::<String>("labels")?)?,
+        leaf,
+    })
+}

@@ -1,0 +1,84 @@
+//! Embedded schema migrations, one tree per backend with the same numbering.
+
+use super::{Backend, Conn, Db, DbError};
+
+struct Migration {
+    version: i64,
+    name: &'static str,
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+macro_rules! migration {
+    ($version:literal, $file:literal) => {
+        Migration {
+            version: $version,
+            name: $file,
+            sqlite: include_str!(concat!("../../migrations/sqlite/", $file, ".sql")),
+            postgres: include_str!(concat!("../../migrations/postgres/", $file, ".sql")),
+        }
+    };
+}
+
+const MIGRATIONS: &[Migration] = &[migration!(1, "0001_categories")];
+
+/// Applies the migrations the database lacks, in order, in one transaction; returns how
+/// many ran. Safe when several replicas start at once: on PostgreSQL they wait for each
+/// other on an advisory lock; on SQLite the single writer serializes them.
+pub async fn run(db: &Db) -> Result<usize, DbError> {
+    db.write(apply).await
+}
+
+fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
+    if conn.backend() == Backend::Postgres {
+        // An arbitrary constant naming "souk migrations"; held until the commit.
+        conn.query("SELECT pg_advisory_xact_lock(7361202611) AS locked", &[])?;
+    }
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    BIGINT PRIMARY KEY,
+             name       TEXT NOT NULL,
+             applied_at BIGINT NOT NULL
+         )",
+    )?;
+    let applied: Vec<i64> = conn
+        .query("SELECT version FROM schema_migrations", &[])?
+        .iter()
+        .map(|row| row.get("version"))
+        .collect::<Result<_, _>>()?;
+    let mut count = 0;
+    for migration in MIGRATIONS {
+        if applied.contains(&migration.version) {
+            continue;
+        }
+        let sql = match conn.backend() {
+            Backend::Sqlite => migration.sqlite,
+            Backend::Postgres => migration.postgres,
+        };
+        conn.execute_batch(sql)?;
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+            crate::params![
+                migration.version,
+                migration.name,
+                time::OffsetDateTime::now_utc().unix_timestamp()
+            ],
+        )?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// The highest migration this build knows; `/readyz` compares it with the database.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+/// The highest migration applied to the database (0 for a new one).
+pub fn current_version(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    let row = conn.query_one(
+        "SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations",
+        &[],
+    )?;
+    row.get("version")
+}

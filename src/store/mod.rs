@@ -1,0 +1,249 @@
+//! Storage on SQLite (the default) and PostgreSQL, behind one small interface.
+//!
+//! Query code is written once: a query function takes `&mut dyn Conn`, uses `$1`-style
+//! placeholders, and runs unchanged on both backends. [`Db`] decides *where* it runs:
+//!
+//! - SQLite reads run right in the calling task on a pooled read-only connection (a point
+//!   read takes microseconds; a thread hop would cost more than the read, see
+//!   `docs/ARCHITECTURE.md`).
+//! - SQLite writes go to one writer thread that commits whatever queued up meanwhile in one
+//!   transaction (group commit): one fsync for many writes, and `SQLITE_BUSY` never happens
+//!   because there is only one writer. Each write runs inside its own savepoint, so one
+//!   failing write rolls back alone. A caller hears of its write only after the commit.
+//! - PostgreSQL runs each closure on a blocking thread with a pooled connection, writes in
+//!   a transaction.
+
+mod postgres;
+mod sqlite;
+mod value;
+
+pub mod categories;
+pub mod migrations;
+
+use std::sync::Arc;
+
+pub use value::{FromValue, Row, Value};
+
+/// A database connection as the query code sees it.
+pub trait Conn {
+    /// Runs a statement and returns all rows it produced (stepping it to the end).
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
+    /// Runs a statement and returns the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
+    /// Runs several `;`-separated statements without parameters (migrations).
+    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError>;
+    fn backend(&self) -> Backend;
+}
+
+impl dyn Conn + '_ {
+    /// Exactly one row, or `DbError::NotFound`.
+    pub fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Row, DbError> {
+        self.query_opt(sql, params)?.ok_or(DbError::NotFound)
+    }
+
+    /// At most one row.
+    pub fn query_opt(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DbError {
+    #[error("row not found")]
+    NotFound,
+    #[error("unique constraint violated: {0}")]
+    UniqueViolation(String),
+    #[error("foreign key constraint violated: {0}")]
+    ForeignKeyViolation(String),
+    #[error("cannot decode a column: {0}")]
+    Decode(String),
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error("database error: {0}")]
+    Other(String),
+}
+
+/// How SQLite syncs a commit to disk (`PRAGMA synchronous`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqliteSync {
+    /// An acknowledged write survives a power cut (the default).
+    Full,
+    /// Faster; a power cut may lose the last commits (never corrupts).
+    Normal,
+}
+
+#[derive(Clone, Debug)]
+pub struct DbOptions {
+    pub sqlite_sync: SqliteSync,
+    /// Most PostgreSQL connections held at once.
+    pub max_connections: usize,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            sqlite_sync: SqliteSync::Full,
+            max_connections: 16,
+        }
+    }
+}
+
+/// Connection counts for `/metrics`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PoolStats {
+    pub in_use: usize,
+    pub idle: usize,
+    pub max: usize,
+}
+
+/// The database handle shared by the whole server. Cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<Inner>,
+}
+
+enum Inner {
+    Sqlite(sqlite::SqliteDb),
+    Postgres(postgres::PgDb),
+}
+
+impl Db {
+    /// Opens the database named by `url` (`sqlite://PATH` or `postgres://...`), creating a
+    /// SQLite file if needed. Does not run migrations: see [`migrations::run`].
+    pub async fn open(url: &str, options: &DbOptions) -> Result<Db, DbError> {
+        let inner = if let Some(path) = sqlite_path(url) {
+            Inner::Sqlite(sqlite::SqliteDb::open(path, options.sqlite_sync)?)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Inner::Postgres(postgres::PgDb::open(url, options.max_connections).await?)
+        } else {
+            return Err(DbError::Other(format!(
+                "unsupported database URL scheme in `{}`: use sqlite:// or postgres://",
+                redact_url(url)
+            )));
+        };
+        Ok(Db {
+            inner: Arc::new(inner),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        match &*self.inner {
+            Inner::Sqlite(_) => Backend::Sqlite,
+            Inner::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs read-only queries.
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.inner {
+            Inner::Sqlite(db) => db.read(f),
+            Inner::Postgres(db) => db.run(false, f).await,
+        }
+    }
+
+    /// Runs `f` in a transaction: everything it wrote commits if it returns `Ok`, and
+    /// nothing does if it returns `Err`. Returns once the commit is durable.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.inner {
+            Inner::Sqlite(db) => db.write(f).await,
+            Inner::Postgres(db) => db.run(true, f).await,
+        }
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        self.read(|conn| conn.query("SELECT 1 AS one", &[]).map(|_| ()))
+            .await
+    }
+
+    /// The size of SQLite's write-ahead log, which must stay bounded under sustained writes
+    /// (performance.md); `None` on PostgreSQL.
+    pub fn sqlite_wal_bytes(&self) -> Option<u64> {
+        match &*self.inner {
+            Inner::Sqlite(db) => Some(db.wal_bytes()),
+            Inner::Postgres(_) => None,
+        }
+    }
+
+    pub fn pool_stats(&self) -> PoolStats {
+        match &*self.inner {
+            Inner::Sqlite(db) => db.pool_stats(),
+            Inner::Postgres(db) => db.pool_stats(),
+        }
+    }
+}
+
+/// The file path of a `sqlite://` URL (`sqlite://data/souk.db`, `sqlite:///abs/path.db`).
+fn sqlite_path(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    Some(rest.split('?').next().unwrap_or(rest))
+}
+
+/// The URL with any password replaced by `***`, for logs and `souk config`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords_only() {
+        assert_eq!(
+            redact_url("postgres://souk:s3cret@db:5432/souk"),
+            "postgres://souk:***@db:5432/souk"
+        );
+        assert_eq!(
+            redact_url("postgres://souk@db/souk"),
+            "postgres://souk@db/souk"
+        );
+        assert_eq!(redact_url("sqlite://data/souk.db"), "sqlite://data/souk.db");
+    }
+
+    #[test]
+    fn sqlite_paths() {
+        assert_eq!(sqlite_path("sqlite://data/souk.db"), Some("data/souk.db"));
+        assert_eq!(sqlite_path("sqlite:///tmp/x.db?mode=rwc"), Some("/tmp/x.db"));
+        assert_eq!(sqlite_path("postgres://x"), None);
+    }
+}

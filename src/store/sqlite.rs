@@ -1,0 +1,316 @@
+//! SQLite through rusqlite: inline reads on pooled read-only connections, and one writer
+//! thread doing group commit (see the module comment of `store`).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+
+use super::{Backend, Conn, DbError, PoolStats, Row, SqliteSync, Value};
+
+/// Most writes committed together in one transaction.
+const MAX_BATCH: usize = 512;
+/// How long a connection waits on a lock held by another process before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Read connections kept open when idle; more are opened under load and closed after.
+const MAX_IDLE_READERS: usize = 16;
+
+pub(super) struct SqliteDb {
+    path: PathBuf,
+    sync: SqliteSync,
+    readers: Mutex<Vec<SqliteConn>>,
+    readers_in_use: AtomicUsize,
+    writer: Mutex<mpsc::Sender<Job>>,
+}
+
+/// A write job: runs on the writer thread inside a savepoint and reports whether it
+/// succeeded, plus how to tell its caller the outcome once the commit is known.
+type Job = Box<dyn FnOnce(&mut dyn Conn) -> Completion + Send>;
+
+struct Completion {
+    succeeded: bool,
+    deliver: Box<dyn FnOnce(Result<(), DbError>) + Send>,
+}
+
+impl SqliteDb {
+    pub(super) fn open(path: &str, sync: SqliteSync) -> Result<Self, DbError> {
+        let path = PathBuf::from(path);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                DbError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let writer_conn = SqliteConn::open(&path, sync, false)?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("souk-sqlite-writer".into())
+            .spawn(move || writer_loop(writer_conn, rx))
+            .map_err(|e| DbError::Other(format!("cannot start the writer thread: {e}")))?;
+        Ok(SqliteDb {
+            path,
+            sync,
+            readers: Mutex::new(Vec::new()),
+            readers_in_use: AtomicUsize::new(0),
+            writer: Mutex::new(tx),
+        })
+    }
+
+    pub(super) fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E>,
+        E: From<DbError>,
+    {
+        let pooled = self.readers.lock().pop();
+        let mut conn = match pooled {
+            Some(conn) => conn,
+            None => SqliteConn::open(&self.path, self.sync, true)?,
+        };
+        self.readers_in_use.fetch_add(1, Ordering::Relaxed);
+        let result = f(&mut conn);
+        self.readers_in_use.fetch_sub(1, Ordering::Relaxed);
+        let mut readers = self.readers.lock();
+        if readers.len() < MAX_IDLE_READERS {
+            readers.push(conn);
+        }
+        result
+    }
+
+    pub(super) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        let (reply, outcome) = tokio::sync::oneshot::channel::<Result<T, E>>();
+        let job: Job = Box::new(move |conn| {
+            let result = f(conn);
+            Completion {
+                succeeded: result.is_ok(),
+                deliver: Box::new(move |commit| {
+                    let outcome = match commit {
+                        Ok(()) => result,
+                        // The work was rolled back with the batch: the caller must not
+                        // believe it happened.
+                        Err(e) => Err(E::from(e)),
+                    };
+                    let _ = reply.send(outcome);
+                }),
+            }
+        });
+        self.writer
+            .lock()
+            .send(job)
+            .map_err(|_| E::from(DbError::Unavailable("the writer thread stopped".into())))?;
+        outcome
+            .await
+            .map_err(|_| E::from(DbError::Other("a write job was dropped".into())))?
+    }
+
+    pub(super) fn pool_stats(&self) -> PoolStats {
+        let idle = self.readers.lock().len();
+        PoolStats {
+            in_use: self.readers_in_use.load(Ordering::Relaxed) + 1,
+            idle,
+            max: MAX_IDLE_READERS + 1,
+        }
+    }
+}
+
+fn writer_loop(mut conn: SqliteConn, jobs: mpsc::Receiver<Job>) {
+    // Ends when every `Db` handle is dropped, after the jobs already queued have run.
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        run_batch(&mut conn, batch);
+    }
+}
+
+fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        for job in batch {
+            // The job never ran; tell its caller without running it.
+            drop(job);
+            tracing::error!(error = %e, "cannot begin a write transaction");
+        }
+        return;
+    }
+    let mut completions = Vec::with_capacity(batch.len());
+    for job in batch {
+        let step = conn.execute_batch("SAVEPOINT job");
+        let completion = match step {
+            Ok(()) => catch_unwind(AssertUnwindSafe(|| job(conn))).unwrap_or_else(|_| {
+                tracing::error!("a write job panicked; its changes are rolled back");
+                Completion {
+                    succeeded: false,
+                    deliver: Box::new(|_| {}),
+                }
+            }),
+            Err(e) => Completion {
+                succeeded: false,
+                deliver: Box::new(move |_| tracing::error!(error = %e, "savepoint failed")),
+            },
+        };
+        let end = if completion.succeeded {
+            conn.execute_batch("RELEASE job")
+        } else {
+            conn.execute_batch("ROLLBACK TO job; RELEASE job")
+        };
+        if let Err(e) = end {
+            tracing::error!(error = %e, "cannot close a savepoint");
+        }
+        completions.push(completion);
+    }
+    let commit = conn.execute_batch("COMMIT");
+    if commit.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    for completion in completions {
+        (completion.deliver)(commit.clone());
+    }
+}
+
+pub(super) struct SqliteConn {
+    conn: rusqlite::Connection,
+}
+
+impl SqliteConn {
+    fn open(path: &Path, sync: SqliteSync, read_only: bool) -> Result<Self, DbError> {
+        let conn = rusqlite::Connection::open(path).map_err(|e| {
+            DbError::Unavailable(format!("cannot open {}: {e}", path.display()))
+        })?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(map_error)?;
+        conn.set_prepared_statement_cache_capacity(256);
+        let synchronous = match sync {
+            SqliteSync::Full => "FULL",
+            SqliteSync::Normal => "NORMAL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = {synchronous};
+             PRAGMA foreign_keys = ON;
+             PRAGMA query_only = {};",
+            if read_only { "ON" } else { "OFF" }
+        ))
+        .map_err(map_error)?;
+        Ok(SqliteConn { conn })
+    }
+}
+
+impl Conn for SqliteConn {
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(map_error)?;
+        bind(&mut stmt, params)?;
+        let columns: Arc<[String]> = stmt.column_names().map(str::to_owned).collect();
+        let width = columns.len();
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        // Stepping to the end finishes the statement; an unfinished statement pins the WAL
+        // and keeps it from being checkpointed (performance.md).
+        while let Some(row) = rows.next().map_err(map_error)? {
+            let mut values = Vec::with_capacity(width);
+            for i in 0..width {
+                values.push(from_sqlite(row.get_ref(i).map_err(map_error)?));
+            }
+            out.push(Row::new(columns.clone(), values));
+        }
+        Ok(out)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let mut stmt = self.conn.prepare_cached(sql).map_err(map_error)?;
+        bind(&mut stmt, params)?;
+        let changed = stmt.raw_execute().map_err(map_error)?;
+        Ok(changed as u64)
+    }
+
+    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.conn.execute_batch(sql).map_err(map_error)
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Sqlite
+    }
+}
+
+/// Binds `$N` placeholders by their number: SQLite numbers named parameters in order of
+/// first appearance, which is not the order of N when a query uses `$2` before `$1`.
+fn bind(stmt: &mut rusqlite::CachedStatement<'_>, params: &[Value]) -> Result<(), DbError> {
+    let count = stmt.parameter_count();
+    for index in 1..=count {
+        let name = stmt.parameter_name(index).unwrap_or("");
+        let number: usize = name
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| DbError::Other(format!("placeholder `{name}` is not of the form $N")))?;
+        let value = params.get(number - 1).ok_or_else(|| {
+            DbError::Other(format!("no value for ${number} ({} given)", params.len()))
+        })?;
+        stmt.raw_bind_parameter(index, value).map_err(map_error)?;
+    }
+    Ok(())
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Value::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(*v)),
+            Value::Real(v) => ToSqlOutput::Borrowed(ValueRef::Real(*v)),
+            Value::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+            Value::Bool(v) => ToSqlOutput::Borrowed(ValueRef::Integer(i64::from(*v))),
+            Value::Blob(v) => ToSqlOutput::Borrowed(ValueRef::Blob(v)),
+        })
+    }
+}
+
+fn from_sqlite(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(v) => Value::Int(v),
+        ValueRef::Real(v) => Value::Real(v),
+        ValueRef::Text(v) => Value::Text(String::from_utf8_lossy(v).into_owned()),
+        ValueRef::Blob(v) => Value::Blob(v.to_vec()),
+    }
+}
+
+fn map_error(e: rusqlite::Error) -> DbError {
+    use rusqlite::ffi::ErrorCode;
+    if let rusqlite::Error::SqliteFailure(failure, message) = &e {
+        let message = message.clone().unwrap_or_default();
+        match failure.extended_code {
+            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                return DbError::UniqueViolation(message);
+            }
+            rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => {
+                return DbError::ForeignKeyViolation(message);
+            }
+            _ => {}
+        }
+        if matches!(
+            failure.code,
+            ErrorCode::DatabaseBusy | ErrorCode::CannotOpen | ErrorCode::DiskFull
+        ) {
+            return DbError::Unavailable(e.to_string());
+        }
+    }
+    DbError::Other(e.to_string())
+}
+
+impl SqliteDb {
+    /// Bytes of the write-ahead log (0 when there is none).
+    pub(super) fn wal_bytes(&self) -> u64 {
+        let mut wal = self.path.as_os_str().to_owned();
+        wal.push("-wal");
+        std::fs::metadata(PathBuf::from(wal)).map_or(0, |m| m.len())
+    }
+}
