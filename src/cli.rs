@@ -11,7 +11,11 @@ use crate::domain::category::parse_taxonomy;
 use crate::store::{Db, categories, migrations};
 
 #[derive(Debug, Parser)]
-#[command(name = "souk", version, about = "The Souk classifieds marketplace API server")]
+#[command(
+    name = "souk",
+    version,
+    about = "The Souk classifieds marketplace API server"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -94,9 +94,10 @@ impl Config {
             Err(_) => Some(PathBuf::from("souk.toml")).filter(|p| p.exists()),
         };
         let file_text = match &file {
-            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
-                ConfigError(format!("cannot read {}: {e}", path.display()))
-            })?),
+            Some(path) => Some(
+                std::fs::read_to_string(path)
+                    .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?,
+            ),
             None => None,
         };
         Config::from_sources(file_text.as_deref(), |name| std::env::var(name).ok())
@@ -145,7 +146,10 @@ impl Config {
                 "SOUK_DATABASE_MAX_CONNECTIONS",
             ),
             (&mut partial.max_body_bytes, "SOUK_MAX_BODY_BYTES"),
-            (&mut partial.request_timeout_secs, "SOUK_REQUEST_TIMEOUT_SECS"),
+            (
+                &mut partial.request_timeout_secs,
+                "SOUK_REQUEST_TIMEOUT_SECS",
+            ),
         ];
         for (slot, name) in overrides {
             if let Some(value) = env(name).filter(|v| !v.is_empty()) {
@@ -176,7 +180,10 @@ impl Config {
             self.database_max_connections.to_string(),
         );
         put("max_body_bytes", self.max_body_bytes.to_string());
-        put("request_timeout_secs", self.request_timeout_secs.to_string());
+        put(
+            "request_timeout_secs",
+            self.request_timeout_secs.to_string(),
+        );
         toml::to_string(&table).unwrap_or_default()
     }
 
@@ -215,9 +222,9 @@ impl Partial {
             .parse()
             .map_err(|_| ConfigError("listen: expected an address like 127.0.0.1:8080".into()))?;
         let data_dir = PathBuf::from(self.data_dir.as_deref().unwrap_or("./data"));
-        let database_url = self.database_url.unwrap_or_else(|| {
-            format!("sqlite://{}", data_dir.join("souk.db").display())
-        });
+        let database_url = self
+            .database_url
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("souk.db").display()));
         let base_url = self
             .base_url
             .unwrap_or_else(|| format!("http://{listen}"))
@@ -291,7 +298,9 @@ mod tests {
 
     fn from(file: Option<&str>, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
         Config::from_sources(file, |name| {
-            env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+            env.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
         })
     }
 

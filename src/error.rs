@@ -284,7 +284,9 @@ mod tests {
         for code in ErrorCode::ALL {
             assert!(seen.insert(code.as_str()), "{} twice", code.as_str());
             assert!(
-                code.as_str().chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                code.as_str()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-'),
                 "{}",
                 code.as_str()
             );
@@ -295,15 +297,22 @@ mod tests {
     #[test]
     fn body_has_the_documented_shape() {
         let error = ApiError::validation(vec![
-            FieldError::new("categoryId", "not-a-number", Text::new("geen getal", "pas un nombre"))
-                .with_value("abc"),
+            FieldError::new(
+                "categoryId",
+                "not-a-number",
+                Text::new("geen getal", "pas un nombre"),
+            )
+            .with_value("abc"),
         ]);
         let body = error.body("01ABC", Language::French);
         assert_eq!(body["statuscode"], 400);
         assert_eq!(body["code"], "validation-failure");
         assert_eq!(body["logref"], "01ABC");
         assert_eq!(body["message"], "La validation a échoué");
-        assert_eq!(body["_links"]["help"]["href"], "/docs/errors/validation-failure");
+        assert_eq!(
+            body["_links"]["help"]["href"],
+            "/docs/errors/validation-failure"
+        );
         assert_eq!(body["details"][0]["field"], "categoryId");
         assert_eq!(body["details"][0]["message"], "pas un nombre");
         assert_eq!(body["details"][0]["value"], "abc");

@@ -197,14 +197,20 @@ mod tests {
             "https://souk.example/docs/resources/category-list"
         );
         assert_eq!(links["curies"][0]["name"], "mp");
-        assert_eq!(links["curies"][0]["href"], "https://souk.example/docs/rels/{rel}");
+        assert_eq!(
+            links["curies"][0]["href"],
+            "https://souk.example/docs/rels/{rel}"
+        );
         assert_eq!(links["mp:category"]["href"], "/v2/categories/1");
     }
 
     #[test]
     fn pagination_links() {
         let hal = hal();
-        let page = Page { offset: 30, limit: 30 };
+        let page = Page {
+            offset: 30,
+            limit: 30,
+        };
         let links = hal
             .links("/v2/x", Resource::Root)
             .pagination("/v2/x", page, 95)
@@ -215,7 +221,14 @@ mod tests {
         assert_eq!(links["last"]["href"], "/v2/x?offset=90&limit=30");
         let first = hal
             .links("/v2/x", Resource::Root)
-            .pagination("/v2/x", Page { offset: 0, limit: 30 }, 10)
+            .pagination(
+                "/v2/x",
+                Page {
+                    offset: 0,
+                    limit: 30,
+                },
+                10,
+            )
             .build();
         assert!(first.get("prev").is_none() && first.get("next").is_none());
     }

@@ -102,7 +102,11 @@ impl Metrics {
         }
         out.push_str("# HELP souk_db_connections Database connections by state.\n");
         out.push_str("# TYPE souk_db_connections gauge\n");
-        let _ = writeln!(out, "souk_db_connections{{state=\"in_use\"}} {}", pool.in_use);
+        let _ = writeln!(
+            out,
+            "souk_db_connections{{state=\"in_use\"}} {}",
+            pool.in_use
+        );
         let _ = writeln!(out, "souk_db_connections{{state=\"idle\"}} {}", pool.idle);
         out.push_str("# HELP souk_db_connections_max Most database connections held at once.\n");
         out.push_str("# TYPE souk_db_connections_max gauge\n");
@@ -124,7 +128,11 @@ mod tests {
         let metrics = Metrics::default();
         metrics.record("GET", "/v1/categories", 200, Duration::from_millis(3));
         metrics.record("GET", "/v1/categories", 200, Duration::from_millis(30));
-        let text = metrics.render(PoolStats { in_use: 1, idle: 2, max: 16 });
+        let text = metrics.render(PoolStats {
+            in_use: 1,
+            idle: 2,
+            max: 16,
+        });
         assert!(text.contains(
             "souk_http_requests_total{method=\"GET\",route=\"/v1/categories\",status=\"200\"} 2"
         ));

@@ -13,6 +13,10 @@ pub fn init(format: LogFormat) {
     // A second initialisation (tests) is harmless: the first subscriber stays.
     let _ = match format {
         LogFormat::Human => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .try_init(),
     };
 }

@@ -187,7 +187,10 @@ pub fn parse_taxonomy(text: &str) -> Result<Vec<Category>, TaxonomyError> {
         check_id(&at, l1_id, &mut seen)?;
         check_labels(&format!("{at}.labels"), &l1.labels)?;
         if l1.children.is_empty() {
-            return Err(refuse(format!("{at}.children"), "an L1 category needs children"));
+            return Err(refuse(
+                format!("{at}.children"),
+                "an L1 category needs children",
+            ));
         }
         categories.push(Category {
             id: l1_id,
@@ -229,7 +232,10 @@ pub fn parse_taxonomy(text: &str) -> Result<Vec<Category>, TaxonomyError> {
 
 fn check_id(at: &str, id: i64, seen: &mut HashSet<i64>) -> Result<(), TaxonomyError> {
     if id <= 0 {
-        return Err(refuse(format!("{at}.categoryId"), "must be a positive integer"));
+        return Err(refuse(
+            format!("{at}.categoryId"),
+            "must be a positive integer",
+        ));
     }
     if !seen.insert(id) {
         return Err(refuse(
@@ -247,7 +253,10 @@ fn check_labels(at: &str, labels: &Labels) -> Result<(), TaxonomyError> {
         ("fr-BE", &labels.fr_be),
     ] {
         if label.trim().is_empty() {
-            return Err(refuse(format!("{at}.{locale}"), "a label must not be empty"));
+            return Err(refuse(
+                format!("{at}.{locale}"),
+                "a label must not be empty",
+            ));
         }
     }
     Ok(())
@@ -376,13 +385,22 @@ mod tests {
     fn names_the_key_of_a_wrong_value() {
         let text = SMALL.replace("\"NUMBER\"", "\"INTEGER\"");
         let err = parse_taxonomy(&text).unwrap_err();
-        assert!(err.location.contains("categories[0].children[0].attributes[0].type"), "{err}");
+        assert!(
+            err.location
+                .contains("categories[0].children[0].attributes[0].type"),
+            "{err}"
+        );
     }
 
     #[test]
     fn refuses_semantic_errors() {
         let twice = SMALL.replace("\"categoryId\": 101", "\"categoryId\": 1");
-        assert!(parse_taxonomy(&twice).unwrap_err().problem.contains("twice"));
+        assert!(
+            parse_taxonomy(&twice)
+                .unwrap_err()
+                .problem
+                .contains("twice")
+        );
         let bounds = SMALL.replace("\"minValue\": 0", "\"minValue\": 3000000");
         assert_eq!(
             parse_taxonomy(&bounds).unwrap_err().location,
@@ -401,6 +419,10 @@ mod tests {
         let categories = parse_taxonomy(text).unwrap();
         let l1 = categories.iter().filter(|c| c.parent_id.is_none()).count();
         assert!(l1 >= 15, "{l1} L1 categories");
-        assert!(categories.len() - l1 >= 100, "{} L2 categories", categories.len() - l1);
+        assert!(
+            categories.len() - l1 >= 100,
+            "{} L2 categories",
+            categories.len() - l1
+        );
     }
 }

@@ -35,7 +35,10 @@ mod tests {
     #[test]
     fn parses_any_offset() {
         assert_eq!(parse_timestamp("2023-11-14T22:13:20Z"), Some(1_700_000_000));
-        assert_eq!(parse_timestamp("2023-11-14T23:13:20+01:00"), Some(1_700_000_000));
+        assert_eq!(
+            parse_timestamp("2023-11-14T23:13:20+01:00"),
+            Some(1_700_000_000)
+        );
         assert_eq!(parse_timestamp("2023-11-14 23:13"), None);
     }
 }

@@ -71,6 +71,15 @@ impl Operation {
         self
     }
 
+    /// A path parameter that is a name, not an id.
+    pub fn name_param(mut self, name: &'static str, description: &'static str) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "path", "required": true, "description": description,
+            "schema": {"type": "string"},
+        }));
+        self
+    }
+
     pub fn query_param(
         mut self,
         name: &'static str,

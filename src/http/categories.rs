@@ -243,7 +243,10 @@ fn category_json(hal: &Hal, region: Locale, category: &Category, children: &[&Ca
     links = match category.parent_id {
         Some(parent) => links
             .plain("up", hal.path(&format!("/categories/{parent}")))
-            .rel(Rel::CategoryAttributes, hal.path(&format!("{path}/attributes")))
+            .rel(
+                Rel::CategoryAttributes,
+                hal.path(&format!("{path}/attributes")),
+            )
             .rel(Rel::CategoryFees, hal.path(&format!("{path}/fees"))),
         None => links.plain("up", hal.path("/categories")),
     };

@@ -23,25 +23,47 @@ pub fn routes(api: Api) -> Api {
             .ok_empty(200, "An HTML page")
     };
     api.route(page("/docs", "docsIndex", "The documentation"), index)
-        .route(page("/docs/api", "docsReference", "The API reference"), reference)
+        .route(
+            page("/docs/api", "docsReference", "The API reference"),
+            reference,
+        )
         .route(page("/docs/rels", "docsRels", "All link relations"), rels)
         .route(
-            page("/docs/rels/{rel}", "docsRel", "One link relation").errors(&[ErrorCode::NotFound]),
+            page("/docs/rels/{rel}", "docsRel", "One link relation")
+                .name_param("rel", "The relation name without prefix.")
+                .errors(&[ErrorCode::NotFound]),
             rel,
         )
-        .route(page("/docs/errors", "docsErrors", "All error codes"), errors)
         .route(
-            page("/docs/errors/{code}", "docsError", "One error code").errors(&[ErrorCode::NotFound]),
+            page("/docs/errors", "docsErrors", "All error codes"),
+            errors,
+        )
+        .route(
+            page("/docs/errors/{code}", "docsError", "One error code")
+                .name_param("code", "The error code.")
+                .errors(&[ErrorCode::NotFound]),
             error,
         )
-        .route(page("/docs/resources", "docsResources", "All resource types"), resources)
         .route(
-            page("/docs/resources/{name}", "docsResource", "One resource type")
-                .errors(&[ErrorCode::NotFound]),
+            page("/docs/resources", "docsResources", "All resource types"),
+            resources,
+        )
+        .route(
+            page(
+                "/docs/resources/{name}",
+                "docsResource",
+                "One resource type",
+            )
+            .name_param("name", "The resource type.")
+            .errors(&[ErrorCode::NotFound]),
             resource,
         )
         .route(
-            page("/docs/assets/docs.css", "docsStylesheet", "The stylesheet of these pages"),
+            page(
+                "/docs/assets/docs.css",
+                "docsStylesheet",
+                "The stylesheet of these pages",
+            ),
             stylesheet,
         )
 }
@@ -139,7 +161,10 @@ fn render_operation(path: &str, method: &str, operation: &Value) -> String {
         summary = escape(operation["summary"].as_str().unwrap_or_default()),
     );
     if let Some(description) = operation["description"].as_str() {
-        out.push_str(&format!("<p class=\"muted\">{}</p>", inline_code(description)));
+        out.push_str(&format!(
+            "<p class=\"muted\">{}</p>",
+            inline_code(description)
+        ));
     }
     let needs_token = operation["security"]
         .as_array()
@@ -212,7 +237,10 @@ async fn rels(State(state): State<AppState>) -> Response {
     )
 }
 
-async fn rel(State(state): State<AppState>, Path(name): Path<String>) -> Result<Response, ApiError> {
+async fn rel(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
     let rel = Rel::parse(&name).ok_or(ErrorCode::NotFound)?;
     Ok(html(
         &format!("{}:{}", state.config.curie_prefix, rel.name()),
@@ -246,7 +274,10 @@ async fn errors() -> Response {
     )
 }
 
-async fn error(State(state): State<AppState>, Path(name): Path<String>) -> Result<Response, ApiError> {
+async fn error(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
     let code = ErrorCode::parse(&name).ok_or(ErrorCode::NotFound)?;
     let language = state.config.region.language();
     Ok(html(

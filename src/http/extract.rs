@@ -84,7 +84,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let place = format!("line {}, column {}", inner.line(), inner.column());
         ApiError::new(ErrorCode::InvalidJson).with_message(Text::new(
             format!("De body is geen geldige JSON ({place}, `{}`)", e.path()),
-            format!("Le corps n'est pas du JSON valide ({place}, `{}`)", e.path()),
+            format!(
+                "Le corps n'est pas du JSON valide ({place}, `{}`)",
+                e.path()
+            ),
         ))
     })
 }
@@ -105,7 +108,7 @@ mod tests {
 
     #[test]
     fn json_errors_say_where() {
-        #[derive(serde::Deserialize)]
+        #[derive(Debug, serde::Deserialize)]
         struct Body {
             #[allow(dead_code)]
             title: String,

@@ -129,7 +129,10 @@ fn finish(
         }
         let bytes = serde_json::to_vec(&body).unwrap_or_default();
         let mut headers = HeaderMap::new();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         if let Some(location) = json.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
             headers.insert(header::LOCATION, location);
         }
@@ -164,7 +167,10 @@ fn finish(
             error = error.with_header("allow", allow);
         }
         if error.code == ErrorCode::InternalServerError {
-            tracing::error!(status = status.as_u16(), "a layer answered with a server error");
+            tracing::error!(
+                status = status.as_u16(),
+                "a layer answered with a server error"
+            );
         }
         return error_response(&error, request_id, language, state, links_wanted);
     }

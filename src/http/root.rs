@@ -43,7 +43,10 @@ pub fn routes(api: Api) -> Api {
             get("/metrics", "metrics")
                 .tag("Operations")
                 .summary("Prometheus metrics (text exposition format)")
-                .ok_empty(200, "Requests by route and status, latency histogram, pool usage"),
+                .ok_empty(
+                    200,
+                    "Requests by route and status, latency histogram, pool usage",
+                ),
             metrics,
         )
         .route(
@@ -91,7 +94,9 @@ async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
     if version < migrations::latest_version() {
         return Err(ErrorCode::ServiceUnavailable.into());
     }
-    Ok(Json::ok(json!({"status": "ready", "schemaVersion": version})))
+    Ok(Json::ok(
+        json!({"status": "ready", "schemaVersion": version}),
+    ))
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {

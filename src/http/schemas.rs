@@ -10,9 +10,14 @@ pub fn all(prefix: &str) -> Value {
         let mut properties = serde_json::Map::new();
         properties.insert("self".into(), link.clone());
         properties.insert("describedby".into(), link.clone());
-        properties.insert("curies".into(), json!({"type": "array", "items": {"$ref": "#/components/schemas/Curie"}}));
+        properties.insert(
+            "curies".into(),
+            json!({"type": "array", "items": {"$ref": "#/components/schemas/Curie"}}),
+        );
         for rel in rels {
-            let key = if rel.contains(':') || ["up", "item", "first", "prev", "next", "last"].contains(rel) {
+            let key = if rel.contains(':')
+                || ["up", "item", "first", "prev", "next", "last"].contains(rel)
+            {
                 (*rel).to_owned()
             } else {
                 format!("{prefix}:{rel}")

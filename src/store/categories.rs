@@ -70,7 +70,10 @@ pub fn import(
         .map(|row| row.get("category_id"))
         .collect::<Result<_, _>>()?;
     let position_base: i64 = conn
-        .query_one("SELECT COALESCE(MAX(position), 0) AS p FROM categories", &[])?
+        .query_one(
+            "SELECT COALESCE(MAX(position), 0) AS p FROM categories",
+            &[],
+        )?
         .get("p")?;
     for (i, category) in categories.iter().enumerate() {
         let (insertion_fee, running_days, subscriptions, attributes) = match &category.leaf {

@@ -32,7 +32,7 @@ pub async fn run(db: &Db) -> Result<usize, DbError> {
 fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
     if conn.backend() == Backend::Postgres {
         // An arbitrary constant naming "souk migrations"; held until the commit.
-        conn.query("SELECT pg_advisory_xact_lock(7361202611) AS locked", &[])?;
+        conn.execute("SELECT pg_advisory_xact_lock(7361202611)", &[])?;
     }
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -120,7 +120,7 @@ pub struct Db {
 
 enum Inner {
     Sqlite(sqlite::SqliteDb),
-    Postgres(postgres::PgDb),
+    Postgres(Box<postgres::PgDb>),
 }
 
 impl Db {
@@ -130,7 +130,9 @@ impl Db {
         let inner = if let Some(path) = sqlite_path(url) {
             Inner::Sqlite(sqlite::SqliteDb::open(path, options.sqlite_sync)?)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Inner::Postgres(postgres::PgDb::open(url, options.max_connections).await?)
+            Inner::Postgres(Box::new(
+                postgres::PgDb::open(url, options.max_connections).await?,
+            ))
         } else {
             return Err(DbError::Other(format!(
                 "unsupported database URL scheme in `{}`: use sqlite:// or postgres://",
@@ -243,7 +245,10 @@ mod tests {
     #[test]
     fn sqlite_paths() {
         assert_eq!(sqlite_path("sqlite://data/souk.db"), Some("data/souk.db"));
-        assert_eq!(sqlite_path("sqlite:///tmp/x.db?mode=rwc"), Some("/tmp/x.db"));
+        assert_eq!(
+            sqlite_path("sqlite:///tmp/x.db?mode=rwc"),
+            Some("/tmp/x.db")
+        );
         assert_eq!(sqlite_path("postgres://x"), None);
     }
 }

@@ -87,6 +87,17 @@ impl PgDb {
     }
 }
 
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        // Closing a `postgres::Client` blocks on its own runtime, which panics on a thread
+        // that drives async tasks: close the idle connections on a thread of their own.
+        let idle = std::mem::take(&mut *self.idle.lock());
+        if !idle.is_empty() {
+            let _ = std::thread::spawn(move || drop(idle)).join();
+        }
+    }
+}
+
 fn run_in_transaction<T, E, F>(conn: &mut PgConn, f: F) -> Result<T, E>
 where
     F: FnOnce(&mut dyn Conn) -> Result<T, E>,
@@ -191,9 +202,7 @@ impl ToSql for Value {
             },
             Value::Text(v) => v.as_str().to_sql(ty, out),
             Value::Bool(v) => match *ty {
-                Type::INT8 | Type::INT4 | Type::INT2 => {
-                    Value::Int(i64::from(*v)).to_sql(ty, out)
-                }
+                Type::INT8 | Type::INT4 | Type::INT2 => Value::Int(i64::from(*v)).to_sql(ty, out),
                 _ => v.to_sql(ty, out),
             },
             Value::Blob(v) => v.as_slice().to_sql(ty, out),
@@ -211,7 +220,10 @@ fn from_pg(row: &postgres::Row, i: usize) -> Result<Value, DbError> {
     let ty = row.columns()[i].type_().clone();
     let decode = |e: postgres::Error| DbError::Decode(e.to_string());
     let value = match ty {
-        Type::INT8 => row.try_get::<_, Option<i64>>(i).map_err(decode)?.map(Value::Int),
+        Type::INT8 => row
+            .try_get::<_, Option<i64>>(i)
+            .map_err(decode)?
+            .map(Value::Int),
         Type::INT4 => row
             .try_get::<_, Option<i32>>(i)
             .map_err(decode)?
@@ -220,14 +232,26 @@ fn from_pg(row: &postgres::Row, i: usize) -> Result<Value, DbError> {
             .try_get::<_, Option<i16>>(i)
             .map_err(decode)?
             .map(|v| Value::Int(v.into())),
-        Type::BOOL => row.try_get::<_, Option<bool>>(i).map_err(decode)?.map(Value::Bool),
-        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i).map_err(decode)?.map(Value::Real),
+        Type::BOOL => row
+            .try_get::<_, Option<bool>>(i)
+            .map_err(decode)?
+            .map(Value::Bool),
+        Type::FLOAT8 => row
+            .try_get::<_, Option<f64>>(i)
+            .map_err(decode)?
+            .map(Value::Real),
         Type::FLOAT4 => row
             .try_get::<_, Option<f32>>(i)
             .map_err(decode)?
             .map(|v| Value::Real(v.into())),
-        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i).map_err(decode)?.map(Value::Blob),
-        _ => row.try_get::<_, Option<String>>(i).map_err(decode)?.map(Value::Text),
+        Type::BYTEA => row
+            .try_get::<_, Option<Vec<u8>>>(i)
+            .map_err(decode)?
+            .map(Value::Blob),
+        _ => row
+            .try_get::<_, Option<String>>(i)
+            .map_err(decode)?
+            .map(Value::Text),
     };
     Ok(value.unwrap_or(Value::Null))
 }

@@ -185,9 +185,8 @@ pub(super) struct SqliteConn {
 
 impl SqliteConn {
     fn open(path: &Path, sync: SqliteSync, read_only: bool) -> Result<Self, DbError> {
-        let conn = rusqlite::Connection::open(path).map_err(|e| {
-            DbError::Unavailable(format!("cannot open {}: {e}", path.display()))
-        })?;
+        let conn = rusqlite::Connection::open(path)
+            .map_err(|e| DbError::Unavailable(format!("cannot open {}: {e}", path.display())))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_error)?;
         conn.set_prepared_statement_cache_capacity(256);
         let synchronous = match sync {
@@ -288,7 +287,8 @@ fn map_error(e: rusqlite::Error) -> DbError {
     if let rusqlite::Error::SqliteFailure(failure, message) = &e {
         let message = message.clone().unwrap_or_default();
         match failure.extended_code {
-            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
                 return DbError::UniqueViolation(message);
             }
             rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => {

@@ -1,0 +1,109 @@
+//! Conventions that hold for every request: errors, request ids, methods, content types.
+
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json};
+
+both_backends!(
+    unknown_routes_are_not_found,
+    wrong_methods_are_405_with_allow,
+    get_with_an_empty_json_body_is_fine,
+    request_ids_are_unique_and_kept_from_a_proxy,
+    roots_link_to_every_top_level_resource,
+);
+
+async fn unknown_routes_are_not_found(app: TestApp) {
+    for path in [
+        "/v1/nothing-here",
+        "/v3/categories",
+        "/",
+        "/v1/categories/1/2/3/4",
+    ] {
+        let body = app.get_json(path, 404).await;
+        assert_eq!(body["code"], "not-found", "{path}");
+    }
+    let response = app.client.delete(app.url("/nowhere")).send().await.unwrap();
+    let body = expect_json(response, 404).await;
+    assert_eq!(body["code"], "not-found");
+}
+
+async fn wrong_methods_are_405_with_allow(app: TestApp) {
+    let response = app
+        .client
+        .post(app.url("/v1/categories"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    let allow = response.headers()["allow"].to_str().unwrap().to_owned();
+    assert!(allow.contains("GET"), "{allow}");
+    let body = expect_json(response, 405).await;
+    assert_eq!(body["code"], "method-not-allowed");
+    let response = app
+        .client
+        .delete(app.url("/v2/categories/1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(response, 405).await["code"],
+        "method-not-allowed"
+    );
+}
+
+async fn get_with_an_empty_json_body_is_fine(app: TestApp) {
+    let response = app
+        .client
+        .get(app.url("/v1/categories"))
+        .header("content-type", "application/json")
+        .header("content-length", "0")
+        .send()
+        .await
+        .unwrap();
+    expect_json(response, 200).await;
+}
+
+async fn request_ids_are_unique_and_kept_from_a_proxy(app: TestApp) {
+    let a = app.get("/v1").await;
+    let b = app.get("/v1").await;
+    assert_ne!(a.headers()["x-request-id"], b.headers()["x-request-id"]);
+    let response = app
+        .client
+        .get(app.url("/v1/categories/0"))
+        .header("x-request-id", "lb-1234-abcd")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["x-request-id"], "lb-1234-abcd");
+    let body = expect_json(response, 400).await;
+    assert_eq!(body["logref"], "lb-1234-abcd");
+    // A request id that could forge log lines is replaced.
+    let response = app
+        .client
+        .get(app.url("/v1"))
+        .header("x-request-id", "evil\" id=1")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(response.headers()["x-request-id"], "evil\" id=1");
+}
+
+async fn roots_link_to_every_top_level_resource(app: TestApp) {
+    for version in ["v1", "v2"] {
+        let root = app.get_json(&format!("/{version}"), 200).await;
+        let links = &root["_links"];
+        assert_eq!(links["self"]["href"], format!("/{version}"));
+        for rel in ["advertisements", "categories", "users", "me", "search"] {
+            assert_eq!(
+                links[format!("svc:{rel}")]["href"],
+                format!("/{version}/{rel}")
+            );
+        }
+        assert_eq!(
+            links["svc:locations"]["href"],
+            format!("/{version}/locations{{?postcode}}")
+        );
+        assert_eq!(links["svc:locations"]["templated"], true);
+        assert!(root["message"].as_str().unwrap().contains("/docs"));
+    }
+}

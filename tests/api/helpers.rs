@@ -1,0 +1,258 @@
+//! The test harness: the real router on a real port with a real database, SQLite always,
+//! PostgreSQL when `SOUK_TEST_POSTGRES_URL` names a server (a fresh schema per test).
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use serde_json::Value;
+use souk::app::{AppState, prepare_database};
+use souk::clock::Clock;
+use souk::config::Config;
+use souk::store::Db;
+
+pub struct TestApp {
+    pub address: SocketAddr,
+    pub client: reqwest::Client,
+    pub db: Db,
+    pub config: Config,
+    pub database_url: String,
+    _data_dir: tempfile::TempDir,
+    schema: Option<PostgresSchema>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl TestApp {
+    /// Starts Souk on `backend`, or returns `None` when PostgreSQL is not configured
+    /// (outside CI: under `CI=true` a missing PostgreSQL fails the test).
+    pub async fn start(backend: Backend, test: &str) -> Option<TestApp> {
+        TestApp::start_with(backend, test, &[]).await
+    }
+
+    /// Like [`TestApp::start`], with extra settings (`("SOUK_CURIE_PREFIX", "mp")`).
+    pub async fn start_with(
+        backend: Backend,
+        test: &str,
+        settings: &[(&str, &str)],
+    ) -> Option<TestApp> {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let (database_url, schema) = match backend {
+            Backend::Sqlite => (
+                format!("sqlite://{}", data_dir.path().join("souk.db").display()),
+                None,
+            ),
+            Backend::Postgres => {
+                let base = postgres_url(test)?;
+                let schema = PostgresSchema::create(&base).await;
+                (schema.url.clone(), Some(schema))
+            }
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        let data_dir_text = data_dir.path().display().to_string();
+        let base_url = format!("http://{address}");
+        let mut env: Vec<(&str, &str)> = vec![
+            ("SOUK_DATA_DIR", &data_dir_text),
+            ("SOUK_DATABASE_URL", &database_url),
+            ("SOUK_BASE_URL", &base_url),
+            ("SOUK_DATABASE_MAX_CONNECTIONS", "4"),
+        ];
+        env.extend_from_slice(settings);
+        let config = Config::from_sources(None, |name| {
+            env.iter()
+                .rev()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
+        .expect("test configuration");
+        let clock = Clock::default();
+        let db = prepare_database(&config, &clock).await.expect("database");
+        let state = AppState::new(config.clone(), db.clone(), clock.clone());
+        tokio::spawn(async move {
+            axum::serve(listener, souk::http::router(state))
+                .await
+                .expect("server");
+        });
+        Some(TestApp {
+            address,
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            db,
+            config,
+            database_url,
+            _data_dir: data_dir,
+            schema,
+        })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.address, path)
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// GET that must answer `status`; returns the JSON body.
+    pub async fn get_json(&self, path: &str, status: u16) -> Value {
+        let response = self.get(path).await;
+        expect_json(response, status).await
+    }
+}
+
+/// Checks the status and returns the JSON body; an error body must have the documented
+/// shape, with `logref` equal to `X-Request-Id`.
+pub async fn expect_json(response: reqwest::Response, status: u16) -> Value {
+    let actual = response.status().as_u16();
+    let request_id = response
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .expect("every response has X-Request-Id");
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let text = response.text().await.expect("body");
+    assert_eq!(actual, status, "unexpected status; body: {text}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "content type {content_type}"
+    );
+    let body: Value = serde_json::from_str(&text).expect("JSON body");
+    if status >= 400 {
+        assert_error_shape(&body, status, &request_id);
+    }
+    body
+}
+
+pub fn assert_error_shape(body: &Value, status: u16, request_id: &str) {
+    assert_eq!(body["statuscode"], status, "{body}");
+    assert_eq!(body["logref"], request_id, "logref must equal X-Request-Id");
+    let code = body["code"].as_str().expect("code");
+    assert_eq!(
+        body["_links"]["help"]["href"],
+        format!("/docs/errors/{code}"),
+        "{body}"
+    );
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    if let Some(details) = body.get("details") {
+        for detail in details.as_array().expect("details is an array") {
+            assert!(detail.get("field").is_some() || detail.get("fields").is_some());
+            assert!(detail["code"].is_string() && detail["message"].is_string());
+        }
+    }
+}
+
+/// The PostgreSQL server of the tests, or `None` (with a note in the test output) when it
+/// is not configured outside CI.
+fn postgres_url(test: &str) -> Option<String> {
+    match std::env::var("SOUK_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but SOUK_TEST_POSTGRES_URL is not set: PostgreSQL tests must run in CI")
+        }
+        _ => {
+            // Written past the test harness's capture so that it shows in the output.
+            let _ = writeln!(
+                std::io::stderr(),
+                "NOTE: {test} (postgres) did not run: SOUK_TEST_POSTGRES_URL is not set"
+            );
+            None
+        }
+    }
+}
+
+/// A schema of its own for one test, dropped at the end.
+struct PostgresSchema {
+    admin_url: String,
+    name: String,
+    url: String,
+}
+
+impl PostgresSchema {
+    async fn create(admin_url: &str) -> PostgresSchema {
+        let name = format!(
+            "souk_test_{}",
+            ulid::Ulid::generate().to_string().to_lowercase()
+        );
+        let admin = admin_url.to_owned();
+        let statement = format!("CREATE SCHEMA {name}");
+        tokio::task::spawn_blocking(move || {
+            let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+                .unwrap_or_else(|e| panic!("cannot reach SOUK_TEST_POSTGRES_URL: {e}"));
+            client.batch_execute(&statement).expect("create schema");
+        })
+        .await
+        .expect("create schema task");
+        let separator = if admin_url.contains('?') { '&' } else { '?' };
+        let url = format!("{admin_url}{separator}options=-csearch_path%3D{name}");
+        PostgresSchema {
+            admin_url: admin_url.to_owned(),
+            name,
+            url,
+        }
+    }
+}
+
+impl Drop for PostgresSchema {
+    fn drop(&mut self) {
+        let admin = self.admin_url.clone();
+        let statement = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
+        // Dropping runs inside the test's runtime: do the blocking work on a thread.
+        let _ = std::thread::spawn(move || {
+            if let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls) {
+                let _ = client.batch_execute(&statement);
+            }
+        })
+        .join();
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        drop(self.schema.take());
+    }
+}
+
+/// Declares a test that runs on both backends: `both_backends!(name)` for an
+/// `async fn name(app: TestApp)`, giving `name::sqlite` and `name::postgres`.
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            use $crate::helpers::{Backend, TestApp};
+
+            #[tokio::test]
+            async fn sqlite() {
+                let app = TestApp::start(Backend::Sqlite, concat!(module_path!())).await.expect("sqlite");
+                super::$name(app).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                if let Some(app) = TestApp::start(Backend::Postgres, module_path!()).await {
+                    super::$name(app).await;
+                }
+            }
+        }
+    )+};
+}
