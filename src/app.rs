@@ -25,6 +25,8 @@ pub struct Shared {
     pub db: Db,
     pub clock: Clock,
     pub metrics: Metrics,
+    /// Recent access token lookups (see `http::auth`).
+    pub tokens: crate::http::auth::TokenCache,
     /// The OpenAPI document, rendered once at start with the configured prefix.
     pub openapi: Value,
 }
@@ -44,6 +46,7 @@ impl AppState {
             db,
             clock,
             metrics: Metrics::default(),
+            tokens: Default::default(),
             openapi,
         }))
     }
@@ -109,7 +112,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "Souk serves {base}/v1 (docs: {base}/docs). Try: curl {base}/v1",
         base = config.base_url
     );
-    axum::serve(listener, crate::http::router(state))
+    axum::serve(
+        listener,
+        crate::http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
         .with_graceful_shutdown(shutdown_signal())
         .await?;
     tracing::info!("souk stopped");

@@ -12,5 +12,6 @@ pub mod error;
 pub mod hal;
 pub mod http;
 pub mod metrics;
+pub mod oauth;
 pub mod store;
 pub mod telemetry;

@@ -27,8 +27,16 @@ pub struct Operation {
 /// Starts the description of `GET path`, where `path` is under the version prefix
 /// (`/categories/{categoryId}`) for resources and absolute for the rest.
 pub fn get(path: &'static str, id: &'static str) -> Operation {
+    operation("get", path, id)
+}
+
+pub fn post(path: &'static str, id: &'static str) -> Operation {
+    operation("post", path, id)
+}
+
+fn operation(method: &'static str, path: &'static str, id: &'static str) -> Operation {
     Operation {
-        method: "get",
+        method,
         path,
         id,
         tag: "",

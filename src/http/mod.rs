@@ -2,9 +2,12 @@
 //! middleware.
 
 mod api;
+pub mod auth;
 mod categories;
 mod docs;
 mod extract;
+mod oauth;
+mod pages;
 mod render;
 mod root;
 mod schemas;
@@ -31,6 +34,8 @@ fn api() -> api::Api {
     let api = api::Api::new();
     let api = root::routes(api);
     let api = categories::routes(api);
+    let api = oauth::routes(api);
+    let api = pages::routes(api);
     docs::routes(api)
 }
 
@@ -39,6 +44,7 @@ pub fn router(state: AppState) -> Router {
     let (routes, _) = api().into_parts();
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     routes
+        .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
         .fallback(|| async { ApiError::new(ErrorCode::NotFound) })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(CatchPanicLayer::new())
@@ -71,6 +77,7 @@ pub fn openapi_document(config: &Config) -> Value {
         "tags": [
             {"name": "Root", "description": "Entry points."},
             {"name": "Categories", "description": "The two-level category tree, attribute definitions and fees."},
+            {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
             {"name": "Operations", "description": "Health, readiness, metrics and this document."},
         ],

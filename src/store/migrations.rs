@@ -20,7 +20,10 @@ macro_rules! migration {
     };
 }
 
-const MIGRATIONS: &[Migration] = &[migration!(1, "0001_categories")];
+const MIGRATIONS: &[Migration] = &[
+    migration!(1, "0001_categories"),
+    migration!(2, "0002_accounts_and_oauth"),
+];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how
 /// many ran. Safe when several replicas start at once: on PostgreSQL they wait for each

@@ -19,6 +19,8 @@ mod value;
 
 pub mod categories;
 pub mod migrations;
+pub mod oauth;
+pub mod users;
 
 use std::sync::Arc;
 

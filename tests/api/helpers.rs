@@ -75,7 +75,11 @@ impl TestApp {
         let db = prepare_database(&config, &clock).await.expect("database");
         let state = AppState::new(config.clone(), db.clone(), clock.clone());
         tokio::spawn(async move {
-            axum::serve(listener, souk::http::router(state))
+            axum::serve(
+                listener,
+                souk::http::router(state)
+                    .into_make_service_with_connect_info::<std::net::SocketAddr>(),
+            )
                 .await
                 .expect("server");
         });

@@ -77,3 +77,77 @@ fn a_bad_setting_stops_the_command_with_a_clear_message() {
     let text = String::from_utf8(output.stderr).unwrap();
     assert!(text.contains("region") && text.contains("de-DE"), "{text}");
 }
+
+/// The binary as an operator runs it: it serves the default taxonomy, logs JSON lines that
+/// carry the request id of each request, and stops cleanly on SIGTERM.
+#[test]
+fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_souk"))
+        .arg("serve")
+        .env_clear()
+        .env("SOUK_DATA_DIR", dir.path())
+        .env("SOUK_LISTEN", &listen)
+        .env("SOUK_LOG_FORMAT", "json")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = reqwest::Client::new();
+    let base = format!("http://{listen}");
+    let started = Instant::now();
+    let logref = runtime.block_on(async {
+        loop {
+            if let Ok(response) = client.get(format!("{base}/healthz")).send().await {
+                assert_eq!(response.status(), 200);
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "souk did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let tree: serde_json::Value = client
+            .get(format!("{base}/v1/categories"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(tree["_embedded"]["svc:category"].as_array().unwrap().len() >= 15);
+        let error: serde_json::Value = client
+            .get(format!("{base}/v1/categories/404404"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        error["logref"].as_str().unwrap().to_owned()
+    });
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "souk exits cleanly on SIGTERM: {exit:?}");
+    let mut logs = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut logs).unwrap();
+    let request_line = logs
+        .lines()
+        .find(|line| line.contains(&logref))
+        .unwrap_or_else(|| panic!("no log line has {logref}:\n{logs}"));
+    let parsed: serde_json::Value = serde_json::from_str(request_line).expect("a JSON log line");
+    assert_eq!(parsed["status"], 404);
+    assert!(logs.contains("shutdown signal received"));
+}

@@ -1,0 +1,195 @@
+//! Bearer authentication of the resource API and the caller it yields.
+//!
+//! Every `/v1/...` and `/v2/...` resource needs a valid access token (the roots do not).
+//! Token lookups are cached per process for at most [`CACHE_SECONDS`], so a token revoked
+//! on another replica stops working within that bound; a revocation on this replica clears
+//! the cache at once.
+
+use std::collections::HashMap;
+
+use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::http::header;
+use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use parking_lot::Mutex;
+
+use crate::app::AppState;
+use crate::domain::locale::Text;
+use crate::error::{ApiError, ErrorCode};
+use crate::oauth::scope::{Scope, Scopes};
+use crate::oauth::secret;
+use crate::store::oauth as store;
+
+/// How long a token lookup is trusted: the bound on a revocation elsewhere taking effect.
+pub const CACHE_SECONDS: i64 = 5;
+/// Entries kept before the cache starts over (bounds memory under token spraying).
+const CACHE_ENTRIES: usize = 100_000;
+
+/// Who is calling: the client of the token and, for a user token, the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub client_id: String,
+    pub user_id: Option<i64>,
+    pub scopes: Scopes,
+    pub expires_at: i64,
+}
+
+impl Caller {
+    /// The user of a user token that carries `scope`; 403 otherwise.
+    pub fn user_with(&self, scope: Scope) -> Result<i64, ApiError> {
+        match self.user_id {
+            Some(user) if self.scopes.contains(scope) => Ok(user),
+            Some(_) => Err(forbidden(&format!("the token lacks the scope `{}`", scope.as_str()))),
+            None => Err(forbidden("this needs a user's token, not a client token")),
+        }
+    }
+
+    /// The client of a client-credentials token that carries `scope`; 403 otherwise.
+    pub fn client_with(&self, scope: Scope) -> Result<&str, ApiError> {
+        match self.user_id {
+            None if self.scopes.contains(scope) => Ok(&self.client_id),
+            None => Err(forbidden(&format!("the token lacks the scope `{}`", scope.as_str()))),
+            Some(_) => Err(forbidden("this needs a client token, not a user's token")),
+        }
+    }
+}
+
+fn forbidden(why: &str) -> ApiError {
+    ApiError::new(ErrorCode::Unauthorized).with_message(Text::new(
+        format!("Geen toegang: {why}"),
+        format!("Accès refusé : {why}"),
+    ))
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| unauthenticated(None))
+    }
+}
+
+#[derive(Default)]
+pub struct TokenCache {
+    entries: Mutex<HashMap<String, (i64, Option<Caller>)>>,
+}
+
+impl TokenCache {
+    fn get(&self, hash: &str, now: i64) -> Option<Option<Caller>> {
+        let entries = self.entries.lock();
+        let (fetched, caller) = entries.get(hash)?;
+        (now - fetched < CACHE_SECONDS).then(|| caller.clone())
+    }
+
+    fn put(&self, hash: String, now: i64, caller: Option<Caller>) {
+        let mut entries = self.entries.lock();
+        if entries.len() >= CACHE_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(hash, (now, caller));
+    }
+
+    /// Forgets every lookup: called when this process revokes tokens.
+    pub fn clear(&self) {
+        self.entries.lock().clear();
+    }
+}
+
+fn unauthenticated(error: Option<&str>) -> ApiError {
+    let challenge = match error {
+        Some(error) => format!("Bearer realm=\"souk\", error=\"{error}\""),
+        None => "Bearer realm=\"souk\"".to_owned(),
+    };
+    ApiError::new(ErrorCode::Unauthenticated).with_header("www-authenticate", challenge)
+}
+
+/// The middleware: resolves the token of every versioned resource request into a
+/// [`Caller`] in the request's extensions.
+pub async fn authenticate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let needs_token = request.extensions().get::<MatchedPath>().is_some_and(|p| {
+        let path = p.as_str();
+        path.starts_with("/v1/") || path.starts_with("/v2/")
+    });
+    if !needs_token {
+        return next.run(request).await;
+    }
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().map(str::to_owned));
+    let query = request.uri().query().map(str::to_owned);
+    match resolve(&state, authorization, query.as_deref()).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(error) => error.into_response(),
+    }
+}
+
+/// The caller of a request, from its `Authorization` header (`Err` when not ASCII) and
+/// its query.
+async fn resolve(
+    state: &AppState,
+    authorization: Option<Result<String, axum::http::header::ToStrError>>,
+    query: Option<&str>,
+) -> Result<Caller, ApiError> {
+    let from_header = match authorization {
+        None => None,
+        Some(value) => {
+            let text = value.map_err(|_| unauthenticated(Some("invalid_request")))?;
+            let (scheme, token) = text.split_once(' ').unwrap_or((&text, ""));
+            if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+                return Err(unauthenticated(Some("invalid_request")));
+            }
+            Some(token.trim().to_owned())
+        }
+    };
+    let from_query = query.and_then(|query| {
+        form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| k == "access_token")
+            .map(|(_, v)| v.into_owned())
+    });
+    let token = match (from_header, from_query) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::new(ErrorCode::InvalidRequest).with_message(Text::new(
+                "Geef het access token in de Authorization-header of in de query, niet in beide",
+                "Donnez le jeton d'accès dans l'en-tête Authorization ou dans la requête, pas les deux",
+            )));
+        }
+        (Some(token), None) | (None, Some(token)) => token,
+        (None, None) => return Err(unauthenticated(None)),
+    };
+    let now = state.clock.now();
+    let hash = secret::hash(&token);
+    let caller = match state.tokens.get(&hash, now) {
+        Some(cached) => cached,
+        None => {
+            let lookup = hash.clone();
+            let record = state
+                .db
+                .read(move |conn| store::access_token(conn, &lookup))
+                .await?;
+            let caller = record.filter(|t| t.revoked_at.is_none()).map(|t| Caller {
+                client_id: t.client_id,
+                user_id: t.user_id,
+                scopes: Scopes::from_stored(&t.scope),
+                expires_at: t.expires_at,
+            });
+            state.tokens.put(hash, now, caller.clone());
+            caller
+        }
+    };
+    caller
+        .filter(|c| c.expires_at > now)
+        .ok_or_else(|| unauthenticated(Some("invalid_token")))
+}

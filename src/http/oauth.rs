@@ -1,0 +1,327 @@
+//! The token, revocation, introspection and metadata endpoints of the authorization server.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::error::ApiError;
+use crate::oauth::scope::Scope;
+use crate::oauth::{
+    self, ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS,
+    GRANT_REFRESH_TOKEN, OAuthError, TokenRequest,
+};
+
+use super::api::{Api, get, post};
+
+pub const TOKEN_PATH: &str = "/accounts/oauth/token";
+pub const REVOKE_PATH: &str = "/accounts/oauth/revoke";
+pub const INTROSPECT_PATH: &str = "/accounts/oauth/introspect";
+pub const AUTHORIZE_PATH: &str = "/accounts/oauth/authorize";
+
+pub fn routes(api: Api) -> Api {
+    let tag = "Authorization server";
+    api.route(
+        post(TOKEN_PATH, "token")
+            .tag(tag)
+            .summary("Issue tokens: authorization_code, refresh_token and client_credentials grants")
+            .description("RFC 6749. Parameters as `application/x-www-form-urlencoded` body, or (a compatibility allowance for clients of the original) in the query string of the POST. Client authentication by HTTP Basic or `client_id`/`client_secret` parameters, not both. Errors are RFC 6749 §5.2 bodies. Every answer carries `Cache-Control: no-store`.")
+            .ok_empty(200, "`{access_token, token_type, expires_in, refresh_token, scope}`")
+            .ok_empty(400, "`{error, error_description}`")
+            .ok_empty(401, "`invalid_client`"),
+        token,
+    )
+    .route(
+        get(TOKEN_PATH, "tokenGet")
+            .tag(tag)
+            .summary("Refused: the token endpoint takes POST")
+            .ok_empty(400, "`invalid_request`"),
+        token_get,
+    )
+    .route(
+        post(REVOKE_PATH, "revoke")
+            .tag(tag)
+            .summary("Revoke an access or refresh token (RFC 7009)")
+            .ok_empty(200, "Revoked (or unknown: the answer is the same)"),
+        revoke,
+    )
+    .route(
+        post(INTROSPECT_PATH, "introspect")
+            .tag(tag)
+            .summary("Describe a token of the calling client (RFC 7662)")
+            .ok_empty(200, "`{active, scope, client_id, sub, token_type, exp, iat}`"),
+        introspect,
+    )
+    .route(
+        get("/.well-known/oauth-authorization-server", "authorizationServerMetadata")
+            .tag(tag)
+            .summary("Authorization server metadata (RFC 8414)")
+            .ok_empty(200, "The metadata"),
+        metadata,
+    )
+}
+
+/// A JSON answer of the authorization server, never cached.
+fn no_store(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+            (header::PRAGMA, "no-cache"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn oauth_error(error: &OAuthError) -> Response {
+    let status = match error {
+        OAuthError::InvalidClient { .. } => StatusCode::UNAUTHORIZED,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    let mut response = no_store(
+        status,
+        json!({"error": error.code(), "error_description": error.description()}),
+    );
+    if let OAuthError::InvalidClient { basic: true } = error {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"souk\""),
+        );
+    }
+    response
+}
+
+/// The parameters of a request: the query string, then a form body. A name given twice
+/// (in either place) is `invalid_request`, as RFC 6749 §3.2 asks.
+fn parameters(uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Result<Vec<(String, String)>, OAuthError> {
+    let mut pairs: Vec<(String, String)> = uri
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    let is_form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if is_form {
+        pairs.extend(form_urlencoded::parse(body).into_owned());
+    }
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        if pairs[..i].iter().any(|(other, _)| other == name) {
+            return Err(OAuthError::InvalidRequest(format!("`{name}` is given more than once")));
+        }
+    }
+    Ok(pairs)
+}
+
+fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
+    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+}
+
+/// The client's credentials: HTTP Basic (id and secret form-urlencoded, RFC 6749 §2.3.1)
+/// or body parameters; both at once is `invalid_request`.
+fn credentials(headers: &HeaderMap, pairs: &[(String, String)]) -> Result<ClientCredentials, OAuthError> {
+    let body_id = param(pairs, "client_id");
+    let body_secret = param(pairs, "client_secret");
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+        .map(|(_, encoded)| encoded.trim().to_owned());
+    match basic {
+        Some(encoded) => {
+            if body_secret.is_some() {
+                return Err(OAuthError::InvalidRequest(
+                    "client credentials in both the Authorization header and the body".into(),
+                ));
+            }
+            let failed = OAuthError::InvalidClient { basic: true };
+            let decoded = STANDARD.decode(encoded).map_err(|_| failed.clone())?;
+            let text = String::from_utf8(decoded).map_err(|_| failed.clone())?;
+            let (id, secret) = text.split_once(':').ok_or(failed)?;
+            let id = decode_component(id);
+            if body_id.as_ref().is_some_and(|b| *b != id) {
+                return Err(OAuthError::InvalidRequest(
+                    "client_id differs from the Authorization header".into(),
+                ));
+            }
+            Ok(ClientCredentials {
+                client_id: id,
+                secret: Some(decode_component(secret)),
+                via_basic: true,
+            })
+        }
+        None => match body_id {
+            Some(client_id) => Ok(ClientCredentials {
+                client_id,
+                secret: body_secret,
+                via_basic: false,
+            }),
+            None => Err(OAuthError::InvalidClient { basic: false }),
+        },
+    }
+}
+
+fn decode_component(text: &str) -> String {
+    form_urlencoded::parse(format!("x={text}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// Parses the request and authenticates its client.
+async fn authenticated_client(
+    state: &AppState,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<(crate::store::oauth::Client, Vec<(String, String)>), Response> {
+    let pairs = parameters(uri, headers, body).map_err(|e| oauth_error(&e))?;
+    let credentials = credentials(headers, &pairs).map_err(|e| oauth_error(&e))?;
+    let client = state
+        .db
+        .read(move |conn| oauth::authenticate_client(conn, &credentials))
+        .await
+        .map_err(|e| ApiError::from(e).into_response())?
+        .map_err(|e| oauth_error(&e))?;
+    Ok((client, pairs))
+}
+
+async fn token(State(state): State<AppState>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let request = TokenRequest {
+        grant_type: param(&pairs, "grant_type"),
+        code: param(&pairs, "code"),
+        redirect_uri: param(&pairs, "redirect_uri"),
+        code_verifier: param(&pairs, "code_verifier"),
+        refresh_token: param(&pairs, "refresh_token"),
+        scope: param(&pairs, "scope"),
+    };
+    let now = state.clock.now();
+    let outcome = state
+        .db
+        .write(move |conn| oauth::token(conn, &client, &request, now))
+        .await;
+    match outcome {
+        Ok(Ok(issued)) => {
+            let mut body = json!({
+                "access_token": issued.access_token,
+                "token_type": "bearer",
+                "expires_in": issued.expires_in,
+                "scope": issued.scope.to_string(),
+            });
+            if let Some(refresh) = issued.refresh_token {
+                body["refresh_token"] = json!(refresh);
+            }
+            no_store(StatusCode::OK, body)
+        }
+        Ok(Err(error)) => {
+            if matches!(error, OAuthError::InvalidGrant(_)) {
+                // The grant may have revoked tokens (code or refresh token reuse).
+                state.tokens.clear();
+            }
+            oauth_error(&error)
+        }
+        Err(error) => ApiError::from(error).into_response(),
+    }
+}
+
+async fn token_get() -> Response {
+    oauth_error(&OAuthError::InvalidRequest("the token endpoint takes POST".into()))
+}
+
+async fn revoke(State(state): State<AppState>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let Some(token) = param(&pairs, "token") else {
+        return oauth_error(&OAuthError::InvalidRequest("token is missing".into()));
+    };
+    let now = state.clock.now();
+    match state
+        .db
+        .write(move |conn| oauth::revoke(conn, &client, &token, now))
+        .await
+    {
+        Ok(()) => {
+            state.tokens.clear();
+            no_store(StatusCode::OK, json!({}))
+        }
+        Err(error) => ApiError::from(error).into_response(),
+    }
+}
+
+async fn introspect(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let Some(token) = param(&pairs, "token") else {
+        return oauth_error(&OAuthError::InvalidRequest("token is missing".into()));
+    };
+    let now = state.clock.now();
+    match state
+        .db
+        .read(move |conn| oauth::introspect(conn, &client, &token, now))
+        .await
+    {
+        Ok(Some(found)) => {
+            let mut body = json!({
+                "active": true,
+                "scope": found.scope,
+                "client_id": found.client_id,
+                "token_type": found.token_type,
+            });
+            if let Some(user) = found.user_id {
+                body["sub"] = json!(user.to_string());
+            }
+            if let Some(exp) = found.expires_at {
+                body["exp"] = json!(exp);
+            }
+            if let Some(iat) = found.issued_at {
+                body["iat"] = json!(iat);
+            }
+            no_store(StatusCode::OK, body)
+        }
+        Ok(None) => no_store(StatusCode::OK, json!({"active": false})),
+        Err(error) => ApiError::from(error).into_response(),
+    }
+}
+
+async fn metadata(State(state): State<AppState>) -> Response {
+    let auth = &state.config.auth_url;
+    let body = json!({
+        "issuer": auth,
+        "authorization_endpoint": format!("{auth}{AUTHORIZE_PATH}"),
+        "token_endpoint": format!("{auth}{TOKEN_PATH}"),
+        "revocation_endpoint": format!("{auth}{REVOKE_PATH}"),
+        "introspection_endpoint": format!("{auth}{INTROSPECT_PATH}"),
+        "scopes_supported": Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        "response_types_supported": ["code"],
+        "grant_types_supported": [GRANT_AUTHORIZATION_CODE, GRANT_REFRESH_TOKEN, GRANT_CLIENT_CREDENTIALS],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+        "code_challenge_methods_supported": ["S256"],
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}

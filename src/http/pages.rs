@@ -1,0 +1,501 @@
+//! The pages a person sees at the authorization endpoint: sign-in and consent, rendered by
+//! the server in the deployment's language, usable without JavaScript.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::app::AppState;
+use crate::domain::locale::Language;
+use crate::error::ApiError;
+use crate::oauth::{self, Authorization, AuthorizeError, password, secret};
+use crate::store::{oauth as store, users};
+
+use super::api::{Api, get, post};
+use super::docs::escape;
+use super::oauth::AUTHORIZE_PATH;
+
+const SESSION_COOKIE: &str = "souk_session";
+/// A browser session lasts a day.
+const SESSION_SECONDS: i64 = 86_400;
+/// Sign-in failures are counted over this window...
+const THROTTLE_WINDOW: i64 = 15 * 60;
+/// ...answers slow down from this many failures...
+const SLOW_AFTER: i64 = 3;
+/// ...and the account or address is locked (429) from this many.
+const LOCK_AFTER: i64 = 5;
+const STYLESHEET: &str = include_str!("../../assets/accounts.css");
+
+pub fn routes(api: Api) -> Api {
+    let tag = "Authorization server";
+    api.route(
+        get(AUTHORIZE_PATH, "authorize")
+            .tag(tag)
+            .summary("The authorization endpoint: sign-in and consent pages (HTML)")
+            .description("`response_type=code`, `client_id`, `redirect_uri`, optional `scope`, `state`, `code_challenge` (S256). An unknown client or a redirect_uri that does not match is shown as an error page; every other error is redirected to the client.")
+            .ok_empty(200, "The sign-in or consent page")
+            .ok_empty(302, "Back to the client with `code` or `error`")
+            .ok_empty(400, "Error page: unknown client or redirect_uri"),
+        authorize,
+    )
+    .route(
+        post(AUTHORIZE_PATH, "authorizeSubmit")
+            .tag(tag)
+            .summary("The sign-in and consent forms post here (with the CSRF token)")
+            .ok_empty(302, "Back to the client")
+            .ok_empty(403, "Missing or wrong CSRF token or session")
+            .ok_empty(429, "Too many failed sign-ins"),
+        submit,
+    )
+    .route(
+        get("/accounts/assets/accounts.css", "accountsStylesheet")
+            .tag(tag)
+            .summary("The stylesheet of the sign-in pages")
+            .ok_empty(200, "CSS"),
+        stylesheet,
+    )
+}
+
+/// Texts of the pages in the deployment's language.
+fn t(language: Language, dutch: &'static str, french: &'static str) -> &'static str {
+    match language {
+        Language::Dutch => dutch,
+        Language::French => french,
+    }
+}
+
+fn page(state: &AppState, status: StatusCode, title: &str, body: &str) -> Response {
+    let lang = &state.config.region.as_str()[..2];
+    let html = format!(
+        "<!doctype html>\n<html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · Souk</title>\
+         <link rel=\"stylesheet\" href=\"/accounts/assets/accounts.css\"></head><body>\
+         <div class=\"topbar\"><span class=\"logo\">Souk</span></div>\
+         <main class=\"card\">{body}</main></body></html>",
+        title = escape(title),
+    );
+    let mut response = (status, html).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'self'; frame-ancestors 'none'"),
+    );
+    response
+}
+
+fn error_page(state: &AppState, status: StatusCode, why: &str) -> Response {
+    let language = state.config.region.language();
+    page(
+        state,
+        status,
+        t(language, "Er ging iets mis", "Une erreur s'est produite"),
+        &format!(
+            "<h1>{}</h1><p class=\"lead\">{}</p><p class=\"error\">{}</p>",
+            t(language, "Er ging iets mis", "Une erreur s'est produite"),
+            t(
+                language,
+                "De toepassing die je hierheen stuurde, vroeg iets wat we niet kunnen toestaan.",
+                "L'application qui vous a envoyé ici a fait une demande que nous ne pouvons pas accepter.",
+            ),
+            escape(why)
+        ),
+    )
+}
+
+fn redirect(url: &str) -> Response {
+    let mut response = StatusCode::FOUND.into_response();
+    if let Ok(value) = HeaderValue::from_str(url) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The browser session: its id (raw, from the cookie) and what the database holds.
+struct Session {
+    id: String,
+    record: store::BrowserSession,
+    /// A new session whose cookie must be set on the answer.
+    fresh: bool,
+}
+
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value.to_owned())
+}
+
+async fn existing_session(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, ApiError> {
+    let Some(id) = session_cookie(headers) else {
+        return Ok(None);
+    };
+    let hash = secret::hash(&id);
+    let now = state.clock.now();
+    let record = state
+        .db
+        .read(move |conn| store::session(conn, &hash))
+        .await?
+        .filter(|s| s.expires_at > now);
+    Ok(record.map(|record| Session {
+        id,
+        record,
+        fresh: false,
+    }))
+}
+
+async fn new_session(state: &AppState, user_id: Option<i64>) -> Result<Session, ApiError> {
+    let id = secret::new_token();
+    let csrf = secret::new_token();
+    let expires_at = state.clock.now() + SESSION_SECONDS;
+    let (hash, csrf_stored) = (secret::hash(&id), csrf.clone());
+    state
+        .db
+        .write(move |conn| {
+            store::insert_session(conn, &hash, &csrf_stored, expires_at)?;
+            if let Some(user) = user_id {
+                store::sign_in_session(conn, &hash, user)?;
+            }
+            Ok::<_, ApiError>(())
+        })
+        .await?;
+    Ok(Session {
+        id,
+        record: store::BrowserSession {
+            csrf_token: csrf,
+            user_id,
+            expires_at,
+        },
+        fresh: true,
+    })
+}
+
+fn with_cookie(state: &AppState, mut response: Response, session: &Session) -> Response {
+    if session.fresh {
+        let secure = if state.config.auth_url.starts_with("https://") { "; Secure" } else { "" };
+        let cookie = format!(
+            "{SESSION_COOKIE}={}; Path=/accounts; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}",
+            session.id
+        );
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    response
+}
+
+async fn validate(state: &AppState, uri: &Uri) -> Result<Authorization, Response> {
+    let pairs: Vec<(String, String)> = uri
+        .query()
+        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default();
+    let outcome = state
+        .db
+        .read(move |conn| oauth::validate_authorization(conn, &pairs))
+        .await
+        .map_err(|e| ApiError::from(e).into_response())?;
+    outcome.map_err(|error| match error {
+        AuthorizeError::Page(why) => error_page(state, StatusCode::BAD_REQUEST, &why),
+        AuthorizeError::Redirect { url, .. } => redirect(&url),
+    })
+}
+
+async fn authorize(State(state): State<AppState>, uri: Uri, headers: HeaderMap) -> Response {
+    let authorization = match validate(&state, &uri).await {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let session = match existing_session(&state, &headers).await {
+        Ok(Some(session)) => session,
+        Ok(None) => match new_session(&state, None).await {
+            Ok(session) => session,
+            Err(e) => return e.into_response(),
+        },
+        Err(e) => return e.into_response(),
+    };
+    let response = match session.record.user_id {
+        Some(user_id) => after_sign_in(&state, &authorization, &session, user_id, &uri).await,
+        None => login_page(&state, &authorization, &session, &uri, None, StatusCode::OK),
+    };
+    with_cookie(&state, response, &session)
+}
+
+/// A signed-in user: straight back to the client if they consented to these scopes
+/// before, else the consent page.
+async fn after_sign_in(
+    state: &AppState,
+    authorization: &Authorization,
+    session: &Session,
+    user_id: i64,
+    uri: &Uri,
+) -> Response {
+    let client_id = authorization.client.id.clone();
+    let consent = state
+        .db
+        .read(move |conn| store::consent(conn, user_id, &client_id))
+        .await;
+    let consented = match consent {
+        Ok(scope) => scope.is_some_and(|granted| {
+            authorization
+                .scopes
+                .is_subset(&oauth::scope::Scopes::from_stored(&granted))
+        }),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    if consented {
+        return grant(state, authorization, user_id, false).await;
+    }
+    consent_page(state, authorization, session, uri)
+}
+
+async fn grant(state: &AppState, authorization: &Authorization, user_id: i64, remember: bool) -> Response {
+    let now = state.clock.now();
+    let authorization_for_db = authorization.clone();
+    let code = state
+        .db
+        .write(move |conn| {
+            if remember {
+                store::grant_consent(
+                    conn,
+                    user_id,
+                    &authorization_for_db.client.id,
+                    &authorization_for_db.scopes.to_string(),
+                    now,
+                )?;
+            }
+            oauth::issue_code(conn, &authorization_for_db, user_id, now)
+        })
+        .await;
+    match code {
+        Ok(code) => redirect(&authorization.redirect_with(&[("code", &code)])),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+fn action(uri: &Uri) -> String {
+    escape(&format!("{AUTHORIZE_PATH}?{}", uri.query().unwrap_or("")))
+}
+
+fn login_page(
+    state: &AppState,
+    authorization: &Authorization,
+    session: &Session,
+    uri: &Uri,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
+    let l = state.config.region.language();
+    let error = error.map_or(String::new(), |e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)));
+    page(
+        state,
+        status,
+        t(l, "Inloggen", "Se connecter"),
+        &format!(
+            "<h1>{title}</h1><p class=\"lead\">{lead} <span class=\"client\">{client}</span>.</p>{error}\
+             <form method=\"post\" action=\"{action}\">\
+             <input type=\"hidden\" name=\"csrf_token\" value=\"{csrf}\">\
+             <label for=\"username\">{email}</label>\
+             <input id=\"username\" name=\"username\" type=\"email\" autocomplete=\"username\" required autofocus>\
+             <label for=\"password\">{password}</label>\
+             <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
+             <button type=\"submit\">{submit}</button></form>\
+             <p class=\"fine\">{fine}</p>",
+            title = t(l, "Inloggen bij Souk", "Se connecter à Souk"),
+            lead = t(l, "Log in om verder te gaan naar", "Connectez-vous pour continuer vers"),
+            client = escape(&authorization.client.name),
+            action = action(uri),
+            csrf = escape(&session.record.csrf_token),
+            email = t(l, "E-mailadres", "Adresse e-mail"),
+            password = t(l, "Wachtwoord", "Mot de passe"),
+            submit = t(l, "Inloggen", "Se connecter"),
+            fine = t(
+                l,
+                "Je wachtwoord gaat alleen naar Souk, nooit naar de toepassing.",
+                "Votre mot de passe n'est envoyé qu'à Souk, jamais à l'application.",
+            ),
+        ),
+    )
+}
+
+fn consent_page(state: &AppState, authorization: &Authorization, session: &Session, uri: &Uri) -> Response {
+    let l = state.config.region.language();
+    let scopes: String = authorization
+        .scopes
+        .iter()
+        .map(|s| format!("<li>{}</li>", escape(s.describe(l == Language::Dutch))))
+        .collect();
+    page(
+        state,
+        StatusCode::OK,
+        t(l, "Toestemming geven", "Donner l'autorisation"),
+        &format!(
+            "<h1>{title}</h1><p class=\"lead\"><span class=\"client\">{client}</span> {asks}</p>\
+             <ul class=\"scopes\">{scopes}</ul>\
+             <form method=\"post\" action=\"{action}\">\
+             <input type=\"hidden\" name=\"csrf_token\" value=\"{csrf}\">\
+             <button type=\"submit\" name=\"decision\" value=\"allow\">{allow}</button>\
+             <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"secondary\">{deny}</button>\
+             </form><p class=\"fine\">{fine}</p>",
+            title = t(l, "Toegang verlenen?", "Autoriser l'accès ?"),
+            client = escape(&authorization.client.name),
+            asks = t(l, "wil namens jou:", "souhaite, en votre nom :"),
+            action = action(uri),
+            csrf = escape(&session.record.csrf_token),
+            allow = t(l, "Toestaan", "Autoriser"),
+            deny = t(l, "Weigeren", "Refuser"),
+            fine = t(
+                l,
+                "Je kunt deze toegang later weer intrekken.",
+                "Vous pourrez retirer cet accès plus tard.",
+            ),
+        ),
+    )
+}
+
+async fn submit(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let authorization = match validate(&state, &uri).await {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let form: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+    let field = |name: &str| form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let l = state.config.region.language();
+    let session = match existing_session(&state, &headers).await {
+        Ok(session) => session,
+        Err(e) => return e.into_response(),
+    };
+    // The CSRF token must come with the session it was issued to.
+    let Some(session) = session.filter(|s| {
+        field("csrf_token").is_some_and(|token| {
+            subtle::ConstantTimeEq::ct_eq(token.as_bytes(), s.record.csrf_token.as_bytes()).into()
+        })
+    }) else {
+        return error_page(
+            &state,
+            StatusCode::FORBIDDEN,
+            t(l, "Het formulier is verlopen of ongeldig. Begin opnieuw.", "Le formulaire a expiré ou n'est pas valide. Recommencez."),
+        );
+    };
+    if let Some(decision) = field("decision") {
+        let Some(user_id) = session.record.user_id else {
+            return login_page(&state, &authorization, &session, &uri, None, StatusCode::OK);
+        };
+        return match decision.as_str() {
+            "allow" => grant(&state, &authorization, user_id, true).await,
+            _ => redirect(&authorization.redirect_with(&[("error", "access_denied")])),
+        };
+    }
+    let username = field("username").unwrap_or_default();
+    let password = field("password").unwrap_or_default();
+    let address = peer.ip().to_string();
+    let keys = [
+        format!("account:{}", username.trim().to_lowercase()),
+        format!("address:{address}"),
+    ];
+    let now = state.clock.now();
+    let since = now - THROTTLE_WINDOW;
+    let counted_keys = keys.clone();
+    let failures = match state
+        .db
+        .read(move |conn| {
+            let mut most = 0;
+            for key in &counted_keys {
+                most = most.max(store::login_failures_since(conn, key, since)?);
+            }
+            Ok::<_, ApiError>(most)
+        })
+        .await
+    {
+        Ok(n) => n,
+        Err(e) => return e.into_response(),
+    };
+    if failures >= LOCK_AFTER {
+        let mut response = login_page(
+            &state,
+            &authorization,
+            &session,
+            &uri,
+            Some(t(l, "Te veel mislukte pogingen. Probeer het over een kwartier opnieuw.", "Trop de tentatives échouées. Réessayez dans un quart d'heure.")),
+            StatusCode::TOO_MANY_REQUESTS,
+        );
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(THROTTLE_WINDOW));
+        return response;
+    }
+    if failures >= SLOW_AFTER {
+        tokio::time::sleep(Duration::from_millis(500 * (failures - SLOW_AFTER + 1) as u64)).await;
+    }
+    let lookup = username.clone();
+    let user = match state.db.read(move |conn| users::by_email(conn, &lookup)).await {
+        Ok(user) => user,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let ok = password::verify(password, user.as_ref().map(|u| u.password_hash.clone())).await;
+    let Some(user) = user.filter(|_| ok) else {
+        let failed_keys = keys.clone();
+        if let Err(e) = state
+            .db
+            .write(move |conn| {
+                for key in &failed_keys {
+                    store::record_login_failure(conn, key, now)?;
+                }
+                Ok::<_, ApiError>(())
+            })
+            .await
+        {
+            return e.into_response();
+        }
+        // One message for an unknown address and a wrong password.
+        return login_page(
+            &state,
+            &authorization,
+            &session,
+            &uri,
+            Some(t(l, "Onjuist e-mailadres of wachtwoord.", "Adresse e-mail ou mot de passe incorrect.")),
+            StatusCode::OK,
+        );
+    };
+    let account_key = keys[0].clone();
+    if let Err(e) = state
+        .db
+        .write(move |conn| store::clear_login_failures(conn, &account_key))
+        .await
+    {
+        return ApiError::from(e).into_response();
+    }
+    // A new session id at sign-in, so a session planted before cannot be ridden.
+    let signed_in = match new_session(&state, Some(user.id)).await {
+        Ok(session) => session,
+        Err(e) => return e.into_response(),
+    };
+    let response = after_sign_in(&state, &authorization, &signed_in, user.id, &uri).await;
+    with_cookie(&state, response, &signed_in)
+}
+
+async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLESHEET,
+    )
+        .into_response()
+}

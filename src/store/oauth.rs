@@ -1,0 +1,498 @@
+//! What the authorization server keeps: clients, codes, tokens, consents, browser sessions,
+//! sign-in failures and mailed confirmation links. Every secret is stored as its hash.
+
+use crate::params;
+
+use super::{Conn, DbError, Row};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Client {
+    pub id: String,
+    pub name: String,
+    /// `None` for a public client (no secret; PKCE required).
+    pub secret_hash: Option<String>,
+    pub redirect_uris: Vec<String>,
+    /// Space-separated scopes the client may be granted.
+    pub scopes: String,
+    /// Space-separated scopes used when a request names none (empty: all that fit).
+    pub default_scopes: String,
+    pub grants: Vec<String>,
+}
+
+fn json_list(items: &[String]) -> Result<String, DbError> {
+    serde_json::to_string(items).map_err(|e| DbError::Decode(e.to_string()))
+}
+
+pub fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO clients (client_id, name, secret_hash, redirect_uris, scopes, \
+             default_scopes, grants, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        params![
+            &client.id,
+            &client.name,
+            client.secret_hash.clone(),
+            json_list(&client.redirect_uris)?,
+            &client.scopes,
+            &client.default_scopes,
+            client.grants.join(" "),
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+const CLIENT_COLUMNS: &str =
+    "client_id, name, secret_hash, redirect_uris, scopes, default_scopes, grants";
+
+pub fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbError> {
+    conn.query_opt(
+        &format!("SELECT {CLIENT_COLUMNS} FROM clients WHERE client_id = $1"),
+        params![id],
+    )?
+    .as_ref()
+    .map(client_from_row)
+    .transpose()
+}
+
+pub fn clients(conn: &mut dyn Conn) -> Result<Vec<Client>, DbError> {
+    conn.query(
+        &format!("SELECT {CLIENT_COLUMNS} FROM clients ORDER BY created_at, client_id"),
+        &[],
+    )?
+    .iter()
+    .map(client_from_row)
+    .collect()
+}
+
+/// Deletes a client with its codes, tokens and consents; false if there was none.
+pub fn delete_client(conn: &mut dyn Conn, id: &str) -> Result<bool, DbError> {
+    Ok(conn.execute("DELETE FROM clients WHERE client_id = $1", params![id])? > 0)
+}
+
+pub fn set_client_secret(conn: &mut dyn Conn, id: &str, hash: &str) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE clients SET secret_hash = $2 WHERE client_id = $1",
+        params![id, hash],
+    )? > 0)
+}
+
+fn client_from_row(row: &Row) -> Result<Client, DbError> {
+    let uris: String = row.get("redirect_uris")?;
+    let grants: String = row.get("grants")?;
+    Ok(Client {
+        id: row.get("client_id")?,
+        name: row.get("name")?,
+        secret_hash: row.get("secret_hash")?,
+        redirect_uris: serde_json::from_str(&uris).map_err(|e| DbError::Decode(e.to_string()))?,
+        scopes: row.get("scopes")?,
+        default_scopes: row.get("default_scopes")?,
+        grants: grants.split_whitespace().map(str::to_owned).collect(),
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthorizationCode {
+    pub code_hash: String,
+    pub client_id: String,
+    pub user_id: i64,
+    pub redirect_uri: String,
+    pub scope: String,
+    pub code_challenge: Option<String>,
+    pub expires_at: i64,
+    pub used_at: Option<i64>,
+}
+
+pub fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, \
+             code_challenge, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        params![
+            &code.code_hash,
+            &code.client_id,
+            code.user_id,
+            &code.redirect_uri,
+            &code.scope,
+            code.code_challenge.clone(),
+            code.expires_at
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn code(conn: &mut dyn Conn, code_hash: &str) -> Result<Option<AuthorizationCode>, DbError> {
+    conn.query_opt(
+        "SELECT code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, \
+             used_at FROM authorization_codes WHERE code_hash = $1",
+        params![code_hash],
+    )?
+    .map(|row| {
+        Ok(AuthorizationCode {
+            code_hash: row.get("code_hash")?,
+            client_id: row.get("client_id")?,
+            user_id: row.get("user_id")?,
+            redirect_uri: row.get("redirect_uri")?,
+            scope: row.get("scope")?,
+            code_challenge: row.get("code_challenge")?,
+            expires_at: row.get("expires_at")?,
+            used_at: row.get("used_at")?,
+        })
+    })
+    .transpose()
+}
+
+/// Marks a code used; true only for the one caller that used it first, so two exchanges
+/// of one code at the same moment cannot both succeed.
+pub fn use_code(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE authorization_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL",
+        params![code_hash, now],
+    )? == 1)
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessToken {
+    pub token_hash: String,
+    pub client_id: String,
+    pub user_id: Option<i64>,
+    pub scope: String,
+    pub family: Option<String>,
+    pub code_hash: Option<String>,
+    pub issued_at: i64,
+    pub expires_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+pub fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO access_tokens (token_hash, client_id, user_id, scope, family, code_hash, \
+             issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        params![
+            &token.token_hash,
+            &token.client_id,
+            token.user_id,
+            &token.scope,
+            token.family.clone(),
+            token.code_hash.clone(),
+            token.issued_at,
+            token.expires_at
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn access_token(conn: &mut dyn Conn, token_hash: &str) -> Result<Option<AccessToken>, DbError> {
+    conn.query_opt(
+        "SELECT token_hash, client_id, user_id, scope, family, code_hash, issued_at, expires_at, \
+             revoked_at FROM access_tokens WHERE token_hash = $1",
+        params![token_hash],
+    )?
+    .map(|row| {
+        Ok(AccessToken {
+            token_hash: row.get("token_hash")?,
+            client_id: row.get("client_id")?,
+            user_id: row.get("user_id")?,
+            scope: row.get("scope")?,
+            family: row.get("family")?,
+            code_hash: row.get("code_hash")?,
+            issued_at: row.get("issued_at")?,
+            expires_at: row.get("expires_at")?,
+            revoked_at: row.get("revoked_at")?,
+        })
+    })
+    .transpose()
+}
+
+pub fn revoke_access_token(conn: &mut dyn Conn, token_hash: &str, now: i64) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE access_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
+        params![token_hash, now],
+    )?;
+    Ok(())
+}
+
+/// Revokes every token of a refresh family: its live refresh tokens and its access tokens.
+pub fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE refresh_tokens SET state = 'revoked' WHERE family = $1 AND state = 'live'",
+        params![family],
+    )?;
+    conn.execute(
+        "UPDATE access_tokens SET revoked_at = $2 WHERE family = $1 AND revoked_at IS NULL",
+        params![family, now],
+    )?;
+    Ok(())
+}
+
+/// Revokes everything issued from an authorization code (its second use, RFC 6749 §4.1.2).
+pub fn revoke_code_tokens(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE refresh_tokens SET state = 'revoked' WHERE code_hash = $1 AND state = 'live'",
+        params![code_hash],
+    )?;
+    conn.execute(
+        "UPDATE access_tokens SET revoked_at = $2 WHERE code_hash = $1 AND revoked_at IS NULL",
+        params![code_hash, now],
+    )?;
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefreshState {
+    Live,
+    /// Replaced by its successor: presenting it again is reuse.
+    Rotated,
+    /// Pushed out by the 20-token rule.
+    Discarded,
+    Revoked,
+}
+
+impl RefreshState {
+    fn as_str(self) -> &'static str {
+        match self {
+            RefreshState::Live => "live",
+            RefreshState::Rotated => "rotated",
+            RefreshState::Discarded => "discarded",
+            RefreshState::Revoked => "revoked",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Self, DbError> {
+        Ok(match text {
+            "live" => RefreshState::Live,
+            "rotated" => RefreshState::Rotated,
+            "discarded" => RefreshState::Discarded,
+            "revoked" => RefreshState::Revoked,
+            other => return Err(DbError::Decode(format!("refresh state `{other}`"))),
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefreshToken {
+    pub token_hash: String,
+    pub client_id: String,
+    pub user_id: i64,
+    pub scope: String,
+    pub family: String,
+    pub code_hash: Option<String>,
+    pub state: RefreshState,
+}
+
+/// Stores a new live refresh token, numbered after every earlier one so that "issued
+/// longest ago" is well defined even within one second.
+pub fn insert_refresh_token(
+    conn: &mut dyn Conn,
+    token: &RefreshToken,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO refresh_tokens (token_hash, client_id, user_id, scope, family, code_hash, \
+             state, issued_at, sequence) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
+             (SELECT COALESCE(MAX(sequence), 0) + 1 FROM refresh_tokens))",
+        params![
+            &token.token_hash,
+            &token.client_id,
+            token.user_id,
+            &token.scope,
+            &token.family,
+            token.code_hash.clone(),
+            token.state.as_str(),
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn refresh_token(conn: &mut dyn Conn, token_hash: &str) -> Result<Option<RefreshToken>, DbError> {
+    conn.query_opt(
+        "SELECT token_hash, client_id, user_id, scope, family, code_hash, state \
+         FROM refresh_tokens WHERE token_hash = $1",
+        params![token_hash],
+    )?
+    .map(|row| {
+        Ok(RefreshToken {
+            token_hash: row.get("token_hash")?,
+            client_id: row.get("client_id")?,
+            user_id: row.get("user_id")?,
+            scope: row.get("scope")?,
+            family: row.get("family")?,
+            code_hash: row.get("code_hash")?,
+            state: RefreshState::parse(&row.get::<String>("state")?)?,
+        })
+    })
+    .transpose()
+}
+
+/// Moves a refresh token from `from` to `to`; true only if it was in `from` (so of two
+/// concurrent rotations of one token, one wins).
+pub fn change_refresh_state(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+    from: RefreshState,
+    to: RefreshState,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE refresh_tokens SET state = $3 WHERE token_hash = $1 AND state = $2",
+        params![token_hash, from.as_str(), to.as_str()],
+    )? == 1)
+}
+
+/// Keeps the `keep` newest live refresh tokens of a user at a client and discards the rest.
+pub fn discard_beyond(
+    conn: &mut dyn Conn,
+    user_id: i64,
+    client_id: &str,
+    keep: i64,
+) -> Result<u64, DbError> {
+    conn.execute(
+        "UPDATE refresh_tokens SET state = 'discarded' \
+         WHERE user_id = $1 AND client_id = $2 AND state = 'live' AND token_hash NOT IN ( \
+             SELECT token_hash FROM refresh_tokens \
+             WHERE user_id = $1 AND client_id = $2 AND state = 'live' \
+             ORDER BY sequence DESC LIMIT $3)",
+        params![user_id, client_id, keep],
+    )
+}
+
+/// The scopes a user granted a client, if any.
+pub fn consent(conn: &mut dyn Conn, user_id: i64, client_id: &str) -> Result<Option<String>, DbError> {
+    conn.query_opt(
+        "SELECT scope FROM consents WHERE user_id = $1 AND client_id = $2",
+        params![user_id, client_id],
+    )?
+    .map(|row| row.get("scope"))
+    .transpose()
+}
+
+pub fn grant_consent(
+    conn: &mut dyn Conn,
+    user_id: i64,
+    client_id: &str,
+    scope: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, \
+             granted_at = excluded.granted_at",
+        params![user_id, client_id, scope, now],
+    )?;
+    Ok(())
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrowserSession {
+    pub csrf_token: String,
+    pub user_id: Option<i64>,
+    pub expires_at: i64,
+}
+
+pub fn insert_session(
+    conn: &mut dyn Conn,
+    session_hash: &str,
+    csrf_token: &str,
+    expires_at: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO browser_sessions (session_hash, csrf_token, expires_at) VALUES ($1, $2, $3)",
+        params![session_hash, csrf_token, expires_at],
+    )?;
+    Ok(())
+}
+
+pub fn session(conn: &mut dyn Conn, session_hash: &str) -> Result<Option<BrowserSession>, DbError> {
+    conn.query_opt(
+        "SELECT csrf_token, user_id, expires_at FROM browser_sessions WHERE session_hash = $1",
+        params![session_hash],
+    )?
+    .map(|row| {
+        Ok(BrowserSession {
+            csrf_token: row.get("csrf_token")?,
+            user_id: row.get("user_id")?,
+            expires_at: row.get("expires_at")?,
+        })
+    })
+    .transpose()
+}
+
+pub fn sign_in_session(conn: &mut dyn Conn, session_hash: &str, user_id: i64) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE browser_sessions SET user_id = $2 WHERE session_hash = $1",
+        params![session_hash, user_id],
+    )?;
+    Ok(())
+}
+
+pub fn record_login_failure(conn: &mut dyn Conn, key: &str, now: i64) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO login_failures (throttle_key, failed_at) VALUES ($1, $2)",
+        params![key, now],
+    )?;
+    Ok(())
+}
+
+pub fn login_failures_since(conn: &mut dyn Conn, key: &str, since: i64) -> Result<i64, DbError> {
+    conn.query_one(
+        "SELECT COUNT(*) AS n FROM login_failures WHERE throttle_key = $1 AND failed_at >= $2",
+        params![key, since],
+    )?
+    .get("n")
+}
+
+pub fn clear_login_failures(conn: &mut dyn Conn, key: &str) -> Result<(), DbError> {
+    conn.execute(
+        "DELETE FROM login_failures WHERE throttle_key = $1",
+        params![key],
+    )?;
+    Ok(())
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmailConfirmation {
+    pub user_id: i64,
+    pub purpose: String,
+    pub new_email: Option<String>,
+}
+
+pub fn insert_confirmation(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+    confirmation: &EmailConfirmation,
+    expires_at: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO email_confirmations (token_hash, user_id, purpose, new_email, expires_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+        params![
+            token_hash,
+            confirmation.user_id,
+            &confirmation.purpose,
+            confirmation.new_email.clone(),
+            expires_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Uses a confirmation link once; `None` if unknown, used or expired.
+pub fn take_confirmation(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+    now: i64,
+) -> Result<Option<EmailConfirmation>, DbError> {
+    let row = conn.query_opt(
+        "UPDATE email_confirmations SET used_at = $2 \
+         WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 \
+         RETURNING user_id, purpose, new_email",
+        params![token_hash, now],
+    )?;
+    row.map(|row| {
+        Ok(EmailConfirmation {
+            user_id: row.get("user_id")?,
+            purpose: row.get("purpose")?,
+            new_email: row.get("new_email")?,
+        })
+    })
+    .transpose()
+}
