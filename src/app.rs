@@ -25,6 +25,7 @@ pub struct Shared {
     pub db: Db,
     pub clock: Clock,
     pub metrics: Metrics,
+    pub mailer: crate::mail::Mailer,
     /// Recent access token lookups (see `http::auth`).
     pub tokens: crate::http::auth::TokenCache,
     /// The OpenAPI document, rendered once at start with the configured prefix.
@@ -39,16 +40,22 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(config: Config, db: Db, clock: Clock) -> AppState {
+    pub fn new(config: Config, db: Db, clock: Clock) -> anyhow::Result<AppState> {
         let openapi = crate::http::openapi_document(&config);
-        AppState(Arc::new(Shared {
+        let mailer = crate::mail::Mailer::new(
+            config.smtp_url.as_deref(),
+            &config.mail_from,
+            &config.data_dir,
+        )?;
+        Ok(AppState(Arc::new(Shared {
+            mailer,
             config,
             db,
             clock,
             metrics: Metrics::default(),
             tokens: Default::default(),
             openapi,
-        }))
+        })))
     }
 
     /// The HAL context of a request under `/v1` or `/v2`.
@@ -100,7 +107,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
-    let state = AppState::new(config.clone(), db, clock);
+    if config.environment == crate::config::Environment::Sandbox {
+        create_sandbox_demo(&config, &db, clock.now()).await?;
+    }
+    let state = AppState::new(config.clone(), db, clock)?;
+    let shutdown = shutdown_signal()?;
     tracing::info!(
         listen = %config.listen,
         base_url = %config.base_url,
@@ -116,30 +127,100 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         listener,
         crate::http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
     )
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    .with_graceful_shutdown(shutdown)
+    .await?;
     tracing::info!("souk stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Resolves on SIGTERM or SIGINT. The handlers are installed when this is called, not
+/// when it is first polled, so a signal right after start-up is not lost.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {},
+            _ = interrupt.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
+        tracing::info!("shutdown signal received: finishing requests in flight");
+    })
+}
+
+/// In a new sandbox database (no clients, no users): a demo client and two demo users, and
+/// how to use them, printed and written to `<data dir>/sandbox.txt`. Production never
+/// comes here.
+pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::Result<()> {
+    use crate::accounts::{ClientSpec, UserSpec, create_client, create_user};
+    use crate::store::{oauth, users};
+
+    let empty = db
+        .read(|conn| {
+            Ok::<_, crate::store::DbError>(
+                oauth::clients(conn)?.is_empty() && users::count(conn)? == 0,
+            )
+        })
+        .await?;
+    if !empty {
+        return Ok(());
     }
-    tracing::info!("shutdown signal received: finishing requests in flight");
+    let callback = format!("{}/accounts/demo-callback", config.auth_url);
+    let (client_id, secret) = create_client(
+        db,
+        ClientSpec {
+            name: "Souk demo app".into(),
+            redirect_uris: vec![callback.clone()],
+            scopes: Some("read write purchase create_account confirm_upcall webhooks".into()),
+            default_scopes: Some("read write purchase".into()),
+            grants: Vec::new(),
+            public: false,
+        },
+        now,
+    )
+    .await?;
+    let secret = secret.unwrap_or_default();
+    for (email, password, name) in [
+        ("jan@demo.souk.test", "souk-demo-jan", "Jan de Vries"),
+        ("marie@demo.souk.test", "souk-demo-marie", "Marie Dubois"),
+    ] {
+        create_user(
+            db,
+            UserSpec {
+                email: email.into(),
+                password: password.into(),
+                name: Some(name.into()),
+                postcode: None,
+                phone_number: None,
+                locale: config.region.as_str().into(),
+            },
+            now,
+        )
+        .await?;
+    }
+    let auth = &config.auth_url;
+    let base = &config.base_url;
+    let encoded_callback: String = form_urlencoded::byte_serialize(callback.as_bytes()).collect();
+    let text = format!(
+        "Sandbox demo data (a new sandbox database gets it once; production never does)\n\
+         \n  client_id:     {client_id}\n  client_secret: {secret}\n\
+         \n  users:         jan@demo.souk.test / souk-demo-jan\n                 marie@demo.souk.test / souk-demo-marie\n\
+         \nA client token (client credentials):\n\
+         \n  curl -s -u '{client_id}:{secret}' -d grant_type=client_credentials {auth}/accounts/oauth/token\n\
+         \nA user token (authorization code): open this in a browser, sign in as Jan and allow:\n\
+         \n  {auth}/accounts/oauth/authorize?response_type=code&client_id={client_id}&redirect_uri={encoded_callback}&state=demo\n\
+         \nthe page you land on shows the curl line that exchanges the code. Then:\n\
+         \n  curl -s -H \"Authorization: Bearer $TOKEN\" {base}/v1/categories\n"
+    );
+    println!("{text}");
+    let file = config.data_dir.join("sandbox.txt");
+    std::fs::create_dir_all(&config.data_dir)?;
+    std::fs::write(&file, &text)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
 }

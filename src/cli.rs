@@ -4,11 +4,15 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use serde_json::json;
+
+use crate::accounts;
 use crate::app;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::category::parse_taxonomy;
-use crate::store::{Db, categories, migrations};
+use crate::oauth::secret;
+use crate::store::{Db, categories, migrations, oauth as oauth_store};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +36,61 @@ pub enum Command {
     /// Manage the category taxonomy.
     #[command(subcommand)]
     Categories(CategoriesCommand),
+    /// Manage OAuth clients (applications).
+    #[command(subcommand)]
+    Client(ClientCommand),
+    /// Manage user accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClientCommand {
+    /// Register a client; prints {"client_id", "client_secret"} (the secret only this once).
+    Create {
+        #[arg(long)]
+        name: String,
+        /// A redirect URI of the client (repeatable).
+        #[arg(long = "redirect-uri")]
+        redirect_uris: Vec<String>,
+        /// Scopes the client may be granted (default "read write purchase"; client scopes
+        /// create_account, confirm_upcall and webhooks only when named).
+        #[arg(long)]
+        scopes: Option<String>,
+        /// Scopes used when a request names none (default: all allowed that fit the grant).
+        #[arg(long = "default-scopes")]
+        default_scopes: Option<String>,
+        /// A grant the client may use (repeatable): authorization_code, refresh_token,
+        /// client_credentials.
+        #[arg(long = "grant")]
+        grants: Vec<String>,
+        /// A public client: no secret, PKCE required.
+        #[arg(long)]
+        public: bool,
+    },
+    /// List the clients (without secrets).
+    List,
+    /// Delete a client with its tokens.
+    Delete { client_id: String },
+    /// Replace a client's secret; prints the new one (the old one stops working).
+    RotateSecret { client_id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a confirmed user; prints {"userId": ...}.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        postcode: Option<String>,
+        #[arg(long)]
+        phone: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,6 +123,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", config.to_redacted_toml());
             Ok(())
         }
+        Command::Client(command) => client_command(&config, command).await,
+        Command::User(UserCommand::Create {
+            email,
+            password,
+            name,
+            postcode,
+            phone,
+        }) => {
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            let spec = accounts::UserSpec {
+                email,
+                password,
+                name,
+                postcode,
+                phone_number: phone,
+                locale: config.region.as_str().to_owned(),
+            };
+            let id = accounts::create_user(&db, spec, Clock::default().now()).await?;
+            println!("{}", json!({"userId": id}));
+            Ok(())
+        }
         Command::Categories(CategoriesCommand::Import { file, replace }) => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
@@ -84,4 +164,59 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Result<()> {
+    let db = app::prepare_database(config, &Clock::default()).await?;
+    match command {
+        ClientCommand::Create {
+            name,
+            redirect_uris,
+            scopes,
+            default_scopes,
+            grants,
+            public,
+        } => {
+            let spec = accounts::ClientSpec {
+                name,
+                redirect_uris,
+                scopes,
+                default_scopes,
+                grants,
+                public,
+            };
+            let (id, secret) = accounts::create_client(&db, spec, Clock::default().now()).await?;
+            println!("{}", json!({"client_id": id, "client_secret": secret}));
+        }
+        ClientCommand::List => {
+            let clients = db.read(oauth_store::clients).await?;
+            let listed: Vec<_> = clients.iter().map(accounts::client_json).collect();
+            println!("{}", serde_json::to_string_pretty(&listed)?);
+        }
+        ClientCommand::Delete { client_id } => {
+            let id = client_id.clone();
+            if !db
+                .write(move |conn| oauth_store::delete_client(conn, &id))
+                .await?
+            {
+                anyhow::bail!("no client {client_id}");
+            }
+            println!("client {client_id} deleted");
+        }
+        ClientCommand::RotateSecret { client_id } => {
+            let new_secret = secret::new_token();
+            let (id, hash) = (client_id.clone(), secret::hash(&new_secret));
+            if !db
+                .write(move |conn| oauth_store::set_client_secret(conn, &id, &hash))
+                .await?
+            {
+                anyhow::bail!("no client {client_id}");
+            }
+            println!(
+                "{}",
+                json!({"client_id": client_id, "client_secret": new_secret})
+            );
+        }
+    }
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! environment variables (each later source wins).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,8 +41,11 @@ pub struct Config {
     pub database_max_connections: usize,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
-    /// A request taking longer is answered 503 `request-timeout`.
+    /// A request taking longer is answered 408 `request-timeout`.
     pub request_timeout_secs: u64,
+    /// SMTP server for outgoing mail; `None` writes mail to `data_dir/outbox`.
+    pub smtp_url: Option<String>,
+    pub mail_from: String,
 }
 
 /// The settings as a file or the environment may give them: every one optional.
@@ -62,6 +65,8 @@ struct Partial {
     database_max_connections: Option<String>,
     max_body_bytes: Option<String>,
     request_timeout_secs: Option<String>,
+    smtp_url: Option<String>,
+    mail_from: Option<String>,
 }
 
 /// Each setting: its key in `souk.toml` and its environment variable.
@@ -79,6 +84,8 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("database_max_connections", "SOUK_DATABASE_MAX_CONNECTIONS"),
     ("max_body_bytes", "SOUK_MAX_BODY_BYTES"),
     ("request_timeout_secs", "SOUK_REQUEST_TIMEOUT_SECS"),
+    ("smtp_url", "SOUK_SMTP_URL"),
+    ("mail_from", "SOUK_MAIL_FROM"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +157,8 @@ impl Config {
                 &mut partial.request_timeout_secs,
                 "SOUK_REQUEST_TIMEOUT_SECS",
             ),
+            (&mut partial.smtp_url, "SOUK_SMTP_URL"),
+            (&mut partial.mail_from, "SOUK_MAIL_FROM"),
         ];
         for (slot, name) in overrides {
             if let Some(value) = env(name).filter(|v| !v.is_empty()) {
@@ -184,14 +193,14 @@ impl Config {
             "request_timeout_secs",
             self.request_timeout_secs.to_string(),
         );
+        put(
+            "smtp_url",
+            self.smtp_url
+                .as_deref()
+                .map_or("(none: mail goes to the outbox)".into(), redact_url),
+        );
+        put("mail_from", self.mail_from.clone());
         toml::to_string(&table).unwrap_or_default()
-    }
-
-    /// The path of the SQLite database file, when the backend is SQLite.
-    pub fn sqlite_file(&self) -> Option<&Path> {
-        self.database_url
-            .strip_prefix("sqlite://")
-            .map(|p| Path::new(p.split('?').next().unwrap_or(p)))
     }
 }
 
@@ -288,6 +297,10 @@ impl Partial {
                 None => 30,
                 Some(text) => parse_number("request_timeout_secs", text)?,
             },
+            smtp_url: self.smtp_url,
+            mail_from: self
+                .mail_from
+                .unwrap_or_else(|| "Souk <no-reply@souk.localhost>".to_owned()),
         })
     }
 }
@@ -339,7 +352,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(SETTINGS.len(), 13);
+        assert_eq!(SETTINGS.len(), 15);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for (key, _) in SETTINGS {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");
@@ -348,9 +361,16 @@ mod tests {
 
     #[test]
     fn redacts_the_database_password() {
-        let config = from(None, &[("SOUK_DATABASE_URL", "postgres://u:hunter2@h/db")]).unwrap();
+        let config = from(
+            None,
+            &[
+                ("SOUK_DATABASE_URL", "postgres://u:hunter2@h/db"),
+                ("SOUK_SMTP_URL", "smtps://mailer:hunter3@smtp.example:465"),
+            ],
+        )
+        .unwrap();
         let printed = config.to_redacted_toml();
-        assert!(!printed.contains("hunter2"));
+        assert!(!printed.contains("hunter2") && !printed.contains("hunter3"));
         assert!(printed.contains("postgres://u:***@h/db"));
     }
 }

@@ -40,6 +40,7 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Category = ("category", "A category. On an L1 category, `_embedded` holds its L2 children under this rel.");
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf (L2) category: which attributes an ad in it carries and how they are checked.");
     CategoryFees = ("category-fees", "The listing fees of a leaf (L2) category: insertion fee and running subscriptions (under construction, subject to change).");
+    ChangeEmail = ("change-email", "POST `{\"newEmail\"}` here to change the user's e-mail address; the change takes effect when the user follows the link mailed to the new address.");
 }
 
 catalogue! { Resource, "A resource type with a documentation page (`describedby`) at `/docs/resources/<name>`.",
@@ -47,6 +48,9 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     CategoryList = ("category-list", "The category tree: `_embedded[\"<prefix>:category\"]` holds the L1 categories, each embedding its L2 children.");
     Category = ("category", "A category: `categoryId`, `name` (in the deployment's locale), `labels` in the three locales, `status` (`open` or `closed`). An L1 category embeds its L2 children; an L2 (leaf) category links to its attributes and fees.");
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf category in `fields`: `key`, `label`, `labels`, `type` (STRING, LIST, NUMBER, DOUBLE), `values` and `options` (always present, possibly empty), `minValue`, `maxValue`, `unit` (where they apply), `units`, `mandatory`, `searchable`, `writable`, `updateable`.");
+    User = ("user", "A marketplace user: `userId`, `name`, `locale`, `status` (`unconfirmed` until the owner follows the link mailed to them, then `confirmed`), `confirmDate`, `dealerPackage` (`NONE`, `BASIC`, `PLUS`, `PREMIUM`); to the user themself also `email`, `phoneNumber` and `postcode`.");
+    UserList = ("user-list", "The users collection root: POST creates an account (client token with scope `create_account`); the templated `item` link leads to each user.");
+    ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
 }
 

@@ -3,6 +3,7 @@
 //! `docs/ARCHITECTURE.md` is the map; in short: `http` parses requests and renders HAL,
 //! `domain` holds the rules, `store` the queries (written once for SQLite and PostgreSQL).
 
+pub mod accounts;
 pub mod app;
 pub mod cli;
 pub mod clock;
@@ -11,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod hal;
 pub mod http;
+pub mod mail;
 pub mod metrics;
 pub mod oauth;
 pub mod store;

@@ -3,3 +3,4 @@
 pub mod category;
 pub mod locale;
 pub mod time;
+pub mod user;

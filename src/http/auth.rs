@@ -40,7 +40,10 @@ impl Caller {
     pub fn user_with(&self, scope: Scope) -> Result<i64, ApiError> {
         match self.user_id {
             Some(user) if self.scopes.contains(scope) => Ok(user),
-            Some(_) => Err(forbidden(&format!("the token lacks the scope `{}`", scope.as_str()))),
+            Some(_) => Err(forbidden(&format!(
+                "the token lacks the scope `{}`",
+                scope.as_str()
+            ))),
             None => Err(forbidden("this needs a user's token, not a client token")),
         }
     }
@@ -49,7 +52,10 @@ impl Caller {
     pub fn client_with(&self, scope: Scope) -> Result<&str, ApiError> {
         match self.user_id {
             None if self.scopes.contains(scope) => Ok(&self.client_id),
-            None => Err(forbidden(&format!("the token lacks the scope `{}`", scope.as_str()))),
+            None => Err(forbidden(&format!(
+                "the token lacks the scope `{}`",
+                scope.as_str()
+            ))),
             Some(_) => Err(forbidden("this needs a client token, not a user's token")),
         }
     }

@@ -11,6 +11,7 @@ mod pages;
 mod render;
 mod root;
 mod schemas;
+mod users;
 
 use std::time::Duration;
 
@@ -36,6 +37,7 @@ fn api() -> api::Api {
     let api = categories::routes(api);
     let api = oauth::routes(api);
     let api = pages::routes(api);
+    let api = users::routes(api);
     docs::routes(api)
 }
 
@@ -77,6 +79,7 @@ pub fn openapi_document(config: &Config) -> Value {
         "tags": [
             {"name": "Root", "description": "Entry points."},
             {"name": "Categories", "description": "The two-level category tree, attribute definitions and fees."},
+            {"name": "Users", "description": "Accounts, `me` and the e-mail change."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
             {"name": "Operations", "description": "Health, readiness, metrics and this document."},

@@ -99,7 +99,11 @@ fn oauth_error(error: &OAuthError) -> Response {
 
 /// The parameters of a request: the query string, then a form body. A name given twice
 /// (in either place) is `invalid_request`, as RFC 6749 §3.2 asks.
-fn parameters(uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Result<Vec<(String, String)>, OAuthError> {
+fn parameters(
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Vec<(String, String)>, OAuthError> {
     let mut pairs: Vec<(String, String)> = uri
         .query()
         .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
@@ -113,19 +117,27 @@ fn parameters(uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Result<Vec<(Strin
     }
     for (i, (name, _)) in pairs.iter().enumerate() {
         if pairs[..i].iter().any(|(other, _)| other == name) {
-            return Err(OAuthError::InvalidRequest(format!("`{name}` is given more than once")));
+            return Err(OAuthError::InvalidRequest(format!(
+                "`{name}` is given more than once"
+            )));
         }
     }
     Ok(pairs)
 }
 
 fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
-    pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
 }
 
 /// The client's credentials: HTTP Basic (id and secret form-urlencoded, RFC 6749 §2.3.1)
 /// or body parameters; both at once is `invalid_request`.
-fn credentials(headers: &HeaderMap, pairs: &[(String, String)]) -> Result<ClientCredentials, OAuthError> {
+fn credentials(
+    headers: &HeaderMap,
+    pairs: &[(String, String)],
+) -> Result<ClientCredentials, OAuthError> {
     let body_id = param(pairs, "client_id");
     let body_secret = param(pairs, "client_secret");
     let basic = headers
@@ -193,7 +205,12 @@ async fn authenticated_client(
     Ok((client, pairs))
 }
 
-async fn token(State(state): State<AppState>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn token(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
         Ok(found) => found,
         Err(response) => return response,
@@ -236,10 +253,17 @@ async fn token(State(state): State<AppState>, uri: Uri, headers: HeaderMap, body
 }
 
 async fn token_get() -> Response {
-    oauth_error(&OAuthError::InvalidRequest("the token endpoint takes POST".into()))
+    oauth_error(&OAuthError::InvalidRequest(
+        "the token endpoint takes POST".into(),
+    ))
 }
 
-async fn revoke(State(state): State<AppState>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn revoke(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
         Ok(found) => found,
         Err(response) => return response,

@@ -52,6 +52,29 @@ pub fn routes(api: Api) -> Api {
         submit,
     )
     .route(
+        get("/accounts/confirm", "confirmPage")
+            .tag(tag)
+            .summary("The page behind a mailed confirmation link (account or new e-mail address)")
+            .ok_empty(200, "A page with a confirm button (and a password form if the account has none)"),
+        confirm_page,
+    )
+    .route(
+        post("/accounts/confirm", "confirm")
+            .tag(tag)
+            .summary("Confirms an account or a new e-mail address (the form of the confirmation page)")
+            .ok_empty(200, "Confirmed")
+            .ok_empty(400, "Unknown, used or expired link"),
+        confirm,
+    )
+    .route(
+        get("/accounts/demo-callback", "demoCallback")
+            .tag(tag)
+            .summary("Sandbox only: where the demo client lands; shows how to exchange the code")
+            .ok_empty(200, "A page with the code and the curl line that exchanges it")
+            .errors(&[crate::error::ErrorCode::NotFound]),
+        demo_callback,
+    )
+    .route(
         get("/accounts/assets/accounts.css", "accountsStylesheet")
             .tag(tag)
             .summary("The stylesheet of the sign-in pages")
@@ -81,7 +104,10 @@ fn page(state: &AppState, status: StatusCode, title: &str, body: &str) -> Respon
     );
     let mut response = (status, html).into_response();
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
@@ -115,7 +141,9 @@ fn redirect(url: &str) -> Response {
     if let Ok(value) = HeaderValue::from_str(url) {
         response.headers_mut().insert(header::LOCATION, value);
     }
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 
@@ -138,7 +166,10 @@ fn session_cookie(headers: &HeaderMap) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
-async fn existing_session(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, ApiError> {
+async fn existing_session(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<Session>, ApiError> {
     let Some(id) = session_cookie(headers) else {
         return Ok(None);
     };
@@ -184,7 +215,11 @@ async fn new_session(state: &AppState, user_id: Option<i64>) -> Result<Session, 
 
 fn with_cookie(state: &AppState, mut response: Response, session: &Session) -> Response {
     if session.fresh {
-        let secure = if state.config.auth_url.starts_with("https://") { "; Secure" } else { "" };
+        let secure = if state.config.auth_url.starts_with("https://") {
+            "; Secure"
+        } else {
+            ""
+        };
         let cookie = format!(
             "{SESSION_COOKIE}={}; Path=/accounts; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}",
             session.id
@@ -260,7 +295,12 @@ async fn after_sign_in(
     consent_page(state, authorization, session, uri)
 }
 
-async fn grant(state: &AppState, authorization: &Authorization, user_id: i64, remember: bool) -> Response {
+async fn grant(
+    state: &AppState,
+    authorization: &Authorization,
+    user_id: i64,
+    remember: bool,
+) -> Response {
     let now = state.clock.now();
     let authorization_for_db = authorization.clone();
     let code = state
@@ -297,7 +337,9 @@ fn login_page(
     status: StatusCode,
 ) -> Response {
     let l = state.config.region.language();
-    let error = error.map_or(String::new(), |e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)));
+    let error = error.map_or(String::new(), |e| {
+        format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e))
+    });
     page(
         state,
         status,
@@ -313,7 +355,11 @@ fn login_page(
              <button type=\"submit\">{submit}</button></form>\
              <p class=\"fine\">{fine}</p>",
             title = t(l, "Inloggen bij Souk", "Se connecter à Souk"),
-            lead = t(l, "Log in om verder te gaan naar", "Connectez-vous pour continuer vers"),
+            lead = t(
+                l,
+                "Log in om verder te gaan naar",
+                "Connectez-vous pour continuer vers"
+            ),
             client = escape(&authorization.client.name),
             action = action(uri),
             csrf = escape(&session.record.csrf_token),
@@ -329,7 +375,12 @@ fn login_page(
     )
 }
 
-fn consent_page(state: &AppState, authorization: &Authorization, session: &Session, uri: &Uri) -> Response {
+fn consent_page(
+    state: &AppState,
+    authorization: &Authorization,
+    session: &Session,
+    uri: &Uri,
+) -> Response {
     let l = state.config.region.language();
     let scopes: String = authorization
         .scopes
@@ -391,7 +442,11 @@ async fn submit(
         return error_page(
             &state,
             StatusCode::FORBIDDEN,
-            t(l, "Het formulier is verlopen of ongeldig. Begin opnieuw.", "Le formulaire a expiré ou n'est pas valide. Recommencez."),
+            t(
+                l,
+                "Het formulier is verlopen of ongeldig. Begin opnieuw.",
+                "Le formulaire a expiré ou n'est pas valide. Recommencez.",
+            ),
         );
     };
     if let Some(decision) = field("decision") {
@@ -433,17 +488,30 @@ async fn submit(
             &authorization,
             &session,
             &uri,
-            Some(t(l, "Te veel mislukte pogingen. Probeer het over een kwartier opnieuw.", "Trop de tentatives échouées. Réessayez dans un quart d'heure.")),
+            Some(t(
+                l,
+                "Te veel mislukte pogingen. Probeer het over een kwartier opnieuw.",
+                "Trop de tentatives échouées. Réessayez dans un quart d'heure.",
+            )),
             StatusCode::TOO_MANY_REQUESTS,
         );
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(THROTTLE_WINDOW));
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(THROTTLE_WINDOW));
         return response;
     }
     if failures >= SLOW_AFTER {
-        tokio::time::sleep(Duration::from_millis(500 * (failures - SLOW_AFTER + 1) as u64)).await;
+        tokio::time::sleep(Duration::from_millis(
+            500 * (failures - SLOW_AFTER + 1) as u64,
+        ))
+        .await;
     }
     let lookup = username.clone();
-    let user = match state.db.read(move |conn| users::by_email(conn, &lookup)).await {
+    let user = match state
+        .db
+        .read(move |conn| users::by_email(conn, &lookup))
+        .await
+    {
         Ok(user) => user,
         Err(e) => return ApiError::from(e).into_response(),
     };
@@ -468,7 +536,11 @@ async fn submit(
             &authorization,
             &session,
             &uri,
-            Some(t(l, "Onjuist e-mailadres of wachtwoord.", "Adresse e-mail ou mot de passe incorrect.")),
+            Some(t(
+                l,
+                "Onjuist e-mailadres of wachtwoord.",
+                "Adresse e-mail ou mot de passe incorrect.",
+            )),
             StatusCode::OK,
         );
     };
@@ -498,4 +570,200 @@ async fn stylesheet() -> Response {
         STYLESHEET,
     )
         .into_response()
+}
+
+fn query_param(uri: &Uri, name: &str) -> Option<String> {
+    uri.query().and_then(|q| {
+        form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    })
+}
+
+/// Shows a button rather than confirming on GET: mail scanners that follow links must not
+/// confirm on the owner's behalf.
+async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Response {
+    let l = state.config.region.language();
+    let Some(token) = query_param(&uri, "token") else {
+        return error_page(
+            &state,
+            StatusCode::BAD_REQUEST,
+            t(l, "Deze link is onvolledig.", "Ce lien est incomplet."),
+        );
+    };
+    let hash = secret::hash(&token);
+    let needs_password = state
+        .db
+        .read(move |conn| {
+            let row = conn.query_opt(
+                "SELECT u.password_hash FROM email_confirmations c JOIN users u ON u.user_id = c.user_id \
+                 WHERE c.token_hash = $1 AND c.purpose = 'account'",
+                crate::params![hash],
+            )?;
+            row.map(|r| r.get::<String>("password_hash")).transpose()
+        })
+        .await
+        .map(|hash| hash.is_some_and(|h| h.is_empty()));
+    let needs_password = match needs_password {
+        Ok(needed) => needed,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let password = if needs_password {
+        format!(
+            "<label for=\"password\">{}</label>\
+             <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\" minlength=\"8\" required>",
+            t(
+                l,
+                "Kies een wachtwoord (minstens 8 tekens)",
+                "Choisissez un mot de passe (au moins 8 caractères)"
+            )
+        )
+    } else {
+        String::new()
+    };
+    page(
+        &state,
+        StatusCode::OK,
+        t(l, "Bevestigen", "Confirmer"),
+        &format!(
+            "<h1>{title}</h1><p class=\"lead\">{lead}</p>\
+             <form method=\"post\" action=\"/accounts/confirm\">\
+             <input type=\"hidden\" name=\"token\" value=\"{token}\">{password}\
+             <button type=\"submit\">{button}</button></form>",
+            title = t(l, "Bijna klaar", "Presque terminé"),
+            lead = t(
+                l,
+                "Bevestig je e-mailadres voor Souk.",
+                "Confirmez votre adresse e-mail pour Souk."
+            ),
+            token = escape(&token),
+            button = t(l, "Bevestigen", "Confirmer"),
+        ),
+    )
+}
+
+async fn confirm(State(state): State<AppState>, body: Bytes) -> Response {
+    let l = state.config.region.language();
+    let form: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+    let field = |name: &str| form.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let Some(token) = field("token") else {
+        return error_page(
+            &state,
+            StatusCode::BAD_REQUEST,
+            t(l, "Deze link is onvolledig.", "Ce lien est incomplet."),
+        );
+    };
+    let new_password = match field("password").filter(|p| !p.is_empty()) {
+        Some(p) if p.chars().count() < crate::domain::user::PASSWORD_MIN => {
+            return error_page(
+                &state,
+                StatusCode::BAD_REQUEST,
+                t(
+                    l,
+                    "Het wachtwoord is te kort.",
+                    "Le mot de passe est trop court.",
+                ),
+            );
+        }
+        Some(p) => Some(password::hash(p).await),
+        None => None,
+    };
+    let now = state.clock.now();
+    let hash = secret::hash(&token);
+    let outcome = state
+        .db
+        .write(move |conn| {
+            let Some(confirmation) = store::take_confirmation(conn, &hash, now)? else {
+                return Ok(false);
+            };
+            match confirmation.new_email {
+                Some(email) => users::set_email(conn, confirmation.user_id, &email)?,
+                None => {
+                    if let Some(password_hash) = new_password {
+                        let user = users::get(conn, confirmation.user_id)?;
+                        if user.is_some_and(|u| u.password_hash.is_empty()) {
+                            users::set_password(conn, confirmation.user_id, &password_hash)?;
+                        }
+                    }
+                    users::confirm(conn, confirmation.user_id, now)?;
+                }
+            }
+            Ok::<_, crate::store::DbError>(true)
+        })
+        .await;
+    match outcome {
+        Ok(true) => page(
+            &state,
+            StatusCode::OK,
+            t(l, "Bevestigd", "Confirmé"),
+            &format!(
+                "<h1>{}</h1><p class=\"lead\">{}</p>",
+                t(l, "Bevestigd", "Confirmé"),
+                t(
+                    l,
+                    "Dank je! Je kunt dit venster sluiten.",
+                    "Merci ! Vous pouvez fermer cette fenêtre."
+                ),
+            ),
+        ),
+        Ok(false) => error_page(
+            &state,
+            StatusCode::BAD_REQUEST,
+            t(
+                l,
+                "Deze link is onbekend, al gebruikt of verlopen.",
+                "Ce lien est inconnu, déjà utilisé ou expiré.",
+            ),
+        ),
+        Err(crate::store::DbError::UniqueViolation(_)) => error_page(
+            &state,
+            StatusCode::CONFLICT,
+            t(
+                l,
+                "Dit e-mailadres is intussen door een ander account in gebruik genomen.",
+                "Cette adresse e-mail est entre-temps utilisée par un autre compte.",
+            ),
+        ),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// The demo client's redirect target in a sandbox: shows the code and the curl line that
+/// exchanges it, so a newcomer gets a user token without writing a client first.
+async fn demo_callback(State(state): State<AppState>, uri: Uri) -> Response {
+    if state.config.environment != crate::config::Environment::Sandbox {
+        return ApiError::new(crate::error::ErrorCode::NotFound).into_response();
+    }
+    let l = state.config.region.language();
+    let Some(code) = query_param(&uri, "code") else {
+        let error = query_param(&uri, "error").unwrap_or_else(|| "?".into());
+        return error_page(&state, StatusCode::OK, &error);
+    };
+    let auth = &state.config.auth_url;
+    let callback = format!("{auth}/accounts/demo-callback");
+    let curl = format!(
+        "curl -s -u \"$CLIENT_ID:$CLIENT_SECRET\" -d grant_type=authorization_code \\\n  -d code={code} \\\n  --data-urlencode redirect_uri={callback} \\\n  {auth}/accounts/oauth/token"
+    );
+    page(
+        &state,
+        StatusCode::OK,
+        "Code",
+        &format!(
+            "<h1>{title}</h1><p class=\"lead\">{lead}</p><p><code id=\"code\">{code}</code></p>\
+             <p class=\"fine\">{within}</p><pre>{curl}</pre>",
+            title = t(l, "Gelukt", "Réussi"),
+            lead = t(
+                l,
+                "De autorisatiecode voor de demo-app:",
+                "Le code d'autorisation de l'application de démonstration :"
+            ),
+            code = escape(&code),
+            within = t(
+                l,
+                "Wissel hem binnen 60 seconden in (CLIENT_ID en CLIENT_SECRET staan in data/sandbox.txt):",
+                "Échangez-le dans les 60 secondes (CLIENT_ID et CLIENT_SECRET se trouvent dans data/sandbox.txt) :"
+            ),
+            curl = escape(&curl),
+        ),
+    )
 }

@@ -153,11 +153,13 @@ fn finish(
     // A bare error from the router or a layer (unknown route, wrong method, body limit,
     // timeout, panic): give it the documented body too.
     let status = response.status();
-    let is_json = response
+    // Pages (HTML) and JSON answers are already complete; an empty or plain-text error
+    // body comes from the router or a layer.
+    let is_bare = response
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if (status.is_client_error() || status.is_server_error()) && !is_json {
+        .is_none_or(|v| v.as_bytes().starts_with(b"text/plain"));
+    if (status.is_client_error() || status.is_server_error()) && is_bare {
         let mut error = ApiError::new(ErrorCode::for_status(status));
         if let Some(allow) = response
             .headers()

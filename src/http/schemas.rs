@@ -87,6 +87,34 @@ pub fn all(prefix: &str) -> Value {
                 "message": {"type": "string"},
             },
         },
+        "User": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["change-email"]),
+                "userId": {"type": "integer"},
+                "name": {"type": "string", "maxLength": 30},
+                "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
+                "status": {"type": "string", "enum": ["unconfirmed", "confirmed"]},
+                "confirmDate": {"type": ["string", "null"], "format": "date-time"},
+                "dealerPackage": {"type": "string", "enum": ["NONE", "BASIC", "PLUS", "PREMIUM"]},
+                "email": {"type": "string", "description": "Only to the user themself."},
+                "phoneNumber": {"type": ["string", "null"], "description": "Only to the user themself."},
+                "postcode": {"type": ["string", "null"], "maxLength": 6, "description": "Only to the user themself."},
+            },
+            "required": ["userId", "name", "locale", "status", "dealerPackage"],
+        },
+        "UserList": {
+            "type": "object",
+            "properties": {"_links": links(&["item"])},
+        },
+        "ChangeEmail": {
+            "type": "object",
+            "properties": {
+                "_links": {"type": "object", "properties": {"self": link}},
+                "message": {"type": "string"},
+            },
+            "required": ["message"],
+        },
         "Health": {
             "type": "object",
             "properties": {"status": {"type": "string"}, "schemaVersion": {"type": "integer"}},

@@ -27,7 +27,9 @@ pub const GRANT_CLIENT_CREDENTIALS: &str = "client_credentials";
 pub enum OAuthError {
     InvalidRequest(String),
     /// Failed client authentication; `basic` says whether HTTP Basic was used.
-    InvalidClient { basic: bool },
+    InvalidClient {
+        basic: bool,
+    },
     InvalidGrant(String),
     UnauthorizedClient,
     UnsupportedGrantType,
@@ -120,7 +122,9 @@ pub fn token(
 ) -> Result<Result<Issued, OAuthError>, DbError> {
     let grant = match request.grant_type.as_deref() {
         None | Some("") => {
-            return Ok(Err(OAuthError::InvalidRequest("grant_type is missing".into())));
+            return Ok(Err(OAuthError::InvalidRequest(
+                "grant_type is missing".into(),
+            )));
         }
         Some(
             grant @ (GRANT_AUTHORIZATION_CODE | GRANT_REFRESH_TOKEN | GRANT_CLIENT_CREDENTIALS),
@@ -143,7 +147,7 @@ fn exchange_code(
     request: &TokenRequest,
     now: i64,
 ) -> Result<Result<Issued, OAuthError>, DbError> {
-    let Some(raw_code) = request.code.as_deref().filter(|c| !c.is_empty()) else {
+    let Some(raw_code) = request.code.as_deref() else {
         return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
     };
     let code_hash = secret::hash(raw_code);
@@ -156,7 +160,9 @@ fn exchange_code(
     if !store::use_code(conn, &code_hash, now)? {
         // A second use: the code may have leaked; nothing issued from it stays valid.
         store::revoke_code_tokens(conn, &code_hash, now)?;
-        return Ok(Err(invalid_grant("the authorization code was already used")));
+        return Ok(Err(invalid_grant(
+            "the authorization code was already used",
+        )));
     }
     if code.expires_at <= now {
         return Ok(Err(invalid_grant("the authorization code has expired")));
@@ -241,8 +247,10 @@ fn refresh(
     request: &TokenRequest,
     now: i64,
 ) -> Result<Result<Issued, OAuthError>, DbError> {
-    let Some(raw) = request.refresh_token.as_deref().filter(|t| !t.is_empty()) else {
-        return Ok(Err(OAuthError::InvalidRequest("refresh_token is missing".into())));
+    let Some(raw) = request.refresh_token.as_deref() else {
+        return Ok(Err(OAuthError::InvalidRequest(
+            "refresh_token is missing".into(),
+        )));
     };
     let hash = secret::hash(raw);
     let Some(token) = store::refresh_token(conn, &hash)? else {
@@ -366,7 +374,11 @@ pub fn grant_scopes(
         },
         None => {
             let defaults = Scopes::from_stored(&client.default_scopes).filter(fits);
-            Ok(if defaults.is_empty() { allowed } else { defaults })
+            Ok(if defaults.is_empty() {
+                allowed
+            } else {
+                defaults
+            })
         }
     }
 }
@@ -408,10 +420,7 @@ pub enum AuthorizeError {
     /// The client or the redirect_uri cannot be trusted: show an error page, never redirect.
     Page(String),
     /// Tell the client, at its redirect_uri (with `state`).
-    Redirect {
-        url: String,
-        error: &'static str,
-    },
+    Redirect { url: String, error: &'static str },
 }
 
 /// Validates the query of `GET /accounts/oauth/authorize` (all pairs, repeated ones kept).
@@ -453,9 +462,15 @@ pub fn validate_authorization(
             error,
         }))
     };
-    let repeated = ["response_type", "scope", "state", "code_challenge", "code_challenge_method"]
-        .iter()
-        .any(|name| count(name) > 1);
+    let repeated = [
+        "response_type",
+        "scope",
+        "state",
+        "code_challenge",
+        "code_challenge_method",
+    ]
+    .iter()
+    .any(|name| count(name) > 1);
     if repeated {
         return fail("invalid_request");
     }
@@ -558,10 +573,9 @@ pub fn introspect(
 ) -> Result<Option<Introspection>, DbError> {
     let hash = secret::hash(token);
     if let Some(access) = store::access_token(conn, &hash)? {
-        let active = access.client_id == client.id
-            && access.revoked_at.is_none()
-            && access.expires_at > now;
-        return Ok(active.then(|| Introspection {
+        let active =
+            access.client_id == client.id && access.revoked_at.is_none() && access.expires_at > now;
+        return Ok(active.then_some(Introspection {
             scope: access.scope,
             client_id: access.client_id,
             user_id: access.user_id,
@@ -572,7 +586,7 @@ pub fn introspect(
     }
     if let Some(refresh) = store::refresh_token(conn, &hash)? {
         let active = refresh.client_id == client.id && refresh.state == RefreshState::Live;
-        return Ok(active.then(|| Introspection {
+        return Ok(active.then_some(Introspection {
             scope: refresh.scope,
             client_id: refresh.client_id,
             user_id: Some(refresh.user_id),
@@ -615,11 +629,15 @@ mod tests {
     fn scope_defaults_and_limits() {
         let c = client("read write create_account", "");
         assert_eq!(
-            grant_scopes(&c, None, Scope::is_user_scope).unwrap().to_string(),
+            grant_scopes(&c, None, Scope::is_user_scope)
+                .unwrap()
+                .to_string(),
             "read write"
         );
         assert_eq!(
-            grant_scopes(&c, None, |s| !s.is_user_scope()).unwrap().to_string(),
+            grant_scopes(&c, None, |s| !s.is_user_scope())
+                .unwrap()
+                .to_string(),
             "create_account"
         );
         assert_eq!(

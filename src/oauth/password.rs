@@ -26,7 +26,10 @@ fn hash_now(password: &str) -> String {
 }
 
 async fn limited<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    let _permit = HASHING.acquire().await.expect("the hashing semaphore is never closed");
+    let _permit = HASHING
+        .acquire()
+        .await
+        .expect("the hashing semaphore is never closed");
     tokio::task::spawn_blocking(work)
         .await
         .expect("password hashing does not panic")
@@ -41,8 +44,11 @@ pub async fn verify(password: String, stored: Option<String>) -> bool {
     limited(move || {
         let exists = stored.is_some();
         let stored = stored.unwrap_or_else(|| DUMMY.clone());
-        let ok = PasswordHash::new(&stored)
-            .is_ok_and(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok());
+        let ok = PasswordHash::new(&stored).is_ok_and(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        });
         ok && exists
     })
     .await

@@ -18,7 +18,10 @@ impl Redirect {
         let mut url = self.registered.clone();
         let mut parts: Vec<String> = self.extras.clone();
         parts.extend(params.iter().map(|(name, value)| {
-            format!("{name}={}", form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>())
+            format!(
+                "{name}={}",
+                form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
+            )
         }));
         for part in parts {
             url.push(if url.contains('?') { '&' } else { '?' });
@@ -35,14 +38,17 @@ pub fn match_redirect(requested: &str, registered: &[String]) -> Option<Redirect
         return None;
     }
     let (base, query) = split_query(requested);
-    let pairs: Vec<&str> = query.map_or(Vec::new(), |q| q.split('&').filter(|p| !p.is_empty()).collect());
+    let pairs: Vec<&str> = query.map_or(Vec::new(), |q| {
+        q.split('&').filter(|p| !p.is_empty()).collect()
+    });
     registered.iter().find_map(|candidate| {
         let (candidate_base, candidate_query) = split_query(candidate);
         if candidate_base != base {
             return None;
         }
-        let registered_pairs: Vec<&str> =
-            candidate_query.map_or(Vec::new(), |q| q.split('&').filter(|p| !p.is_empty()).collect());
+        let registered_pairs: Vec<&str> = candidate_query.map_or(Vec::new(), |q| {
+            q.split('&').filter(|p| !p.is_empty()).collect()
+        });
         let registered_names: Vec<&str> = registered_pairs.iter().map(|p| name_of(p)).collect();
         let (kept, extras): (Vec<&str>, Vec<&str>) = pairs
             .iter()
@@ -93,7 +99,10 @@ mod tests {
             "https://app.example/callback?x=1&y=a%26b&code=c+d&state=s%26t"
         );
         let r = match_redirect("https://app.example/cb?tenant=a&lang=nl", &registered()).unwrap();
-        assert_eq!(r.to_url(&[("code", "1")]), "https://app.example/cb?tenant=a&lang=nl&code=1");
+        assert_eq!(
+            r.to_url(&[("code", "1")]),
+            "https://app.example/cb?tenant=a&lang=nl&code=1"
+        );
     }
 
     #[test]

@@ -54,8 +54,12 @@ impl Scope {
         match (self, dutch) {
             (Scope::Read, true) => "je gegevens en advertenties bekijken",
             (Scope::Read, false) => "consulter vos données et vos annonces",
-            (Scope::Write, true) => "advertenties plaatsen en wijzigen, bieden en zoekopdrachten bewaren",
-            (Scope::Write, false) => "publier et modifier des annonces, faire des offres et enregistrer des recherches",
+            (Scope::Write, true) => {
+                "advertenties plaatsen en wijzigen, bieden en zoekopdrachten bewaren"
+            }
+            (Scope::Write, false) => {
+                "publier et modifier des annonces, faire des offres et enregistrer des recherches"
+            }
             (Scope::Purchase, true) => "betaalde opties en verlengingen kopen",
             (Scope::Purchase, false) => "acheter des options payantes et des renouvellements",
             (Scope::CreateAccount, true) => "accounts aanmaken",

@@ -43,7 +43,10 @@ mod tests {
         let a = new_token();
         assert_eq!(a.len(), 43);
         assert_ne!(a, new_token());
-        assert!(a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert!(
+            a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        );
     }
 
     #[test]

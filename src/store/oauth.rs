@@ -304,7 +304,10 @@ pub fn insert_refresh_token(
     Ok(())
 }
 
-pub fn refresh_token(conn: &mut dyn Conn, token_hash: &str) -> Result<Option<RefreshToken>, DbError> {
+pub fn refresh_token(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+) -> Result<Option<RefreshToken>, DbError> {
     conn.query_opt(
         "SELECT token_hash, client_id, user_id, scope, family, code_hash, state \
          FROM refresh_tokens WHERE token_hash = $1",
@@ -356,7 +359,11 @@ pub fn discard_beyond(
 }
 
 /// The scopes a user granted a client, if any.
-pub fn consent(conn: &mut dyn Conn, user_id: i64, client_id: &str) -> Result<Option<String>, DbError> {
+pub fn consent(
+    conn: &mut dyn Conn,
+    user_id: i64,
+    client_id: &str,
+) -> Result<Option<String>, DbError> {
     conn.query_opt(
         "SELECT scope FROM consents WHERE user_id = $1 AND client_id = $2",
         params![user_id, client_id],
@@ -416,7 +423,11 @@ pub fn session(conn: &mut dyn Conn, session_hash: &str) -> Result<Option<Browser
     .transpose()
 }
 
-pub fn sign_in_session(conn: &mut dyn Conn, session_hash: &str, user_id: i64) -> Result<(), DbError> {
+pub fn sign_in_session(
+    conn: &mut dyn Conn,
+    session_hash: &str,
+    user_id: i64,
+) -> Result<(), DbError> {
     conn.execute(
         "UPDATE browser_sessions SET user_id = $2 WHERE session_hash = $1",
         params![session_hash, user_id],

@@ -44,7 +44,11 @@ pub fn insert(conn: &mut dyn Conn, user: &NewUser<'_>, now: i64) -> Result<i64, 
             user.postcode,
             user.phone_number,
             user.locale,
-            if user.confirmed { "confirmed" } else { "unconfirmed" },
+            if user.confirmed {
+                "confirmed"
+            } else {
+                "unconfirmed"
+            },
             user.confirmed.then_some(now),
             now
         ],
@@ -73,7 +77,8 @@ pub fn by_email(conn: &mut dyn Conn, email: &str) -> Result<Option<User>, DbErro
 }
 
 pub fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
-    conn.query_one("SELECT COUNT(*) AS n FROM users", &[])?.get("n")
+    conn.query_one("SELECT COUNT(*) AS n FROM users", &[])?
+        .get("n")
 }
 
 pub fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
@@ -107,4 +112,12 @@ fn from_row(row: &Row) -> Result<User, DbError> {
         dealer_package: row.get("dealer_package")?,
         confirm_date: row.get("confirm_date")?,
     })
+}
+
+pub fn set_password(conn: &mut dyn Conn, id: i64, password_hash: &str) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE users SET password_hash = $2 WHERE user_id = $1",
+        params![id, password_hash],
+    )?;
+    Ok(())
 }

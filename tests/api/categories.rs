@@ -241,6 +241,7 @@ async fn etag_and_if_none_match(app: TestApp) {
         let again = app
             .client
             .get(app.url(&path))
+            .bearer_auth(&app.token)
             .header("If-None-Match", &etag)
             .send()
             .await
@@ -251,6 +252,7 @@ async fn etag_and_if_none_match(app: TestApp) {
         let other = app
             .client
             .get(app.url(&path))
+            .bearer_auth(&app.token)
             .header("If-None-Match", "\"something-else\"")
             .send()
             .await

@@ -30,6 +30,7 @@ async fn wrong_methods_are_405_with_allow(app: TestApp) {
     let response = app
         .client
         .post(app.url("/v1/categories"))
+        .bearer_auth(&app.token)
         .header("content-type", "application/json")
         .body("{}")
         .send()
@@ -42,6 +43,7 @@ async fn wrong_methods_are_405_with_allow(app: TestApp) {
     let response = app
         .client
         .delete(app.url("/v2/categories/1"))
+        .bearer_auth(&app.token)
         .send()
         .await
         .unwrap();
@@ -55,6 +57,7 @@ async fn get_with_an_empty_json_body_is_fine(app: TestApp) {
     let response = app
         .client
         .get(app.url("/v1/categories"))
+        .bearer_auth(&app.token)
         .header("content-type", "application/json")
         .header("content-length", "0")
         .send()
@@ -70,6 +73,7 @@ async fn request_ids_are_unique_and_kept_from_a_proxy(app: TestApp) {
     let response = app
         .client
         .get(app.url("/v1/categories/0"))
+        .bearer_auth(&app.token)
         .header("x-request-id", "lb-1234-abcd")
         .send()
         .await
@@ -81,6 +85,7 @@ async fn request_ids_are_unique_and_kept_from_a_proxy(app: TestApp) {
     let response = app
         .client
         .get(app.url("/v1"))
+        .bearer_auth(&app.token)
         .header("x-request-id", "evil\" id=1")
         .send()
         .await

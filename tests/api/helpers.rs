@@ -5,6 +5,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 
 use serde_json::Value;
+use souk::accounts::{ClientSpec, UserSpec, create_client, create_user};
 use souk::app::{AppState, prepare_database};
 use souk::clock::Clock;
 use souk::config::Config;
@@ -13,6 +14,11 @@ use souk::store::Db;
 pub struct TestApp {
     pub address: SocketAddr,
     pub client: reqwest::Client,
+    /// A client registered for every grant and scope.
+    pub app_client: TestClient,
+    /// A client-credentials token of `app_client` (all client scopes): what `get` sends.
+    pub token: String,
+    pub clock: Clock,
     pub db: Db,
     pub config: Config,
     pub database_url: String,
@@ -73,40 +79,211 @@ impl TestApp {
         .expect("test configuration");
         let clock = Clock::default();
         let db = prepare_database(&config, &clock).await.expect("database");
-        let state = AppState::new(config.clone(), db.clone(), clock.clone());
+        let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
         tokio::spawn(async move {
             axum::serve(
                 listener,
                 souk::http::router(state)
                     .into_make_service_with_connect_info::<std::net::SocketAddr>(),
             )
-                .await
-                .expect("server");
+            .await
+            .expect("server");
         });
-        Some(TestApp {
+        let mut app = TestApp {
             address,
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .expect("client"),
+            app_client: TestClient::default(),
+            token: String::new(),
+            clock,
             db,
             config,
             database_url,
             _data_dir: data_dir,
             schema,
-        })
+        };
+        app.app_client = app
+            .register_client(ClientSpec {
+                name: "Test app".into(),
+                redirect_uris: vec!["https://client.test/cb".into()],
+                scopes: Some("read write purchase create_account confirm_upcall webhooks".into()),
+                ..ClientSpec::default()
+            })
+            .await;
+        app.token = app.client_token(&app.app_client, None).await;
+        Some(app)
+    }
+
+    pub async fn register_client(&self, spec: ClientSpec) -> TestClient {
+        let redirect_uri = spec.redirect_uris.first().cloned().unwrap_or_default();
+        let (id, secret) = create_client(&self.db, spec, self.clock.now())
+            .await
+            .expect("client");
+        TestClient {
+            id,
+            secret,
+            redirect_uri,
+        }
+    }
+
+    /// A confirmed user.
+    pub async fn create_user(&self, email: &str, password: &str) -> i64 {
+        create_user(
+            &self.db,
+            UserSpec {
+                email: email.into(),
+                password: password.into(),
+                locale: "nl-NL".into(),
+                ..UserSpec::default()
+            },
+            self.clock.now(),
+        )
+        .await
+        .expect("user")
+    }
+
+    /// POSTs a token request with HTTP Basic client authentication.
+    pub async fn token_request(
+        &self,
+        client: &TestClient,
+        params: &[(&str, &str)],
+    ) -> reqwest::Response {
+        self.client
+            .post(self.url("/accounts/oauth/token"))
+            .basic_auth(&client.id, client.secret.as_deref())
+            .form(params)
+            .send()
+            .await
+            .expect("token request")
+    }
+
+    pub async fn client_token(&self, client: &TestClient, scope: Option<&str>) -> String {
+        let mut params = vec![("grant_type", "client_credentials")];
+        if let Some(scope) = scope {
+            params.push(("scope", scope));
+        }
+        let body = expect_json(self.token_request(client, &params).await, 200).await;
+        body["access_token"]
+            .as_str()
+            .expect("access_token")
+            .to_owned()
+    }
+
+    /// Drives the sign-in and consent pages as a browser would and returns where the last
+    /// step redirected to (the client's redirect_uri with `code` or `error`).
+    pub async fn authorize(&self, query: &str, email: &str, password: &str) -> String {
+        let page = format!("/accounts/oauth/authorize?{query}");
+        let login = self
+            .client
+            .get(self.url(&page))
+            .send()
+            .await
+            .expect("authorize");
+        assert_eq!(login.status(), 200, "the login page");
+        let cookie = session_cookie(&login);
+        let html = login.text().await.unwrap();
+        let csrf = hidden_field(&html, "csrf_token");
+        let consent = self
+            .client
+            .post(self.url(&page))
+            .header("cookie", &cookie)
+            .form(&[
+                ("username", email),
+                ("password", password),
+                ("csrf_token", &csrf),
+            ])
+            .send()
+            .await
+            .expect("login");
+        if consent.status() == 302 {
+            return location(&consent);
+        }
+        assert_eq!(consent.status(), 200, "the consent page");
+        let cookie = session_cookie(&consent);
+        let html = consent.text().await.unwrap();
+        assert!(
+            html.contains("name=\"decision\""),
+            "consent page expected: {html}"
+        );
+        let csrf = hidden_field(&html, "csrf_token");
+        let done = self
+            .client
+            .post(self.url(&page))
+            .header("cookie", &cookie)
+            .form(&[("decision", "allow"), ("csrf_token", &csrf)])
+            .send()
+            .await
+            .expect("consent");
+        assert_eq!(done.status(), 302);
+        location(&done)
+    }
+
+    /// A user token of `client` for a confirmed user, through the pages and the token
+    /// endpoint: returns (access token, refresh token).
+    pub async fn user_token(
+        &self,
+        client: &TestClient,
+        email: &str,
+        password: &str,
+        scope: Option<&str>,
+    ) -> (String, String) {
+        let mut query = format!(
+            "response_type=code&client_id={}&redirect_uri={}",
+            client.id,
+            encode(&client.redirect_uri)
+        );
+        if let Some(scope) = scope {
+            query.push_str(&format!("&scope={}", encode(scope)));
+        }
+        let landed = self.authorize(&query, email, password).await;
+        let code = query_value(&landed, "code").expect("code");
+        let body = expect_json(
+            self.token_request(
+                client,
+                &[
+                    ("grant_type", "authorization_code"),
+                    ("code", &code),
+                    ("redirect_uri", &client.redirect_uri),
+                ],
+            )
+            .await,
+            200,
+        )
+        .await;
+        (
+            body["access_token"].as_str().unwrap().to_owned(),
+            body["refresh_token"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// GET with a given bearer token.
+    pub async fn get_with(&self, path: &str, token: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// GET without any token.
+    pub async fn get_anonymous(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request")
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.address, path)
     }
 
+    /// GET with the app client's token.
     pub async fn get(&self, path: &str) -> reqwest::Response {
-        self.client
-            .get(self.url(path))
-            .send()
-            .await
-            .expect("request")
+        self.get_with(path, &self.token).await
     }
 
     /// GET that must answer `status`; returns the JSON body.
@@ -259,4 +436,49 @@ macro_rules! both_backends {
             }
         }
     )+};
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TestClient {
+    pub id: String,
+    pub secret: Option<String>,
+    pub redirect_uri: String,
+}
+
+pub fn encode(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+pub fn location(response: &reqwest::Response) -> String {
+    response.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// The value of a query parameter of a URL (decoded).
+pub fn query_value(url: &str, name: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// `souk_session=...` from a response's Set-Cookie.
+pub fn session_cookie(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("souk_session="))
+        .map(|v| v.split(';').next().unwrap().to_owned())
+        .expect("a session cookie")
+}
+
+/// The value of a hidden form field in a page.
+pub fn hidden_field(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name} in {html}"))
+        + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
 }

@@ -6,5 +6,6 @@ mod helpers;
 mod categories;
 mod conventions;
 mod docs;
+mod oauth;
 mod operations;
 mod storage;

@@ -78,14 +78,11 @@ fn a_bad_setting_stops_the_command_with_a_clear_message() {
     assert!(text.contains("region") && text.contains("de-DE"), "{text}");
 }
 
-/// The binary as an operator runs it: it serves the default taxonomy, logs JSON lines that
-/// carry the request id of each request, and stops cleanly on SIGTERM.
-#[test]
-fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
-    use std::io::Read;
-    use std::time::{Duration, Instant};
+/// Starts `souk serve` on a free port with `env`; returns the child, its base URL and
+/// what it printed on stdout before serving.
+fn spawn_souk(env: &[(&str, &str)]) -> (std::process::Child, String, Vec<String>) {
+    use std::io::BufRead;
 
-    let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -95,28 +92,84 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_souk"))
         .arg("serve")
         .env_clear()
-        .env("SOUK_DATA_DIR", dir.path())
         .env("SOUK_LISTEN", &listen)
-        .env("SOUK_LOG_FORMAT", "json")
-        .stdout(std::process::Stdio::null())
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut printed = Vec::new();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let serving = line.starts_with("Souk serves");
+        printed.push(line);
+        if serving {
+            break;
+        }
+    }
+    (child, format!("http://{listen}"), printed)
+}
+
+fn stop(mut child: std::process::Child) -> String {
+    use std::io::Read;
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "souk exits cleanly on SIGTERM: {exit:?}");
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    logs
+}
+
+/// The binary as an operator runs it: a new sandbox prints working demo credentials, it
+/// serves the default taxonomy, logs JSON lines that carry each request's id, and stops
+/// cleanly on SIGTERM.
+#[test]
+fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().display().to_string();
+    let (child, base, printed) =
+        spawn_souk(&[("SOUK_DATA_DIR", &data_dir), ("SOUK_LOG_FORMAT", "json")]);
+    let value_of = |label: &str| {
+        printed
+            .iter()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| panic!("no {label} in {printed:?}"))
+    };
+    let (client_id, secret) = (value_of("client_id:"), value_of("client_secret:"));
+    assert!(
+        std::fs::read_to_string(dir.path().join("sandbox.txt"))
+            .unwrap()
+            .contains(&client_id)
+    );
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let client = reqwest::Client::new();
-    let base = format!("http://{listen}");
-    let started = Instant::now();
     let logref = runtime.block_on(async {
-        loop {
-            if let Ok(response) = client.get(format!("{base}/healthz")).send().await {
-                assert_eq!(response.status(), 200);
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(30), "souk did not start");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let token: serde_json::Value = client
+            .post(format!("{base}/accounts/oauth/token"))
+            .basic_auth(&client_id, Some(&secret))
+            .form(&[("grant_type", "client_credentials")])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let token = token["access_token"].as_str().unwrap().to_owned();
         let tree: serde_json::Value = client
             .get(format!("{base}/v1/categories"))
+            .bearer_auth(&token)
             .send()
             .await
             .unwrap()
@@ -126,6 +179,7 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
         assert!(tree["_embedded"]["svc:category"].as_array().unwrap().len() >= 15);
         let error: serde_json::Value = client
             .get(format!("{base}/v1/categories/404404"))
+            .bearer_auth(&token)
             .send()
             .await
             .unwrap()
@@ -134,15 +188,7 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
             .unwrap();
         error["logref"].as_str().unwrap().to_owned()
     });
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = child.wait().unwrap();
-    assert!(exit.success(), "souk exits cleanly on SIGTERM: {exit:?}");
-    let mut logs = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut logs).unwrap();
+    let logs = stop(child);
     let request_line = logs
         .lines()
         .find(|line| line.contains(&logref))
@@ -150,4 +196,24 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
     let parsed: serde_json::Value = serde_json::from_str(request_line).expect("a JSON log line");
     assert_eq!(parsed["status"], 404);
     assert!(logs.contains("shutdown signal received"));
+}
+
+/// Production never creates demo data.
+#[test]
+fn production_starts_without_demo_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().display().to_string();
+    let env = [
+        ("SOUK_DATA_DIR", data_dir.as_str()),
+        ("SOUK_ENVIRONMENT", "production"),
+    ];
+    let (child, _, printed) = spawn_souk(&env);
+    stop(child);
+    assert!(
+        !printed.iter().any(|l| l.contains("client_secret")),
+        "{printed:?}"
+    );
+    assert!(!dir.path().join("sandbox.txt").exists());
+    let listed = souk(&env, &["client", "list"]);
+    assert_eq!(String::from_utf8(listed.stdout).unwrap().trim(), "[]");
 }

@@ -1,0 +1,170 @@
+//! Rules for user accounts.
+
+use crate::domain::locale::Text;
+use crate::error::FieldError;
+
+pub const NAME_MAX: usize = 30;
+pub const POSTCODE_MAX: usize = 6;
+pub const PASSWORD_MIN: usize = 8;
+pub const PASSWORD_MAX: usize = 200;
+
+/// A plausible e-mail address: one `@`, something before, a dotted domain after, no
+/// spaces, at most 254 characters. (Whether it receives mail is what the confirmation
+/// link finds out.)
+pub fn valid_email(email: &str) -> bool {
+    let email = email.trim();
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    email.len() <= 254
+        && !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(char::is_whitespace)
+}
+
+/// The fields of a new account, checked together.
+pub struct NewAccount<'a> {
+    pub email: Option<&'a str>,
+    pub password: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub postcode: Option<&'a str>,
+    pub phone_number: Option<&'a str>,
+}
+
+/// Every problem of a new account at once.
+pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    match account.email {
+        None => errors.push(missing("email")),
+        Some(email) if !valid_email(email) => errors.push(
+            FieldError::new(
+                "email",
+                "input-invalid",
+                Text::new(
+                    "is geen geldig e-mailadres",
+                    "n'est pas une adresse e-mail valide",
+                ),
+            )
+            .with_value(email),
+        ),
+        Some(_) => {}
+    }
+    match account.password {
+        None => errors.push(missing("password")),
+        Some(p) if p.chars().count() < PASSWORD_MIN || p.len() > PASSWORD_MAX => {
+            errors.push(FieldError::new(
+                "password",
+                "input-invalid",
+                Text::new(
+                    format!("moet minstens {PASSWORD_MIN} tekens lang zijn"),
+                    format!("doit comporter au moins {PASSWORD_MIN} caractères"),
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Some(name) = account.name
+        && (name.trim().is_empty() || name.chars().count() > NAME_MAX)
+    {
+        errors.push(
+            FieldError::new(
+                "name",
+                "input-invalid",
+                Text::new(
+                    format!("moet 1 tot {NAME_MAX} tekens lang zijn"),
+                    format!("doit comporter de 1 à {NAME_MAX} caractères"),
+                ),
+            )
+            .with_value(name),
+        );
+    }
+    if let Some(postcode) = account.postcode
+        && (postcode.chars().count() > POSTCODE_MAX
+            || !postcode.chars().all(|c| c.is_ascii_alphanumeric()))
+    {
+        errors.push(
+            FieldError::new(
+                "postcode",
+                "input-invalid",
+                Text::new(
+                    format!("hoogstens {POSTCODE_MAX} letters en cijfers"),
+                    format!("au plus {POSTCODE_MAX} lettres et chiffres"),
+                ),
+            )
+            .with_value(postcode),
+        );
+    }
+    if let Some(phone) = account.phone_number
+        && !plausible_phone(phone)
+    {
+        errors.push(
+            FieldError::new(
+                "phoneNumber",
+                "input-invalid",
+                Text::new("is geen telefoonnummer", "n'est pas un numéro de téléphone"),
+            )
+            .with_value(phone),
+        );
+    }
+    errors
+}
+
+fn plausible_phone(phone: &str) -> bool {
+    let digits = phone.chars().filter(char::is_ascii_digit).count();
+    (6..=20).contains(&digits)
+        && phone.len() <= 32
+        && phone
+            .chars()
+            .all(|c| c.is_ascii_digit() || " +-().".contains(c))
+}
+
+fn missing(field: &str) -> FieldError {
+    FieldError::new(
+        field,
+        "missing",
+        Text::new("is verplicht", "est obligatoire"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails() {
+        assert!(valid_email("a@b.nl"));
+        assert!(valid_email("jan.de.vries+souk@example.co.uk"));
+        for bad in [
+            "", "a", "a@b", "@b.nl", "a@@b.nl", "a b@c.nl", "a@.nl", "a@b.",
+        ] {
+            assert!(!valid_email(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn new_accounts_report_every_problem() {
+        let errors = check_new_account(&NewAccount {
+            email: Some("nope"),
+            password: Some("short"),
+            name: Some(&"x".repeat(31)),
+            postcode: Some("1097 DN"),
+            phone_number: Some("call me"),
+        });
+        let fields: Vec<&str> = errors.iter().map(|e| e.fields[0].as_str()).collect();
+        assert_eq!(
+            fields,
+            ["email", "password", "name", "postcode", "phoneNumber"]
+        );
+        let ok = check_new_account(&NewAccount {
+            email: Some("a@b.nl"),
+            password: Some("long enough"),
+            name: Some("Jan"),
+            postcode: Some("1097DN"),
+            phone_number: Some("+31 (0)20-1234567"),
+        });
+        assert!(ok.is_empty());
+    }
+}
