@@ -3,9 +3,13 @@
 
 mod helpers;
 
+mod access;
+mod browser;
 mod categories;
+mod clients;
 mod conventions;
 mod docs;
 mod oauth;
 mod operations;
 mod storage;
+mod users;

@@ -1,0 +1,178 @@
+//! The access table of api.md §4 for every endpoint that exists: each is tried with no
+//! token, a client token, a user token of another user and the right token. A test also
+//! checks that every `/v1` operation of the OpenAPI document is in the table, so a new
+//! endpoint cannot skip it.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::both_backends;
+use crate::helpers::TestApp;
+
+both_backends!(the_access_table_holds);
+
+/// What a caller gets: the status, or 2xx/3xx as `OK`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    Status(u16),
+}
+use Outcome::{Ok as Allowed, Status};
+
+struct Row {
+    method: &'static str,
+    /// The OpenAPI path (template) the row covers.
+    template: &'static str,
+    /// The concrete path, with `{me}` for the right user's id.
+    path: &'static str,
+    body: Option<serde_json::Value>,
+    anonymous: Outcome,
+    client: Outcome,
+    other_user: Outcome,
+    owner: Outcome,
+}
+
+fn rows() -> Vec<Row> {
+    let read_all = |template: &'static str, path: &'static str| Row {
+        method: "get",
+        template,
+        path,
+        body: None,
+        anonymous: Status(401),
+        client: Allowed,
+        other_user: Allowed,
+        owner: Allowed,
+    };
+    vec![
+        read_all("/v1/categories", "/v1/categories"),
+        read_all("/v1/categories/{categoryId}", "/v1/categories/1"),
+        read_all(
+            "/v1/categories/{l1CategoryId}/{l2CategoryId}",
+            "/v1/categories/1/101",
+        ),
+        read_all(
+            "/v1/categories/{l1CategoryId}/{l2CategoryId}/attributes",
+            "/v1/categories/1/101/attributes",
+        ),
+        read_all(
+            "/v1/categories/{l1CategoryId}/{l2CategoryId}/fees",
+            "/v1/categories/1/101/fees",
+        ),
+        read_all("/v1/users", "/v1/users"),
+        read_all("/v1/users/{userId}", "/v1/users/{me}"),
+        Row {
+            method: "get",
+            template: "/v1",
+            path: "/v1",
+            body: None,
+            anonymous: Allowed,
+            client: Allowed,
+            other_user: Allowed,
+            owner: Allowed,
+        },
+        Row {
+            method: "post",
+            template: "/v1/users",
+            path: "/v1/users",
+            body: Some(json!({"email": "new-{n}@souk.test", "password": "a good password"})),
+            anonymous: Status(401),
+            client: Allowed,
+            other_user: Status(403),
+            owner: Status(403),
+        },
+        Row {
+            method: "get",
+            template: "/v1/me",
+            path: "/v1/me",
+            body: None,
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Allowed,
+            owner: Allowed,
+        },
+        Row {
+            method: "post",
+            template: "/v1/users/{userId}/change-email",
+            path: "/v1/users/{me}/change-email",
+            body: Some(json!({"newEmail": "changed-{n}@souk.test"})),
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Status(403),
+            owner: Allowed,
+        },
+    ]
+}
+
+async fn the_access_table_holds(app: TestApp) {
+    let owner = app
+        .create_user("owner@souk.test", "password-of-owner")
+        .await;
+    app.create_user("other@souk.test", "password-of-other")
+        .await;
+    let (owner_token, _) = app
+        .user_token(
+            &app.app_client,
+            "owner@souk.test",
+            "password-of-owner",
+            None,
+        )
+        .await;
+    let (other_token, _) = app
+        .user_token(
+            &app.app_client,
+            "other@souk.test",
+            "password-of-other",
+            None,
+        )
+        .await;
+    let mut n = 0;
+    for row in rows() {
+        let path = row.path.replace("{me}", &owner.to_string());
+        for (who, token, expected) in [
+            ("anonymous", None, row.anonymous),
+            ("client", Some(app.token.as_str()), row.client),
+            ("other user", Some(other_token.as_str()), row.other_user),
+            ("owner", Some(owner_token.as_str()), row.owner),
+        ] {
+            n += 1;
+            let mut request = match row.method {
+                "get" => app.client.get(app.url(&path)),
+                _ => app.client.post(app.url(&path)),
+            };
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            if let Some(body) = &row.body {
+                let text = body.to_string().replace("{n}", &n.to_string());
+                request = request
+                    .header("content-type", "application/json")
+                    .body(text);
+            }
+            let status = request.send().await.unwrap().status().as_u16();
+            let actual = if status < 400 {
+                Allowed
+            } else {
+                Status(status)
+            };
+            assert_eq!(actual, expected, "{} {} as {who}", row.method, row.path);
+        }
+    }
+    // Every versioned operation of the document is in the table.
+    let document = app.get_json("/openapi.json", 200).await;
+    let covered: BTreeSet<(String, String)> = rows()
+        .iter()
+        .map(|r| (r.method.to_owned(), r.template.to_owned()))
+        .collect();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        if !path.starts_with("/v1/") {
+            continue;
+        }
+        for method in item.as_object().unwrap().keys() {
+            assert!(
+                covered.contains(&(method.clone(), path.clone())),
+                "{method} {path} is missing from the access table"
+            );
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! Users: accounts made by clients, confirmation by mail, `me`, the e-mail change.
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json, hidden_field};
+
+both_backends!(
+    a_client_creates_an_unconfirmed_account_confirmed_by_mail,
+    account_without_password_chooses_one_when_confirming,
+    new_accounts_are_validated_all_at_once,
+    bodies_must_be_json,
+    users_root_profile_and_me,
+    change_email_takes_effect_when_confirmed,
+);
+
+/// The mails in the outbox, oldest first.
+fn outbox(app: &TestApp) -> Vec<String> {
+    let dir = app.config.data_dir.join("outbox");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
+fn link_in(mail: &str) -> String {
+    let start = mail.find("http://").expect("a link");
+    mail[start..].split_whitespace().next().unwrap().to_owned()
+}
+
+async fn post_user(app: &TestApp, body: Value) -> reqwest::Response {
+    app.client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&app.token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Follows a confirmation link: the page, then its form (with a password if asked).
+async fn confirm(app: &TestApp, link: &str, password: Option<&str>) -> reqwest::Response {
+    let page = app.client.get(link).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert_eq!(
+        html.contains("name=\"password\""),
+        password.is_some(),
+        "{html}"
+    );
+    let token = hidden_field(&html, "token");
+    let mut form = vec![("token", token.as_str())];
+    if let Some(password) = password {
+        form.push(("password", password));
+    }
+    app.client
+        .post(app.url("/accounts/confirm"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn a_client_creates_an_unconfirmed_account_confirmed_by_mail(app: TestApp) {
+    let response = post_user(
+        &app,
+        json!({"email": "Nieuw@Souk.test", "name": "Nieuwe Gebruiker", "postcode": "1097DN",
+               "phoneNumber": "+31 20 123 4567", "password": "a good password"}),
+    )
+    .await;
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let user = expect_json(response, 201).await;
+    assert_eq!(user["_links"]["self"]["href"], location);
+    assert_eq!(user["status"], "unconfirmed");
+    assert_eq!(user["email"], "nieuw@souk.test");
+    assert!(user["confirmDate"].is_null());
+    let id = user["userId"].as_i64().unwrap();
+    // An unconfirmed user can sign in and read.
+    let (token, _) = app
+        .user_token(&app.app_client, "nieuw@souk.test", "a good password", None)
+        .await;
+    let me = app.get_with("/v1/me", &token).await;
+    assert_eq!(me.headers()["location"], format!("/v1/users/{id}"));
+    let mails = outbox(&app);
+    assert_eq!(mails.len(), 1);
+    assert!(mails[0].starts_with("To: nieuw@souk.test"));
+    assert!(
+        mails[0].contains("Bevestig je Souk-account"),
+        "Dutch for nl-NL"
+    );
+    let link = link_in(&mails[0]);
+    let done = confirm(&app, &link, None).await;
+    assert_eq!(done.status(), 200);
+    let user = expect_json(app.get_with(&location, &token).await, 200).await;
+    assert_eq!(user["status"], "confirmed");
+    assert!(user["confirmDate"].as_str().unwrap().ends_with("+00:00"));
+    // A link works once.
+    let again = app
+        .client
+        .post(app.url("/accounts/confirm"))
+        .form(&[("token", link.split("token=").nth(1).unwrap())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 400);
+    // The same address again is a field error.
+    let duplicate = post_user(
+        &app,
+        json!({"email": "nieuw@souk.test", "password": "another one"}),
+    )
+    .await;
+    let body = expect_json(duplicate, 400).await;
+    assert_eq!(body["details"][0]["field"], "email");
+    assert_eq!(body["details"][0]["code"], "email-in-use");
+}
+
+async fn account_without_password_chooses_one_when_confirming(app: TestApp) {
+    let response = post_user(&app, json!({"email": "zonder@souk.test", "name": "Zonder"})).await;
+    expect_json(response, 201).await;
+    let link = link_in(&outbox(&app)[0]);
+    assert_eq!(
+        confirm(&app, &link, Some("chosen password")).await.status(),
+        200
+    );
+    app.user_token(&app.app_client, "zonder@souk.test", "chosen password", None)
+        .await;
+}
+
+async fn new_accounts_are_validated_all_at_once(app: TestApp) {
+    let response = post_user(
+        &app,
+        json!({"email": "not-an-address", "name": "x".repeat(31), "postcode": "1234567",
+               "phoneNumber": "bel me", "password": "short"}),
+    )
+    .await;
+    let body = expect_json(response, 400).await;
+    assert_eq!(body["code"], "validation-failure");
+    let fields: Vec<&str> = body["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["email", "password", "name", "postcode", "phoneNumber"]
+    );
+    let missing = expect_json(post_user(&app, json!({})).await, 400).await;
+    assert_eq!(missing["details"][0]["code"], "missing");
+    assert!(outbox(&app).is_empty(), "nothing was created");
+}
+
+async fn bodies_must_be_json(app: TestApp) {
+    let wrong_type = app
+        .client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&app.token)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(wrong_type, 400).await["code"],
+        "incorrect-content-type"
+    );
+    let broken = app
+        .client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&app.token)
+        .header("content-type", "application/json")
+        .body("{\"email\": \"a@b.nl\",\n \"name\": }")
+        .send()
+        .await
+        .unwrap();
+    let body = expect_json(broken, 400).await;
+    assert_eq!(body["code"], "invalid-json");
+    assert!(
+        body["message"].as_str().unwrap().contains("line 2"),
+        "{body}"
+    );
+    let huge = app
+        .client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&app.token)
+        .header("content-type", "application/json")
+        .body(format!("{{\"name\": \"{}\"}}", "x".repeat(2 * 1024 * 1024)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(expect_json(huge, 413).await["code"], "payload-too-large");
+}
+
+async fn users_root_profile_and_me(app: TestApp) {
+    let root = app.get_json("/v1/users", 200).await;
+    assert_eq!(root["_links"]["item"]["href"], "/v1/users/{userId}");
+    assert_eq!(root["_links"]["item"]["templated"], true);
+    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
+    let marie = app
+        .create_user("marie@souk.test", "password-of-marie")
+        .await;
+    let (jan_token, _) = app
+        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
+        .await;
+    let (marie_token, _) = app
+        .user_token(
+            &app.app_client,
+            "marie@souk.test",
+            "password-of-marie",
+            Some("write"),
+        )
+        .await;
+    let own = expect_json(
+        app.get_with(&format!("/v1/users/{jan}"), &jan_token).await,
+        200,
+    )
+    .await;
+    assert_eq!(own["email"], "jan@souk.test");
+    let public = expect_json(
+        app.get_with(&format!("/v1/users/{jan}"), &marie_token)
+            .await,
+        200,
+    )
+    .await;
+    assert!(public.get("email").is_none() && public.get("phoneNumber").is_none());
+    assert_eq!(public["status"], "confirmed");
+    let by_client = app.get_json(&format!("/v1/users/{jan}"), 200).await;
+    assert!(by_client.get("email").is_none());
+    // Marie's token lacks `read`: her own private fields stay hidden.
+    let own_without_read = expect_json(
+        app.get_with(&format!("/v1/users/{marie}"), &marie_token)
+            .await,
+        200,
+    )
+    .await;
+    assert!(own_without_read.get("email").is_none());
+    assert_eq!(
+        app.get_with("/v2/me", &jan_token).await.headers()["location"],
+        format!("/v2/users/{jan}")
+    );
+    assert_eq!(
+        expect_json(app.get_with("/v1/me", &marie_token).await, 403).await["code"],
+        "unauthorized"
+    );
+    assert_eq!(
+        app.get_json("/v1/users/987654", 404).await["code"],
+        "user-not-found"
+    );
+    assert_eq!(
+        app.get_json("/v1/users/jan", 400).await["details"][0]["field"],
+        "userId"
+    );
+}
+
+async fn change_email_takes_effect_when_confirmed(app: TestApp) {
+    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
+    app.create_user("taken@souk.test", "password-of-taken")
+        .await;
+    let (token, _) = app
+        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
+        .await;
+    let change = |email: &str| {
+        app.client
+            .post(app.url(&format!("/v1/users/{jan}/change-email")))
+            .bearer_auth(&token)
+            .json(&json!({"newEmail": email}))
+            .send()
+    };
+    let body = expect_json(change("taken@souk.test").await.unwrap(), 400).await;
+    assert_eq!(body["details"][0]["code"], "email-in-use");
+    let body = expect_json(change("no address").await.unwrap(), 400).await;
+    assert_eq!(body["details"][0]["code"], "input-invalid");
+    let body = expect_json(change("jan.nieuw@souk.test").await.unwrap(), 200).await;
+    assert_eq!(
+        body["_links"]["self"]["href"],
+        format!("/v1/users/{jan}/change-email")
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("bevestigingslink")
+    );
+    let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
+    assert_eq!(own["email"], "jan@souk.test", "unchanged until confirmed");
+    let mails = outbox(&app);
+    let mail = mails
+        .iter()
+        .find(|m| m.starts_with("To: jan.nieuw@souk.test"))
+        .expect("a mail to the new address");
+    assert_eq!(confirm(&app, &link_in(mail), None).await.status(), 200);
+    let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
+    assert_eq!(own["email"], "jan.nieuw@souk.test");
+}
