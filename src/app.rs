@@ -111,6 +111,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }
     let state = AppState::new(config.clone(), db, clock)?;
+    tokio::spawn(sweep_periodically(state.clone()));
     let shutdown = shutdown_signal()?;
     tracing::info!(
         listen = %config.listen,
@@ -223,4 +224,21 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(())
+}
+
+/// Forgets expired idempotency keys once an hour (the lookups ignore them anyway; this only
+/// keeps the table small).
+async fn sweep_periodically(state: AppState) {
+    let mut every_hour = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        every_hour.tick().await;
+        let before = state.clock.now() - crate::http::IDEMPOTENCY_KEEP_SECONDS;
+        if let Err(e) = state
+            .db
+            .write(move |conn| crate::store::idempotency::sweep(conn, before))
+            .await
+        {
+            tracing::warn!(error = %e, "cannot sweep idempotency keys");
+        }
+    }
 }

@@ -6,6 +6,7 @@ pub mod auth;
 mod categories;
 mod docs;
 mod extract;
+mod idempotency;
 mod oauth;
 mod pages;
 mod render;
@@ -28,6 +29,7 @@ use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
 
 pub use extract::{JsonBody, parse_json};
+pub use idempotency::KEEP_SECONDS as IDEMPOTENCY_KEEP_SECONDS;
 pub use render::{Json, REQUEST_ID};
 
 /// Every route of Souk, registered once for the router and the OpenAPI document.
@@ -46,6 +48,9 @@ pub fn router(state: AppState) -> Router {
     let (routes, _) = api().into_parts();
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     routes
+        // The later layer runs first: authentication, then idempotency (which scopes its
+        // keys by the caller).
+        .route_layer(from_fn_with_state(state.clone(), idempotency::idempotency))
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
         .fallback(|| async { ApiError::new(ErrorCode::NotFound) })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))

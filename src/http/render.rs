@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
@@ -51,6 +51,42 @@ impl Json {
     pub fn with_etag(mut self) -> Self {
         self.etag = true;
         self
+    }
+}
+
+/// The stored form of a [`Json`] answer (for idempotent replays).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredJson {
+    status: u16,
+    body: Value,
+    location: Option<String>,
+    etag: bool,
+}
+
+impl Json {
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The answer as text, to keep and replay later.
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(&StoredJson {
+            status: self.status.as_u16(),
+            body: self.body.clone(),
+            location: self.location.clone(),
+            etag: self.etag,
+        })
+        .unwrap_or_default()
+    }
+
+    pub fn from_stored(text: &str) -> Option<Json> {
+        let stored: StoredJson = serde_json::from_str(text).ok()?;
+        Some(Json {
+            status: StatusCode::from_u16(stored.status).ok()?,
+            body: stored.body,
+            location: stored.location,
+            etag: stored.etag,
+        })
     }
 }
 
@@ -128,7 +164,8 @@ fn finish(
             strip_links(&mut body);
         }
         let bytes = serde_json::to_vec(&body).unwrap_or_default();
-        let mut headers = HeaderMap::new();
+        // Keep what inner layers added (e.g. `Idempotency-Replayed`).
+        let mut headers = std::mem::take(response.headers_mut());
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),

@@ -23,6 +23,7 @@ macro_rules! migration {
 const MIGRATIONS: &[Migration] = &[
     migration!(1, "0001_categories"),
     migration!(2, "0002_accounts_and_oauth"),
+    migration!(3, "0003_idempotency"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

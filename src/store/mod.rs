@@ -18,6 +18,7 @@ mod sqlite;
 mod value;
 
 pub mod categories;
+pub mod idempotency;
 pub mod migrations;
 pub mod oauth;
 pub mod users;

@@ -284,7 +284,11 @@ fn souk_against(app: &TestApp, args: &[&str]) -> std::process::Output {
 }
 
 fn json_output(output: &std::process::Output) -> serde_json::Value {
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("JSON on stdout")
 }
 
@@ -292,8 +296,16 @@ async fn client_and_user_commands(app: TestApp) {
     let created = json_output(&souk_against(
         &app,
         &[
-            "client", "create", "--name", "Partner", "--redirect-uri", "https://partner.test/cb",
-            "--scopes", "read write confirm_upcall", "--default-scopes", "read",
+            "client",
+            "create",
+            "--name",
+            "Partner",
+            "--redirect-uri",
+            "https://partner.test/cb",
+            "--scopes",
+            "read write confirm_upcall",
+            "--default-scopes",
+            "read",
         ],
     ));
     let id = created["client_id"].as_str().unwrap().to_owned();
@@ -306,28 +318,72 @@ async fn client_and_user_commands(app: TestApp) {
     let token = app.client_token(&partner, None).await;
     assert!(!token.is_empty());
     let listed = json_output(&souk_against(&app, &["client", "list"]));
-    let entry = listed.as_array().unwrap().iter().find(|c| c["client_id"] == id.as_str()).unwrap();
-    assert_eq!(entry["grants"], serde_json::json!(["authorization_code", "refresh_token", "client_credentials"]));
-    assert!(!listed.to_string().contains(&secret), "no secret in the listing");
+    let entry = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["client_id"] == id.as_str())
+        .unwrap();
+    assert_eq!(
+        entry["grants"],
+        serde_json::json!(["authorization_code", "refresh_token", "client_credentials"])
+    );
+    assert!(
+        !listed.to_string().contains(&secret),
+        "no secret in the listing"
+    );
     let rotated = json_output(&souk_against(&app, &["client", "rotate-secret", &id]));
     assert_ne!(rotated["client_secret"], secret.as_str());
-    let old = app.token_request(&partner, &[("grant_type", "client_credentials")]).await;
+    let old = app
+        .token_request(&partner, &[("grant_type", "client_credentials")])
+        .await;
     assert_eq!(old.status(), 401, "the old secret stops working");
     let user = json_output(&souk_against(
         &app,
-        &["user", "create", "--email", "cli@souk.test", "--password", "cli-password", "--name", "Cli"],
+        &[
+            "user",
+            "create",
+            "--email",
+            "cli@souk.test",
+            "--password",
+            "cli-password",
+            "--name",
+            "Cli",
+        ],
     ));
     assert!(user["userId"].as_i64().unwrap() > 0);
     let partner = crate::helpers::TestClient {
         secret: rotated["client_secret"].as_str().map(str::to_owned),
         ..partner
     };
-    app.user_token(&partner, "cli@souk.test", "cli-password", None).await;
-    let refused = souk_against(&app, &["user", "create", "--email", "cli@souk.test", "--password", "cli-password"]);
+    app.user_token(&partner, "cli@souk.test", "cli-password", None)
+        .await;
+    let refused = souk_against(
+        &app,
+        &[
+            "user",
+            "create",
+            "--email",
+            "cli@souk.test",
+            "--password",
+            "cli-password",
+        ],
+    );
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("taken"));
-    let bad = souk_against(&app, &["client", "create", "--name", "X", "--scopes", "read admin"]);
+    let bad = souk_against(
+        &app,
+        &["client", "create", "--name", "X", "--scopes", "read admin"],
+    );
     assert!(String::from_utf8_lossy(&bad.stderr).contains("admin"));
-    assert!(souk_against(&app, &["client", "delete", &id]).status.success());
-    assert!(!souk_against(&app, &["client", "delete", &id]).status.success());
+    assert!(
+        souk_against(&app, &["client", "delete", &id])
+            .status
+            .success()
+    );
+    assert!(
+        !souk_against(&app, &["client", "delete", &id])
+            .status
+            .success()
+    );
 }

@@ -12,6 +12,7 @@ both_backends!(
     bodies_must_be_json,
     users_root_profile_and_me,
     change_email_takes_effect_when_confirmed,
+    idempotency_keys_replay_and_refuse_reuse,
 );
 
 /// The mails in the outbox, oldest first.
@@ -295,4 +296,83 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
     assert_eq!(confirm(&app, &link_in(mail), None).await.status(), 200);
     let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
     assert_eq!(own["email"], "jan.nieuw@souk.test");
+}
+
+/// Idempotency-Key on POST (shown on account creation, the POST that exists first).
+async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
+    let post = |key: &'static str, body: Value| {
+        app.client
+            .post(app.url("/v1/users"))
+            .bearer_auth(&app.token)
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let body = json!({"email": "once@souk.test", "password": "a good password"});
+    let first = post("key-1", body.clone()).await.unwrap();
+    let location = first.headers()["location"].to_str().unwrap().to_owned();
+    let first = expect_json(first, 201).await;
+    let again = post("key-1", body.clone()).await.unwrap();
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert_eq!(again.headers()["location"].to_str().unwrap(), location);
+    assert_eq!(expect_json(again, 201).await, first, "the same answer");
+    assert_eq!(outbox(&app).len(), 1, "the account was created once");
+    let other = post(
+        "key-1",
+        json!({"email": "twice@souk.test", "password": "a good password"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        expect_json(other, 422).await["code"],
+        "idempotency-key-reused"
+    );
+    // Another caller's key of the same name is another key.
+    let (user_token, _) = {
+        app.create_user("keyholder@souk.test", "password-of-keyholder")
+            .await;
+        app.user_token(
+            &app.app_client,
+            "keyholder@souk.test",
+            "password-of-keyholder",
+            None,
+        )
+        .await
+    };
+    let as_user = app
+        .client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&user_token)
+        .header("idempotency-key", "key-1")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(expect_json(as_user, 403).await["code"], "unauthorized");
+    // A failed request keeps no answer: the retry runs again.
+    let bad = json!({"email": "bad"});
+    assert_eq!(
+        expect_json(post("key-2", bad.clone()).await.unwrap(), 400).await["code"],
+        "validation-failure"
+    );
+    assert_eq!(
+        expect_json(post("key-2", bad).await.unwrap(), 400).await["code"],
+        "validation-failure"
+    );
+    // After 24 hours the key is forgotten and the request runs anew.
+    app.clock.advance(86_401);
+    let token = app.client_token(&app.app_client, None).await;
+    let late = app
+        .client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&token)
+        .header("idempotency-key", "key-1")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(late, 400).await["details"][0]["code"],
+        "email-in-use"
+    );
 }

@@ -1,0 +1,82 @@
+//! Idempotency keys: the first response to a POST, kept for replay.
+
+use crate::params;
+
+use super::{Conn, DbError};
+
+/// What a key holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// The first request with this key is still running.
+    Pending { fingerprint: String },
+    Done {
+        fingerprint: String,
+        response: String,
+    },
+}
+
+/// Claims `scope_key` for a new request; `Ok(None)` if it was free (and is now pending),
+/// else what it holds. Keys older than `expired_before` are forgotten first.
+pub fn claim(
+    conn: &mut dyn Conn,
+    scope_key: &str,
+    fingerprint: &str,
+    now: i64,
+    expired_before: i64,
+) -> Result<Option<Stored>, DbError> {
+    conn.execute(
+        "DELETE FROM idempotency_keys WHERE scope_key = $1 AND created_at < $2",
+        params![scope_key, expired_before],
+    )?;
+    let inserted = conn.execute(
+        "INSERT INTO idempotency_keys (scope_key, fingerprint, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (scope_key) DO NOTHING",
+        params![scope_key, fingerprint, now],
+    )?;
+    if inserted == 1 {
+        return Ok(None);
+    }
+    let row = conn.query_one(
+        "SELECT fingerprint, response FROM idempotency_keys WHERE scope_key = $1",
+        params![scope_key],
+    )?;
+    let fingerprint = row.get("fingerprint")?;
+    Ok(Some(match row.get::<Option<String>>("response")? {
+        Some(response) => Stored::Done {
+            fingerprint,
+            response,
+        },
+        None => Stored::Pending { fingerprint },
+    }))
+}
+
+/// Keeps the response of a claimed key.
+pub fn complete(
+    conn: &mut dyn Conn,
+    scope_key: &str,
+    status: u16,
+    response: &str,
+) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE idempotency_keys SET status = $2, response = $3 WHERE scope_key = $1",
+        params![scope_key, i64::from(status), response],
+    )?;
+    Ok(())
+}
+
+/// Frees a claimed key whose request did not succeed, so that a retry runs again.
+pub fn release(conn: &mut dyn Conn, scope_key: &str) -> Result<(), DbError> {
+    conn.execute(
+        "DELETE FROM idempotency_keys WHERE scope_key = $1 AND response IS NULL",
+        params![scope_key],
+    )?;
+    Ok(())
+}
+
+/// Forgets keys older than `before` (a periodic sweep keeps the table small).
+pub fn sweep(conn: &mut dyn Conn, before: i64) -> Result<u64, DbError> {
+    conn.execute(
+        "DELETE FROM idempotency_keys WHERE created_at < $1",
+        params![before],
+    )
+}
