@@ -200,9 +200,20 @@ async fn import_extends_and_replace_closes(app: TestApp) {
         "open"
     );
 
+    let open_before = all_categories(&app)
+        .await
+        .iter()
+        .filter(|c| {
+            c.status == souk::domain::category::CategoryStatus::Open && c.id != 990 && c.id != 99001
+        })
+        .count();
     let output = import(&app, &file, &["--replace"]);
     assert!(output.status.success());
-    assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("{before} closed")));
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        printed.contains(&format!("{open_before} closed")),
+        "{printed}"
+    );
     assert_eq!(
         app.get_json("/v1/categories/1", 200).await["status"],
         "closed"
