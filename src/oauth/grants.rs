@@ -204,22 +204,16 @@ fn issue_user_tokens(
     scope: &Scopes,
     now: i64,
 ) -> Result<Issued, DbError> {
-    let access = secret::new_token();
-    let refresh = secret::new_token();
-    store::insert_access_token(
+    let access = new_access_token(
         conn,
-        &AccessToken {
-            token_hash: secret::hash(&access),
-            client_id: client.id.clone(),
-            user_id: Some(code.user_id),
-            scope: scope.to_string(),
-            family: Some(family.to_owned()),
-            code_hash: Some(code.code_hash.clone()),
-            issued_at: now,
-            expires_at: now + ACCESS_TOKEN_SECONDS,
-            revoked_at: None,
-        },
+        client,
+        Some(code.user_id),
+        scope,
+        Some(family),
+        Some(&code.code_hash),
+        now,
     )?;
+    let refresh = secret::new_token();
     store::insert_refresh_token(
         conn,
         &RefreshToken {
@@ -282,22 +276,16 @@ fn refresh(
     if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated)? {
         return Ok(Err(invalid_grant("the refresh token was already used")));
     }
-    let access = secret::new_token();
-    let successor = secret::new_token();
-    store::insert_access_token(
+    let access = new_access_token(
         conn,
-        &AccessToken {
-            token_hash: secret::hash(&access),
-            client_id: client.id.clone(),
-            user_id: Some(token.user_id),
-            scope: scope.to_string(),
-            family: Some(token.family.clone()),
-            code_hash: token.code_hash.clone(),
-            issued_at: now,
-            expires_at: now + ACCESS_TOKEN_SECONDS,
-            revoked_at: None,
-        },
+        client,
+        Some(token.user_id),
+        &scope,
+        Some(&token.family),
+        token.code_hash.as_deref(),
+        now,
     )?;
+    let successor = secret::new_token();
     // The successor keeps the scope of the grant, so a narrower access token now does not
     // narrow later refreshes.
     store::insert_refresh_token(
@@ -334,27 +322,41 @@ fn client_credentials(
         Ok(scope) => scope,
         Err(error) => return Ok(Err(error)),
     };
-    let access = secret::new_token();
-    store::insert_access_token(
-        conn,
-        &AccessToken {
-            token_hash: secret::hash(&access),
-            client_id: client.id.clone(),
-            user_id: None,
-            scope: scope.to_string(),
-            family: None,
-            code_hash: None,
-            issued_at: now,
-            expires_at: now + ACCESS_TOKEN_SECONDS,
-            revoked_at: None,
-        },
-    )?;
+    let access = new_access_token(conn, client, None, &scope, None, None, now)?;
     Ok(Ok(Issued {
         access_token: access,
         refresh_token: None,
         scope,
         expires_in: ACCESS_TOKEN_SECONDS,
     }))
+}
+
+/// Stores a new access token (its hash) and returns the raw token.
+fn new_access_token(
+    conn: &mut dyn Conn,
+    client: &Client,
+    user_id: Option<i64>,
+    scope: &Scopes,
+    family: Option<&str>,
+    code_hash: Option<&str>,
+    now: i64,
+) -> Result<String, DbError> {
+    let token = secret::new_token();
+    store::insert_access_token(
+        conn,
+        &AccessToken {
+            token_hash: secret::hash(&token),
+            client_id: client.id.clone(),
+            user_id,
+            scope: scope.to_string(),
+            family: family.map(str::to_owned),
+            code_hash: code_hash.map(str::to_owned),
+            issued_at: now,
+            expires_at: now + ACCESS_TOKEN_SECONDS,
+            revoked_at: None,
+        },
+    )?;
+    Ok(token)
 }
 
 /// The scopes to grant for a request: the asked ones if the client may have them all, else

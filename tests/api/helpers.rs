@@ -171,9 +171,9 @@ impl TestApp {
             .to_owned()
     }
 
-    /// Drives the sign-in and consent pages as a browser would and returns where the last
-    /// step redirected to (the client's redirect_uri with `code` or `error`).
-    pub async fn authorize(&self, query: &str, email: &str, password: &str) -> String {
+    /// Opens the login page of an authorization request and signs in: the answer after
+    /// the login form (the consent page, a redirect, or the login page again).
+    pub async fn sign_in(&self, query: &str, email: &str, password: &str) -> reqwest::Response {
         let page = format!("/accounts/oauth/authorize?{query}");
         let login = self
             .client
@@ -183,10 +183,8 @@ impl TestApp {
             .expect("authorize");
         assert_eq!(login.status(), 200, "the login page");
         let cookie = session_cookie(&login);
-        let html = login.text().await.unwrap();
-        let csrf = hidden_field(&html, "csrf_token");
-        let consent = self
-            .client
+        let csrf = hidden_field(&login.text().await.unwrap(), "csrf_token");
+        self.client
             .post(self.url(&page))
             .header("cookie", &cookie)
             .form(&[
@@ -196,7 +194,14 @@ impl TestApp {
             ])
             .send()
             .await
-            .expect("login");
+            .expect("login")
+    }
+
+    /// Drives the sign-in and consent pages as a browser would and returns where the last
+    /// step redirected to (the client's redirect_uri with `code` or `error`).
+    pub async fn authorize(&self, query: &str, email: &str, password: &str) -> String {
+        let page = format!("/accounts/oauth/authorize?{query}");
+        let consent = self.sign_in(query, email, password).await;
         if consent.status() == 302 {
             return location(&consent);
         }
