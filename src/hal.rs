@@ -40,6 +40,7 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Category = ("category", "A category. On an L1 category, `_embedded` holds its L2 children under this rel.");
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf (L2) category: which attributes an ad in it carries and how they are checked.");
     CategoryFees = ("category-fees", "The listing fees of a leaf (L2) category: insertion fee and running subscriptions (under construction, subject to change).");
+    UserBrands = ("user-brands", "The brands a user sells.");
     ChangeEmail = ("change-email", "POST `{\"newEmail\"}` here to change the user's e-mail address; the change takes effect when the user follows the link mailed to the new address.");
 }
 
@@ -50,6 +51,7 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf category in `fields`: `key`, `label`, `labels`, `type` (STRING, LIST, NUMBER, DOUBLE), `values` and `options` (always present, possibly empty), `minValue`, `maxValue`, `unit` (where they apply), `units`, `mandatory`, `searchable`, `writable`, `updateable`.");
     User = ("user", "A marketplace user: `userId`, `name`, `locale`, `status` (`unconfirmed` until the owner follows the link mailed to them, then `confirmed`), `confirmDate`, `dealerPackage` (`NONE`, `BASIC`, `PLUS`, `PREMIUM`); to the user themself also `email`, `phoneNumber` and `postcode`.");
     UserList = ("user-list", "The users collection root: POST creates an account (client token with scope `create_account`); the templated `item` link leads to each user.");
+    Brands = ("brands", "The brands a user (typically a dealer) sells: `brands`, an array of names in the user's order, possibly empty. The user sets them with PUT `{\"brands\": [...]}`.");
     ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
 }
@@ -75,13 +77,18 @@ impl Hal {
         format!("/{}{}", self.version, path)
     }
 
+    /// The absolute address of the documentation page of a resource type.
+    pub fn describedby(&self, resource: Resource) -> String {
+        format!("{}/docs/resources/{}", self.base_url, resource.name())
+    }
+
     /// `_links` with `self`, `describedby` and `curies`; add more with [`Links::rel`].
     pub fn links(&self, self_path: impl Into<String>, resource: Resource) -> Links<'_> {
         let mut map = Map::new();
         map.insert("self".into(), json!({"href": self_path.into()}));
         map.insert(
             "describedby".into(),
-            json!({"href": format!("{}/docs/resources/{}", self.base_url, resource.name())}),
+            json!({"href": self.describedby(resource)}),
         );
         map.insert(
             "curies".into(),

@@ -112,6 +112,63 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
     errors
 }
 
+pub const BRANDS_MAX: usize = 50;
+pub const BRAND_LENGTH_MAX: usize = 50;
+
+/// Checks a user's list of brands: at most 50, each 1 to 50 characters, no brand twice
+/// (ignoring case). Returns the trimmed list or every problem.
+pub fn check_brands(brands: &[String]) -> Result<Vec<String>, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    if brands.len() > BRANDS_MAX {
+        errors.push(FieldError::new(
+            "brands",
+            "too-many",
+            Text::new(
+                format!("hoogstens {BRANDS_MAX} merken"),
+                format!("au plus {BRANDS_MAX} marques"),
+            ),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut trimmed = Vec::new();
+    for (i, brand) in brands.iter().enumerate() {
+        let brand = brand.trim();
+        let field = format!("brands[{i}]");
+        if brand.is_empty() || brand.chars().count() > BRAND_LENGTH_MAX {
+            errors.push(
+                FieldError::new(
+                    field,
+                    "input-invalid",
+                    Text::new(
+                        format!("een merk heeft 1 tot {BRAND_LENGTH_MAX} tekens"),
+                        format!("une marque comporte de 1 à {BRAND_LENGTH_MAX} caractères"),
+                    ),
+                )
+                .with_value(brand),
+            );
+        } else if !seen.insert(brand.to_lowercase()) {
+            errors.push(
+                FieldError::new(
+                    field,
+                    "duplicate",
+                    Text::new(
+                        "dit merk staat er al",
+                        "cette marque figure déjà dans la liste",
+                    ),
+                )
+                .with_value(brand),
+            );
+        } else {
+            trimmed.push(brand.to_owned());
+        }
+    }
+    if errors.is_empty() {
+        Ok(trimmed)
+    } else {
+        Err(errors)
+    }
+}
+
 fn plausible_phone(phone: &str) -> bool {
     let digits = phone.chars().filter(char::is_ascii_digit).count();
     (6..=20).contains(&digits)
@@ -132,6 +189,18 @@ fn missing(field: &str) -> FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brands() {
+        let ok = check_brands(&[" Ford ".into(), "Alfa Romeo".into()]).unwrap();
+        assert_eq!(ok, ["Ford", "Alfa Romeo"]);
+        let errors = check_brands(&["Ford".into(), "ford".into(), "".into()]).unwrap_err();
+        let codes: Vec<&str> = errors.iter().map(|e| e.code).collect();
+        assert_eq!(codes, ["duplicate", "input-invalid"]);
+        assert_eq!(errors[0].fields, ["brands[1]"]);
+        let many: Vec<String> = (0..51).map(|i| format!("b{i}")).collect();
+        assert_eq!(check_brands(&many).unwrap_err()[0].code, "too-many");
+    }
 
     #[test]
     fn emails() {

@@ -34,6 +34,10 @@ pub fn post(path: &'static str, id: &'static str) -> Operation {
     operation("post", path, id)
 }
 
+pub fn put(path: &'static str, id: &'static str) -> Operation {
+    operation("put", path, id)
+}
+
 fn operation(method: &'static str, path: &'static str, id: &'static str) -> Operation {
     Operation {
         method,

@@ -90,7 +90,7 @@ pub fn all(prefix: &str) -> Value {
         "User": {
             "type": "object",
             "properties": {
-                "_links": links(&["change-email"]),
+                "_links": links(&["change-email", "user-brands"]),
                 "userId": {"type": "integer"},
                 "name": {"type": "string", "maxLength": 30},
                 "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
@@ -102,6 +102,14 @@ pub fn all(prefix: &str) -> Value {
                 "postcode": {"type": ["string", "null"], "maxLength": 6, "description": "Only to the user themself."},
             },
             "required": ["userId", "name", "locale", "status", "dealerPackage"],
+        },
+        "Brands": {
+            "type": "object",
+            "properties": {
+                "_links": {"type": "object", "properties": {"self": link, "describedby": link}},
+                "brands": {"type": "array", "items": {"type": "string", "maxLength": 50}, "maxItems": 50},
+            },
+            "required": ["brands"],
         },
         "UserList": {
             "type": "object",

@@ -18,7 +18,7 @@ use crate::store::DbError;
 use crate::store::oauth::{self as oauth_store, EmailConfirmation};
 use crate::store::users::{self, NewUser, User};
 
-use super::api::{Api, get, post};
+use super::api::{Api, get, post, put};
 use super::auth::Caller;
 use super::extract::{ApiVersion, JsonBody, parse_id};
 use super::render::Json;
@@ -77,6 +77,28 @@ pub fn routes(api: Api) -> Api {
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotFound]),
         change_email,
     )
+    .resource(
+        get("/users/{userId}/brands", "getUserBrands")
+            .tag("Users")
+            .summary("The brands a user sells")
+            .description("Served under `/v2` as in the original, and under `/v1`.")
+            .authenticated()
+            .path_param("userId", "The user id.")
+            .ok(200, "`{_links, brands}`", "Brands")
+            .errors(&[ValidationFailure, UserNotFound]),
+        brands,
+    )
+    .resource(
+        put("/users/{userId}/brands", "setUserBrands")
+            .tag("Users")
+            .summary("Set the brands a user sells (the user themself, scope `write`)")
+            .description("Body `{\"brands\": [...]}`: at most 50 names of 1 to 50 characters, none twice (ignoring case). Answers the new list.")
+            .authenticated()
+            .path_param("userId", "The user id.")
+            .ok(200, "`{_links, brands}`", "Brands")
+            .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotFound]),
+        set_brands,
+    )
 }
 
 async fn list(State(state): State<AppState>, ApiVersion(version): ApiVersion) -> Json {
@@ -95,6 +117,7 @@ fn user_json(hal: &Hal, user: &User, private: bool) -> Value {
         "_links": hal
             .links(&path, Resource::User)
             .rel(Rel::ChangeEmail, format!("{path}/change-email"))
+            .rel(Rel::UserBrands, format!("{path}/brands"))
             .build(),
         "userId": user.id,
         "name": user.name,
@@ -341,4 +364,65 @@ async fn change_email(
             "Nous avons envoyé un lien de confirmation à la nouvelle adresse. Le changement prend effet dès que vous suivez ce lien.",
         ).get(language),
     })))
+}
+
+fn brands_json(hal: &Hal, id: i64, brands: &[String]) -> Value {
+    json!({
+        "_links": {
+            "self": {"href": hal.path(&format!("/users/{id}/brands"))},
+            "describedby": {"href": hal.describedby(Resource::Brands)},
+        },
+        "brands": brands,
+    })
+}
+
+async fn brands(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    Path(raw): Path<String>,
+) -> Result<Json, ApiError> {
+    let id = parse_id("userId", &raw)?;
+    let brands = state
+        .db
+        .read(move |conn| {
+            if users::get(conn, id)?.is_none() {
+                return Ok(None);
+            }
+            users::brands(conn, id).map(Some)
+        })
+        .await?
+        .ok_or(ErrorCode::UserNotFound)?;
+    Ok(Json::ok(brands_json(&state.hal(version), id, &brands)))
+}
+
+#[derive(Deserialize)]
+struct BrandsBody {
+    brands: Option<Vec<String>>,
+}
+
+async fn set_brands(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    caller: Caller,
+    Path(raw): Path<String>,
+    JsonBody(body): JsonBody<BrandsBody>,
+) -> Result<Json, ApiError> {
+    let id = parse_id("userId", &raw)?;
+    if caller.user_with(Scope::Write)? != id {
+        return Err(ApiError::new(ErrorCode::Unauthorized));
+    }
+    let Some(brands) = body.brands else {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "brands",
+            "missing",
+            Text::new("is verplicht", "est obligatoire"),
+        )]));
+    };
+    let brands = crate::domain::user::check_brands(&brands).map_err(ApiError::validation)?;
+    let stored = brands.clone();
+    state
+        .db
+        .write(move |conn| users::set_brands(conn, id, &stored))
+        .await?;
+    Ok(Json::ok(brands_json(&state.hal(version), id, &brands)))
 }

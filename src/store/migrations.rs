@@ -24,6 +24,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(1, "0001_categories"),
     migration!(2, "0002_accounts_and_oauth"),
     migration!(3, "0003_idempotency"),
+    migration!(4, "0004_user_brands"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

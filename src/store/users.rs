@@ -121,3 +121,26 @@ pub fn set_password(conn: &mut dyn Conn, id: i64, password_hash: &str) -> Result
     )?;
     Ok(())
 }
+
+/// The brands of a user, in order.
+pub fn brands(conn: &mut dyn Conn, id: i64) -> Result<Vec<String>, DbError> {
+    conn.query(
+        "SELECT brand FROM user_brands WHERE user_id = $1 ORDER BY position",
+        params![id],
+    )?
+    .iter()
+    .map(|row| row.get("brand"))
+    .collect()
+}
+
+/// Replaces the brands of a user.
+pub fn set_brands(conn: &mut dyn Conn, id: i64, brands: &[String]) -> Result<(), DbError> {
+    conn.execute("DELETE FROM user_brands WHERE user_id = $1", params![id])?;
+    for (position, brand) in brands.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO user_brands (user_id, position, brand) VALUES ($1, $2, $3)",
+            params![id, position as i64, brand],
+        )?;
+    }
+    Ok(())
+}

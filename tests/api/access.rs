@@ -61,6 +61,17 @@ fn rows() -> Vec<Row> {
         ),
         read_all("/v1/users", "/v1/users"),
         read_all("/v1/users/{userId}", "/v1/users/{me}"),
+        read_all("/v1/users/{userId}/brands", "/v1/users/{me}/brands"),
+        Row {
+            method: "put",
+            template: "/v1/users/{userId}/brands",
+            path: "/v1/users/{me}/brands",
+            body: Some(json!({"brands": ["Ford"]})),
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Status(403),
+            owner: Allowed,
+        },
         Row {
             method: "get",
             template: "/v1",
@@ -138,6 +149,7 @@ async fn the_access_table_holds(app: TestApp) {
             n += 1;
             let mut request = match row.method {
                 "get" => app.client.get(app.url(&path)),
+                "put" => app.client.put(app.url(&path)),
                 _ => app.client.post(app.url(&path)),
             };
             if let Some(token) = token {

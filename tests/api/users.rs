@@ -13,6 +13,7 @@ both_backends!(
     users_root_profile_and_me,
     change_email_takes_effect_when_confirmed,
     idempotency_keys_replay_and_refuse_reuse,
+    user_brands,
 );
 
 /// The mails in the outbox, oldest first.
@@ -374,5 +375,75 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
     assert_eq!(
         expect_json(late, 400).await["details"][0]["code"],
         "email-in-use"
+    );
+}
+
+async fn user_brands(app: TestApp) {
+    let dealer = app
+        .create_user("dealer@souk.test", "password-of-dealer")
+        .await;
+    let (token, _) = app
+        .user_token(
+            &app.app_client,
+            "dealer@souk.test",
+            "password-of-dealer",
+            None,
+        )
+        .await;
+    let path = format!("/v2/users/{dealer}/brands");
+    let empty = app.get_json(&path, 200).await;
+    assert_eq!(empty["brands"], json!([]));
+    assert_eq!(empty["_links"]["self"]["href"], path);
+    assert!(
+        empty["_links"]["describedby"]["href"]
+            .as_str()
+            .unwrap()
+            .ends_with("/docs/resources/brands")
+    );
+    let set = |body: Value| {
+        app.client
+            .put(app.url(&path))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let body = expect_json(
+        set(json!({"brands": ["Alfa Romeo", " Ford "]}))
+            .await
+            .unwrap(),
+        200,
+    )
+    .await;
+    assert_eq!(body["brands"], json!(["Alfa Romeo", "Ford"]));
+    assert_eq!(
+        app.get_json(&format!("/v1/users/{dealer}/brands"), 200)
+            .await["brands"],
+        json!(["Alfa Romeo", "Ford"])
+    );
+    let refused = expect_json(
+        set(json!({"brands": ["Ford", "FORD", ""]})).await.unwrap(),
+        400,
+    )
+    .await;
+    let fields: Vec<&str> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["brands[1]", "brands[2]"]);
+    assert_eq!(
+        app.get_json(&path, 200).await["brands"],
+        json!(["Alfa Romeo", "Ford"]),
+        "unchanged"
+    );
+    let user = app.get_json(&format!("/v1/users/{dealer}"), 200).await;
+    assert_eq!(
+        user["_links"]["svc:user-brands"]["href"],
+        format!("/v1/users/{dealer}/brands")
+    );
+    assert_eq!(
+        app.get_json("/v2/users/424242/brands", 404).await["code"],
+        "user-not-found"
     );
 }
