@@ -1,5 +1,6 @@
 //! Types and rules of the marketplace, free of HTTP and SQL so they are unit-tested alone.
 
+pub mod advertisement;
 pub mod category;
 pub mod locale;
 pub mod time;
