@@ -41,6 +41,18 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf (L2) category: which attributes an ad in it carries and how they are checked.");
     CategoryFees = ("category-fees", "The listing fees of a leaf (L2) category: insertion fee and running subscriptions (under construction, subject to change).");
     UserBrands = ("user-brands", "The brands a user sells.");
+    UserAdvertisements = ("user-advertisements", "The online advertisements of a user.");
+    Advertisement = ("advertisement", "An advertisement; in a collection's `_embedded`, each of its items.");
+    Seller = ("seller", "The user who placed the advertisement.");
+    AdvertisementImages = ("advertisement-images", "The images of an advertisement (embedded in the advertisement; each under `advertisement-image`).");
+    AdvertisementImage = ("advertisement-image", "One image of an advertisement, with a link per rendition size.");
+    AdvertisementFeatures = ("advertisement-features", "The paid features that can be bought for the advertisement.");
+    AdvertisementPurchasedFeatures = ("advertisement-purchased-features", "The features bought for the advertisement (seller only).");
+    AdvertisementStatistics = ("advertisement-statistics", "Counts of what happened to the advertisement: views, questions, bids, clicks (seller only).");
+    Bids = ("bids", "The bids on the advertisement.");
+    AdvertisementTransactions = ("advertisement-transactions", "The transactions (sales) of the advertisement.");
+    AdvertisementRenew = ("advertisement-renew", "POST here to renew the advertisement (possible in the last 7 days before its closeDate, and after it expired).");
+    AdvertisementWebsiteLink = ("advertisement-website-link", "The advertisement's page for people (HTML).");
     ChangeEmail = ("change-email", "POST `{\"newEmail\"}` here to change the user's e-mail address; the change takes effect when the user follows the link mailed to the new address.");
 }
 
@@ -51,6 +63,8 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf category in `fields`: `key`, `label`, `labels`, `type` (STRING, LIST, NUMBER, DOUBLE), `values` and `options` (always present, possibly empty), `minValue`, `maxValue`, `unit` (where they apply), `units`, `mandatory`, `searchable`, `writable`, `updateable`.");
     User = ("user", "A marketplace user: `userId`, `name`, `locale`, `status` (`unconfirmed` until the owner follows the link mailed to them, then `confirmed`), `confirmDate`, `dealerPackage` (`NONE`, `BASIC`, `PLUS`, `PREMIUM`); to the user themself also `email`, `phoneNumber` and `postcode`.");
     UserList = ("user-list", "The users collection root: POST creates an account (client token with scope `create_account`); the templated `item` link leads to each user.");
+    Advertisement = ("advertisement", "An advertisement: `itemId` (`m` + digits), `title`, `description`, `categoryId` (a leaf), `status` (draft, online, paused, expired, closed, deleted, rejected; see docs/LIFECYCLE.md), `startDate`, `closeDate`, `renewPossible`, `locale`, `reserved`, `showOnMap`, `priceModel` (`modelType` and amounts in cents), `location` (`postcode`, `cityName`), `seller`, the category attributes as flat members, `rejectionReason` (seller only), and the images embedded. Carries an `ETag`; PUT, PATCH and DELETE honour `If-Match`.");
+    AdvertisementList = ("advertisement-list", "A page of advertisements: `_embedded[\"<prefix>:advertisement\"]`, `totalCount`, `offset`, `limit`, and `first`/`prev`/`next`/`last` links.");
     Brands = ("brands", "The brands a user (typically a dealer) sells: `brands`, an array of names in the user's order, possibly empty. The user sets them with PUT `{\"brands\": [...]}`.");
     ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");

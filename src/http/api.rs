@@ -38,6 +38,14 @@ pub fn put(path: &'static str, id: &'static str) -> Operation {
     operation("put", path, id)
 }
 
+pub fn patch(path: &'static str, id: &'static str) -> Operation {
+    operation("patch", path, id)
+}
+
+pub fn delete(path: &'static str, id: &'static str) -> Operation {
+    operation("delete", path, id)
+}
+
 fn operation(method: &'static str, path: &'static str, id: &'static str) -> Operation {
     Operation {
         method,

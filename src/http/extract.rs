@@ -50,6 +50,49 @@ pub fn parse_optional_id(field: &str, raw: Option<&str>) -> Result<Option<i64>, 
     raw.map(|raw| parse_id(field, raw)).transpose()
 }
 
+/// `offset` and `limit` of a collection request: `offset` at least 0, `limit` 1 to `max`
+/// (default `default`); out of range is 400 `pagination-invalid` naming the parameter.
+pub fn parse_page(
+    offset: Option<&str>,
+    limit: Option<&str>,
+    default: u64,
+    max: u64,
+) -> Result<crate::hal::Page, ApiError> {
+    let bad = |field: &str, raw: &str, dutch: String, french: String| {
+        let mut error = ApiError::new(ErrorCode::PaginationInvalid);
+        error.details =
+            vec![FieldError::new(field, "out-of-range", Text::new(dutch, french)).with_value(raw)];
+        error
+    };
+    let offset = match offset {
+        None => 0,
+        Some(raw) => raw.parse::<u64>().map_err(|_| {
+            bad(
+                "offset",
+                raw,
+                "moet 0 of meer zijn".into(),
+                "doit être 0 ou plus".into(),
+            )
+        })?,
+    };
+    let limit = match limit {
+        None => default,
+        Some(raw) => raw
+            .parse::<u64>()
+            .ok()
+            .filter(|l| (1..=max).contains(l))
+            .ok_or_else(|| {
+                bad(
+                    "limit",
+                    raw,
+                    format!("moet tussen 1 en {max} liggen"),
+                    format!("doit être compris entre 1 et {max}"),
+                )
+            })?,
+    };
+    Ok(crate::hal::Page { offset, limit })
+}
+
 /// A JSON request body: `Content-Type: application/json` (else 400
 /// `incorrect-content-type`), within the size limit (else 413), and parseable into `T`
 /// (else 400 `invalid-json` naming where it failed).

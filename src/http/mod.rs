@@ -1,6 +1,7 @@
 //! The HTTP layer: one module per resource, the route registry, extractors and the render
 //! middleware.
 
+mod ads;
 mod api;
 pub mod auth;
 mod categories;
@@ -40,6 +41,7 @@ fn api() -> api::Api {
     let api = oauth::routes(api);
     let api = pages::routes(api);
     let api = users::routes(api);
+    let api = ads::routes(api);
     docs::routes(api)
 }
 
@@ -85,6 +87,7 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Root", "description": "Entry points."},
             {"name": "Categories", "description": "The two-level category tree, attribute definitions and fees."},
             {"name": "Users", "description": "Accounts, `me` and the e-mail change."},
+            {"name": "Advertisements", "description": "Placing, reading, changing and deleting advertisements; the seller's list and a user's online ads."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
             {"name": "Operations", "description": "Health, readiness, metrics and this document."},

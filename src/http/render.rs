@@ -24,8 +24,17 @@ pub struct Json {
     status: StatusCode,
     body: Value,
     location: Option<String>,
-    /// Answer `ETag` (and honour `If-None-Match`) with a hash of the body.
-    etag: bool,
+    etag: Etag,
+}
+
+/// How a [`Json`] answer gets its `ETag` (and honours `If-None-Match`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Etag {
+    None,
+    /// A hash of the body bytes: for representations that only change with their content.
+    Body,
+    /// A tag the handler knows (a version): what `If-Match` compares against.
+    Fixed(String),
 }
 
 impl Json {
@@ -34,7 +43,7 @@ impl Json {
             status: StatusCode::OK,
             body,
             location: None,
-            etag: false,
+            etag: Etag::None,
         }
     }
 
@@ -49,7 +58,13 @@ impl Json {
 
     /// Marks the body as cacheable: it gets a strong `ETag` computed from its bytes.
     pub fn with_etag(mut self) -> Self {
-        self.etag = true;
+        self.etag = Etag::Body;
+        self
+    }
+
+    /// Gives the answer a known `ETag` (quoted here).
+    pub fn with_version_tag(mut self, tag: &str) -> Self {
+        self.etag = Etag::Fixed(format!("\"{tag}\""));
         self
     }
 }
@@ -60,7 +75,7 @@ struct StoredJson {
     status: u16,
     body: Value,
     location: Option<String>,
-    etag: bool,
+    etag: Etag,
 }
 
 impl Json {
@@ -74,7 +89,7 @@ impl Json {
             status: self.status.as_u16(),
             body: self.body.clone(),
             location: self.location.clone(),
-            etag: self.etag,
+            etag: self.etag.clone(),
         })
         .unwrap_or_default()
     }
@@ -173,8 +188,15 @@ fn finish(
         if let Some(location) = json.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
             headers.insert(header::LOCATION, location);
         }
-        if json.etag {
-            let tag = format!("\"{}\"", &hex::encode(Sha256::digest(&bytes))[..32]);
+        let tag = match json.etag {
+            Etag::None => None,
+            Etag::Body => Some(format!(
+                "\"{}\"",
+                &hex::encode(Sha256::digest(&bytes))[..32]
+            )),
+            Etag::Fixed(tag) => Some(tag),
+        };
+        if let Some(tag) = tag {
             let matches = if_none_match
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| etag_matches(v, &tag));
@@ -244,8 +266,9 @@ fn error_response(
     response
 }
 
-/// `If-None-Match` holds `*` or a list of tags (weak ones compare by their opaque part).
-fn etag_matches(header: &str, tag: &str) -> bool {
+/// `If-None-Match` and `If-Match` hold `*` or a list of tags (weak ones compare by their
+/// opaque part).
+pub fn etag_matches(header: &str, tag: &str) -> bool {
     header
         .split(',')
         .map(str::trim)

@@ -103,6 +103,68 @@ pub fn all(prefix: &str) -> Value {
             },
             "required": ["userId", "name", "locale", "status", "dealerPackage"],
         },
+        "Advertisement": {
+            "type": "object",
+            "description": "Category attributes appear as further flat members.",
+            "additionalProperties": true,
+            "properties": {
+                "_links": links(&["category", "seller", "advertisement-features", "advertisement-purchased-features", "advertisement-images", "advertisement-statistics", "bids", "advertisement-transactions", "advertisement-renew", "advertisement-website-link"]),
+                "itemId": {"type": "string", "pattern": "^m[0-9]+$"},
+                "title": {"type": "string", "minLength": 2, "maxLength": 60},
+                "description": {"type": "string", "maxLength": 4000},
+                "categoryId": {"type": "integer"},
+                "status": {"type": "string", "enum": ["draft", "online", "paused", "expired", "closed", "deleted", "rejected"]},
+                "startDate": {"type": ["string", "null"], "format": "date-time"},
+                "closeDate": {"type": ["string", "null"], "format": "date-time"},
+                "renewPossible": {"type": "boolean"},
+                "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
+                "reserved": {"type": "boolean"},
+                "showOnMap": {"type": "boolean"},
+                "priceModel": {
+                    "type": "object",
+                    "properties": {
+                        "modelType": {"type": "string", "enum": ["fixed", "bidding", "to be discussed", "by request", "trade", "see description", "buy it now", "reserved"]},
+                        "askingPrice": {"type": "integer", "minimum": 0},
+                        "minimalBid": {"type": "integer", "minimum": 0},
+                        "retailPrice": {"type": "integer", "minimum": 0},
+                    },
+                    "required": ["modelType"],
+                },
+                "location": {
+                    "type": "object",
+                    "properties": {"postcode": {"type": "string"}, "cityName": {"type": ["string", "null"]}},
+                    "required": ["postcode"],
+                },
+                "seller": {
+                    "type": "object",
+                    "properties": {
+                        "sellerId": {"type": "integer"},
+                        "sellerName": {"type": "string"},
+                        "phoneNumber": {"type": ["string", "null"]},
+                        "acceptPaypal": {"type": "boolean"},
+                        "showEmail": {"type": "boolean"},
+                    },
+                },
+                "rejectionReason": {"type": "string", "description": "Seller only, on a rejected ad."},
+            },
+            "required": ["itemId", "title", "description", "categoryId", "status", "priceModel", "location"],
+        },
+        "AdvertisementList": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["first", "prev", "next", "last"]),
+                "_embedded": {
+                    "type": "object",
+                    "properties": {
+                        format!("{prefix}:advertisement"): {"type": "array", "items": {"$ref": "#/components/schemas/Advertisement"}},
+                    },
+                },
+                "totalCount": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+            },
+            "required": ["totalCount", "offset", "limit"],
+        },
         "Brands": {
             "type": "object",
             "properties": {

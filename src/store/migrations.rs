@@ -25,6 +25,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(2, "0002_accounts_and_oauth"),
     migration!(3, "0003_idempotency"),
     migration!(4, "0004_user_brands"),
+    migration!(5, "0005_advertisements"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

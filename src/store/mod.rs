@@ -17,6 +17,7 @@ mod postgres;
 mod sqlite;
 mod value;
 
+pub mod ads;
 pub mod categories;
 pub mod idempotency;
 pub mod migrations;

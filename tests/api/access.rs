@@ -24,7 +24,7 @@ struct Row {
     method: &'static str,
     /// The OpenAPI path (template) the row covers.
     template: &'static str,
-    /// The concrete path, with `{me}` for the right user's id.
+    /// The concrete path, with `{me}` for the right user's id and `{ad}` for their ad.
     path: &'static str,
     body: Option<serde_json::Value>,
     anonymous: Outcome,
@@ -62,6 +62,51 @@ fn rows() -> Vec<Row> {
         read_all("/v1/users", "/v1/users"),
         read_all("/v1/users/{userId}", "/v1/users/{me}"),
         read_all("/v1/users/{userId}/brands", "/v1/users/{me}/brands"),
+        read_all(
+            "/v1/users/{userId}/advertisements",
+            "/v1/users/{me}/advertisements",
+        ),
+        read_all("/v1/advertisements/{itemId}", "/v1/advertisements/{ad}"),
+        Row {
+            method: "post",
+            template: "/v1/advertisements",
+            path: "/v1/advertisements",
+            body: Some(ad_body()),
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Allowed,
+            owner: Allowed,
+        },
+        Row {
+            method: "get",
+            template: "/v1/advertisements",
+            path: "/v1/advertisements",
+            body: None,
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Allowed,
+            owner: Allowed,
+        },
+        Row {
+            method: "put",
+            template: "/v1/advertisements/{itemId}",
+            path: "/v1/advertisements/{ad}",
+            body: Some(ad_body()),
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Status(403),
+            owner: Allowed,
+        },
+        Row {
+            method: "patch",
+            template: "/v1/advertisements/{itemId}",
+            path: "/v1/advertisements/{ad}",
+            body: Some(json!([{"op": "replace", "path": "/title", "value": "Gewijzigd"}])),
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Status(403),
+            owner: Allowed,
+        },
         Row {
             method: "put",
             template: "/v1/users/{userId}/brands",
@@ -112,7 +157,24 @@ fn rows() -> Vec<Row> {
             other_user: Status(403),
             owner: Allowed,
         },
+        // Last: it deletes the ad the rows above use.
+        Row {
+            method: "delete",
+            template: "/v1/advertisements/{itemId}",
+            path: "/v1/advertisements/{ad}",
+            body: None,
+            anonymous: Status(401),
+            client: Status(403),
+            other_user: Status(403),
+            owner: Allowed,
+        },
     ]
+}
+
+fn ad_body() -> serde_json::Value {
+    json!({"title": "Damesfiets", "description": "Goed onderhouden.", "categoryId": 402,
+           "location": {"postcode": "1097DN"}, "priceModel": {"modelType": "fixed", "askingPrice": 5000},
+           "condition": "used"})
 }
 
 async fn the_access_table_holds(app: TestApp) {
@@ -137,9 +199,22 @@ async fn the_access_table_holds(app: TestApp) {
             None,
         )
         .await;
+    let ad = app
+        .client
+        .post(app.url("/v1/advertisements"))
+        .bearer_auth(&owner_token)
+        .json(&ad_body())
+        .send()
+        .await
+        .unwrap();
+    let ad: serde_json::Value = ad.json().await.unwrap();
+    let item = ad["itemId"].as_str().unwrap().to_owned();
     let mut n = 0;
     for row in rows() {
-        let path = row.path.replace("{me}", &owner.to_string());
+        let path = row
+            .path
+            .replace("{me}", &owner.to_string())
+            .replace("{ad}", &item);
         for (who, token, expected) in [
             ("anonymous", None, row.anonymous),
             ("client", Some(app.token.as_str()), row.client),
@@ -150,6 +225,8 @@ async fn the_access_table_holds(app: TestApp) {
             let mut request = match row.method {
                 "get" => app.client.get(app.url(&path)),
                 "put" => app.client.put(app.url(&path)),
+                "patch" => app.client.patch(app.url(&path)),
+                "delete" => app.client.delete(app.url(&path)),
                 _ => app.client.post(app.url(&path)),
             };
             if let Some(token) = token {
@@ -157,17 +234,26 @@ async fn the_access_table_holds(app: TestApp) {
             }
             if let Some(body) = &row.body {
                 let text = body.to_string().replace("{n}", &n.to_string());
-                request = request
-                    .header("content-type", "application/json")
-                    .body(text);
+                let content_type = if row.method == "patch" {
+                    "application/json-patch+json"
+                } else {
+                    "application/json"
+                };
+                request = request.header("content-type", content_type).body(text);
             }
-            let status = request.send().await.unwrap().status().as_u16();
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
             let actual = if status < 400 {
                 Allowed
             } else {
                 Status(status)
             };
-            assert_eq!(actual, expected, "{} {} as {who}", row.method, row.path);
+            let text = response.text().await.unwrap_or_default();
+            assert_eq!(
+                actual, expected,
+                "{} {} as {who}: {text}",
+                row.method, row.path
+            );
         }
     }
     // Every versioned operation of the document is in the table.

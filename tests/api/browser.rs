@@ -140,8 +140,11 @@ async fn authorization_code_flow_in_a_real_browser() {
         .click()
         .await
         .unwrap();
+    // Clicks navigate; wait for the next page's element rather than racing it.
     let allow = browser
-        .find(Locator::Css("button[value=allow]"))
+        .wait()
+        .at_most(Duration::from_secs(45))
+        .for_element(Locator::Css("button[value=allow]"))
         .await
         .expect("the consent page");
     let page = browser.source().await.unwrap();
@@ -156,7 +159,9 @@ async fn authorization_code_flow_in_a_real_browser() {
     .unwrap();
     allow.click().await.unwrap();
     let code = browser
-        .find(Locator::Id("code"))
+        .wait()
+        .at_most(Duration::from_secs(45))
+        .for_element(Locator::Id("code"))
         .await
         .expect("landed on the callback")
         .text()

@@ -4,6 +4,7 @@
 mod helpers;
 
 mod access;
+mod ads;
 mod browser;
 mod categories;
 mod clients;

@@ -1,0 +1,784 @@
+//! `/v1/advertisements`: create, read, replace, patch, delete, the seller's list, and a
+//! user's online ads.
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::app::AppState;
+use crate::domain::advertisement::{
+    Actor, AdContent, AdStatus, ItemId, check_content, effective_status, may_transition,
+    renew_possible,
+};
+use crate::domain::locale::{Locale, Text};
+use crate::domain::time::format_timestamp;
+use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::hal::{Hal, Page, Rel, Resource};
+use crate::oauth::scope::Scope;
+use crate::store::ads::{self, AdRecord, AdWrite};
+use crate::store::{Conn, DbError, categories, users};
+
+use super::api::{Api, delete, get, patch, post, put};
+use super::auth::Caller;
+use super::extract::{ApiVersion, JsonBody, parse_id, parse_json, parse_page};
+use super::render::{Json, etag_matches};
+
+pub fn routes(api: Api) -> Api {
+    use ErrorCode::*;
+    let writes = [
+        ValidationFailure,
+        InvalidJson,
+        IncorrectContentType,
+        Unauthorized,
+        AdvertisementNotFound,
+        ConflictingState,
+        PreconditionFailed,
+    ];
+    api.resource(
+        post("/advertisements", "createAdvertisement")
+            .tag("Advertisements")
+            .summary("Place an advertisement (user token, scope `write`, confirmed user)")
+            .description("Minimal body: `{title, description, categoryId, location: {postcode}, priceModel: {modelType: \"fixed\", askingPrice}}` plus the category's mandatory attributes, as flat members or as `attributes: [{key, value}]`. Without `status` the ad goes online; `\"status\": \"draft\"` keeps it a draft. Every problem comes back at once as field errors.")
+            .authenticated()
+            .ok(201, "The advertisement (Location: its address)", "Advertisement")
+            .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotConfirmed]),
+        create,
+    )
+    .resource(
+        get("/advertisements", "listOwnAdvertisements")
+            .tag("Advertisements")
+            .summary("The calling user's own advertisements, newest first")
+            .description("Every status but deleted; `status` filters (comma-separated). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
+            .authenticated()
+            .query_param("status", json!({"type": "string"}), "Comma-separated statuses.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0}), "Default 0.")
+            .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 30.")
+            .ok(200, "A page of advertisements", "AdvertisementList")
+            .errors(&[ValidationFailure, PaginationInvalid, Unauthorized]),
+        list_own,
+    )
+    .resource(
+        get("/advertisements/{itemId}", "getAdvertisement")
+            .tag("Advertisements")
+            .summary("One advertisement (online ones to anyone, others to the seller)")
+            .authenticated()
+            .name_param("itemId", "`m` followed by digits.")
+            .ok(200, "The advertisement", "Advertisement")
+            .ok_empty(304, "Not modified since the ETag in If-None-Match")
+            .errors(&[ValidationFailure, AdvertisementNotFound]),
+        one,
+    )
+    .resource(
+        put("/advertisements/{itemId}", "replaceAdvertisement")
+            .tag("Advertisements")
+            .summary("Replace the writable fields (the seller, scope `write`)")
+            .description("Read-only fields in the body are ignored, so a client may send back what it read. `status` changes the state where the lifecycle allows it (else 409 `conflicting-state`). `If-Match` with the ETag: 412 on a mismatch. Answers 200 with the representation.")
+            .authenticated()
+            .name_param("itemId", "`m` followed by digits.")
+            .ok(200, "The advertisement", "Advertisement")
+            .errors(&writes),
+        replace,
+    )
+    .resource(
+        patch("/advertisements/{itemId}", "patchAdvertisement")
+            .tag("Advertisements")
+            .summary("Change an advertisement with a JSON Patch (RFC 6902)")
+            .description("`Content-Type: application/json-patch+json`; the patch applies to the representation (`replace` of an absent member acts as `add`). Then as PUT. Answers 200 with the representation.")
+            .authenticated()
+            .name_param("itemId", "`m` followed by digits.")
+            .ok(200, "The advertisement", "Advertisement")
+            .errors(&writes),
+        patch_ad,
+    )
+    .resource(
+        delete("/advertisements/{itemId}", "deleteAdvertisement")
+            .tag("Advertisements")
+            .summary("Delete an advertisement (204; idempotent)")
+            .authenticated()
+            .name_param("itemId", "`m` followed by digits.")
+            .ok_empty(204, "Deleted (or already deleted)")
+            .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, PreconditionFailed]),
+        remove,
+    )
+    .resource(
+        get("/users/{userId}/advertisements", "listUserAdvertisements")
+            .tag("Advertisements")
+            .summary("The online advertisements of a user")
+            .description("`limit` at most 100 (default 100) and `offset` a multiple of `limit`, else 400 `pagination-invalid`.")
+            .authenticated()
+            .path_param("userId", "The user id.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0}), "A multiple of limit.")
+            .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 100.")
+            .ok(200, "A page of advertisements", "AdvertisementList")
+            .errors(&[ValidationFailure, PaginationInvalid, UserNotFound]),
+        list_of_user,
+    )
+}
+
+fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
+    ItemId::parse(raw).ok_or_else(|| {
+        ApiError::validation(vec![
+            FieldError::new(
+                "itemId",
+                "invalid-item-id",
+                Text::new(
+                    "moet `m` gevolgd door cijfers zijn",
+                    "doit être `m` suivi de chiffres",
+                ),
+            )
+            .with_value(raw),
+        ])
+    })
+}
+
+fn status_of(record: &AdRecord, now: i64) -> AdStatus {
+    let stored = AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft);
+    effective_status(stored, record.close_date, now)
+}
+
+/// The ETag: the version, and the state at `now` (expiry changes it without a write).
+fn tag(record: &AdRecord, now: i64) -> String {
+    format!(
+        "{}-{}-{}",
+        record.number,
+        record.version,
+        status_of(record, now).as_str()
+    )
+}
+
+fn ad_json(hal: &Hal, record: &AdRecord, now: i64, for_seller: bool) -> Value {
+    let item = ItemId::from_number(record.number);
+    let path = hal.path(&format!("/advertisements/{item}"));
+    let category = match record.parent_category_id {
+        Some(parent) => hal.path(&format!("/categories/{parent}/{}", record.category_id)),
+        None => hal.path(&format!("/categories/{}", record.category_id)),
+    };
+    let mut links = hal
+        .links(&path, Resource::Advertisement)
+        .rel(Rel::Category, category)
+        .rel(
+            Rel::Seller,
+            hal.path(&format!("/users/{}", record.seller_id)),
+        )
+        .rel(Rel::AdvertisementFeatures, format!("{path}/features"))
+        .rel(
+            Rel::AdvertisementPurchasedFeatures,
+            format!("{path}/purchased-features"),
+        )
+        .rel(Rel::AdvertisementImages, format!("{path}/images"))
+        .rel(Rel::AdvertisementStatistics, format!("{path}/statistics"))
+        .rel(Rel::Bids, format!("{path}/bids"))
+        .rel(
+            Rel::AdvertisementTransactions,
+            format!("{path}/transactions"),
+        )
+        .rel(Rel::AdvertisementRenew, format!("{path}/renew"))
+        .build();
+    links[hal.rel(Rel::AdvertisementWebsiteLink)] =
+        json!({"href": format!("{}/a/{item}", hal.base_url), "type": "text/html"});
+    let status = status_of(record, now);
+    let mut body = json!({
+        "_links": links,
+        "itemId": item.to_string(),
+        "title": record.title,
+        "description": record.description,
+        "categoryId": record.category_id,
+        "status": status.as_str(),
+        "startDate": record.start_date.map(format_timestamp),
+        "closeDate": record.close_date.map(format_timestamp),
+        "renewPossible": renew_possible(status, record.close_date, now),
+        "locale": record.locale,
+        "reserved": record.reserved,
+        "showOnMap": record.show_on_map,
+        "priceModel": serde_json::from_str::<Value>(&record.price_model).unwrap_or(Value::Null),
+        "location": {"postcode": record.postcode, "cityName": Value::Null},
+        "seller": {
+            "sellerId": record.seller_id,
+            "sellerName": record.seller_name,
+            "phoneNumber": record.seller_phone,
+            "acceptPaypal": false,
+            "showEmail": false,
+        },
+        "_embedded": {
+            hal.rel(Rel::AdvertisementImages): {
+                "_links": {"self": {"href": format!("{path}/images")}},
+                "_embedded": {hal.rel(Rel::AdvertisementImage): []},
+            },
+        },
+    });
+    if let Ok(Value::Object(attributes)) = serde_json::from_str::<Value>(&record.attributes) {
+        for (key, value) in attributes {
+            body[key] = value;
+        }
+    }
+    if for_seller && status == AdStatus::Rejected {
+        body["rejectionReason"] = json!(record.rejection_reason);
+    }
+    body
+}
+
+fn respond(
+    state: &AppState,
+    hal: &Hal,
+    record: &AdRecord,
+    for_seller: bool,
+    created: bool,
+) -> Json {
+    let now = state.clock.now();
+    let body = ad_json(hal, record, now, for_seller);
+    let json = if created {
+        let location = hal.path(&format!(
+            "/advertisements/{}",
+            ItemId::from_number(record.number)
+        ));
+        Json::created(location, body)
+    } else {
+        Json::ok(body)
+    };
+    json.with_version_tag(&tag(record, now))
+}
+
+fn to_write(content: &AdContent) -> AdWrite {
+    AdWrite {
+        category_id: content.category_id,
+        title: content.title.clone(),
+        description: content.description.clone(),
+        price_model: content.price_model.to_json().to_string(),
+        attributes: Value::Object(content.attributes.clone()).to_string(),
+        postcode: content.postcode.clone(),
+        locale: content.locale.as_str().to_owned(),
+        reserved: content.reserved,
+        show_on_map: content.show_on_map,
+    }
+}
+
+/// The requested `status` of a body, if any.
+fn requested_status(body: &Map<String, Value>) -> Result<Option<AdStatus>, ApiError> {
+    match body.get("status") {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_str()
+            .and_then(AdStatus::parse)
+            .map(Some)
+            .ok_or_else(|| {
+                ApiError::validation(vec![
+                    FieldError::new(
+                        "status",
+                        "invalid-value",
+                        Text::new("is geen bekende status", "n'est pas un statut connu"),
+                    )
+                    .with_value(value.clone()),
+                ])
+            }),
+    }
+}
+
+/// Checks content against its category (read in the same transaction).
+fn checked_content(
+    conn: &mut dyn Conn,
+    body: &Map<String, Value>,
+    region: Locale,
+    previous: Option<&Map<String, Value>>,
+) -> Result<(AdContent, i64), ApiError> {
+    let category_id = body.get("categoryId").and_then(|v| match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    });
+    let category = match category_id {
+        Some(id) => categories::get(conn, id)?,
+        None => None,
+    };
+    let content =
+        check_content(body, category.as_ref(), region, previous).map_err(ApiError::validation)?;
+    let running_days = category
+        .and_then(|c| c.leaf)
+        .map_or(28, |leaf| leaf.fees.running_days);
+    Ok((content, running_days))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    caller: Caller,
+    JsonBody(body): JsonBody<Map<String, Value>>,
+) -> Result<Json, ApiError> {
+    let seller = caller.user_with(Scope::Write)?;
+    let status = match requested_status(&body)? {
+        None | Some(AdStatus::Online) => AdStatus::Online,
+        Some(AdStatus::Draft) => AdStatus::Draft,
+        Some(other) => {
+            return Err(ApiError::validation(vec![
+                FieldError::new(
+                    "status",
+                    "invalid-value",
+                    Text::new(
+                        "een nieuwe advertentie is online of draft",
+                        "une nouvelle annonce est online ou draft",
+                    ),
+                )
+                .with_value(other.as_str()),
+            ]));
+        }
+    };
+    let region = state.config.region;
+    let now = state.clock.now();
+    let record = state
+        .db
+        .write(move |conn| {
+            let confirmed = users::get(conn, seller)?.is_some_and(|u| u.confirmed);
+            if !confirmed {
+                return Err(ApiError::new(ErrorCode::UserNotConfirmed));
+            }
+            let (content, running_days) = checked_content(conn, &body, region, None)?;
+            let dates = match status {
+                AdStatus::Online => (Some(now), Some(now + running_days * 86_400)),
+                _ => (None, None),
+            };
+            let number = ads::insert(
+                conn,
+                seller,
+                &to_write(&content),
+                status.as_str(),
+                dates,
+                now,
+            )?;
+            Ok(ads::get(conn, number)?.ok_or(DbError::NotFound)?)
+        })
+        .await?;
+    Ok(respond(&state, &state.hal(version), &record, true, true))
+}
+
+async fn one(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    caller: Caller,
+    Path(raw): Path<String>,
+) -> Result<Json, ApiError> {
+    let item = parse_item(&raw)?;
+    let record = state
+        .db
+        .read(move |conn| ads::get(conn, item.number()))
+        .await?
+        .ok_or(ErrorCode::AdvertisementNotFound)?;
+    let now = state.clock.now();
+    let is_seller = caller.user_id == Some(record.seller_id);
+    let status = status_of(&record, now);
+    if status == AdStatus::Deleted || (status != AdStatus::Online && !is_seller) {
+        return Err(ErrorCode::AdvertisementNotFound.into());
+    }
+    Ok(respond(
+        &state,
+        &state.hal(version),
+        &record,
+        is_seller,
+        false,
+    ))
+}
+
+/// What a PUT or a PATCH asks for.
+enum Change {
+    Replace(Map<String, Value>),
+    Patch(json_patch::Patch),
+}
+
+/// The fields a client may send back; what a patch applies to.
+fn writable_view(record: &AdRecord, now: i64) -> Value {
+    let mut view = json!({
+        "title": record.title,
+        "description": record.description,
+        "categoryId": record.category_id,
+        "status": status_of(record, now).as_str(),
+        "locale": record.locale,
+        "reserved": record.reserved,
+        "showOnMap": record.show_on_map,
+        "priceModel": serde_json::from_str::<Value>(&record.price_model).unwrap_or(Value::Null),
+        "location": {"postcode": record.postcode},
+    });
+    if let Ok(Value::Object(attributes)) = serde_json::from_str::<Value>(&record.attributes) {
+        for (key, value) in attributes {
+            view[key] = value;
+        }
+    }
+    view
+}
+
+/// RFC 6902, with the original's allowance: `replace` of an absent member acts as `add`.
+fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), ApiError> {
+    let operations: Vec<json_patch::PatchOperation> = patch
+        .0
+        .iter()
+        .map(|operation| match operation {
+            json_patch::PatchOperation::Replace(replace)
+                if view.pointer(replace.path.as_str()).is_none() =>
+            {
+                json_patch::PatchOperation::Add(json_patch::AddOperation {
+                    path: replace.path.clone(),
+                    value: replace.value.clone(),
+                })
+            }
+            other => other.clone(),
+        })
+        .collect();
+    json_patch::patch(view, &operations).map_err(|e| {
+        ApiError::validation(vec![FieldError::new(
+            "patch",
+            "patch-failed",
+            Text::new(
+                format!("de patch kan niet worden toegepast: {e}"),
+                format!("le patch ne peut pas être appliqué : {e}"),
+            ),
+        )])
+    })
+}
+
+fn check_if_match(headers: &HeaderMap, record: &AdRecord, now: i64) -> Result<(), ApiError> {
+    match headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) {
+        Some(wanted) if !etag_matches(wanted, &format!("\"{}\"", tag(record, now))) => {
+            Err(ErrorCode::PreconditionFailed.into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Reads the ad for a change by `seller`: 404 if it is gone or not visible, 403 if it is
+/// someone else's online ad.
+fn ad_for_change(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    seller: i64,
+    now: i64,
+) -> Result<AdRecord, ApiError> {
+    let record = ads::get(conn, item.number())?.ok_or(ErrorCode::AdvertisementNotFound)?;
+    let status = status_of(&record, now);
+    if record.seller_id != seller {
+        return Err(if status == AdStatus::Online {
+            ErrorCode::Unauthorized
+        } else {
+            ErrorCode::AdvertisementNotFound
+        }
+        .into());
+    }
+    if status == AdStatus::Deleted {
+        return Err(ErrorCode::AdvertisementNotFound.into());
+    }
+    Ok(record)
+}
+
+async fn change(
+    state: AppState,
+    version: &'static str,
+    caller: Caller,
+    raw: String,
+    headers: HeaderMap,
+    change: Change,
+) -> Result<Json, ApiError> {
+    let seller = caller.user_with(Scope::Write)?;
+    let item = parse_item(&raw)?;
+    let region = state.config.region;
+    let now = state.clock.now();
+    let record = state
+        .db
+        .write(move |conn| {
+            let record = ad_for_change(conn, item, seller, now)?;
+            check_if_match(&headers, &record, now)?;
+            let body = match change {
+                Change::Replace(body) => body,
+                Change::Patch(patch) => {
+                    let mut view = writable_view(&record, now);
+                    apply_patch(&mut view, &patch)?;
+                    match view {
+                        Value::Object(map) => map,
+                        _ => return Err(ApiError::new(ErrorCode::ValidationFailure)),
+                    }
+                }
+            };
+            // Read-only members a client sends back are ignored.
+            let body: Map<String, Value> = body
+                .into_iter()
+                .filter(|(k, _)| {
+                    ![
+                        "itemId",
+                        "startDate",
+                        "closeDate",
+                        "renewPossible",
+                        "seller",
+                        "rejectionReason",
+                    ]
+                    .contains(&k.as_str())
+                })
+                .collect();
+            let current = status_of(&record, now);
+            let wanted = requested_status(&body)?.unwrap_or(current);
+            if !may_transition(current, wanted, Actor::Seller) {
+                return Err(
+                    ApiError::new(ErrorCode::ConflictingState).with_message(Text::new(
+                        format!(
+                            "Van `{}` naar `{}` is geen toegestane overgang",
+                            current.as_str(),
+                            wanted.as_str()
+                        ),
+                        format!(
+                            "Passer de `{}` à `{}` n'est pas permis",
+                            current.as_str(),
+                            wanted.as_str()
+                        ),
+                    )),
+                );
+            }
+            let previous = serde_json::from_str::<Value>(&record.attributes).ok();
+            let previous = previous.as_ref().and_then(Value::as_object);
+            let (content, running_days) = checked_content(conn, &body, region, previous)?;
+            let dates = if current == AdStatus::Draft && wanted == AdStatus::Online {
+                (Some(now), Some(now + running_days * 86_400))
+            } else {
+                (record.start_date, record.close_date)
+            };
+            let stored = if wanted == current && current == AdStatus::Expired {
+                "expired"
+            } else {
+                wanted.as_str()
+            };
+            if !ads::update(
+                conn,
+                record.number,
+                record.version,
+                &to_write(&content),
+                stored,
+                dates,
+                record.rejection_reason.as_deref(),
+                now,
+            )? {
+                return Err(ErrorCode::PreconditionFailed.into());
+            }
+            Ok(ads::get(conn, record.number)?.ok_or(DbError::NotFound)?)
+        })
+        .await?;
+    Ok(respond(&state, &state.hal(version), &record, true, false))
+}
+
+async fn replace(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    caller: Caller,
+    Path(raw): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody<Map<String, Value>>,
+) -> Result<Json, ApiError> {
+    change(state, version, caller, raw, headers, Change::Replace(body)).await
+}
+
+async fn patch_ad(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    caller: Caller,
+    Path(raw): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json, ApiError> {
+    // Who may patch comes before what the patch looks like.
+    caller.user_with(Scope::Write)?;
+    let is_patch = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json-patch+json"));
+    if !is_patch {
+        return Err(ErrorCode::IncorrectContentType.into());
+    }
+    let patch: json_patch::Patch = parse_json(&body)?;
+    change(state, version, caller, raw, headers, Change::Patch(patch)).await
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(raw): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let seller = caller.user_with(Scope::Write)?;
+    let item = parse_item(&raw)?;
+    let now = state.clock.now();
+    state
+        .db
+        .write(move |conn| {
+            let Some(record) = ads::get(conn, item.number())? else {
+                return Err(ApiError::new(ErrorCode::AdvertisementNotFound));
+            };
+            if record.seller_id != seller {
+                let online = status_of(&record, now) == AdStatus::Online;
+                return Err(if online {
+                    ErrorCode::Unauthorized
+                } else {
+                    ErrorCode::AdvertisementNotFound
+                }
+                .into());
+            }
+            if status_of(&record, now) == AdStatus::Deleted {
+                return Ok(());
+            }
+            check_if_match(&headers, &record, now)?;
+            let content = AdWrite {
+                category_id: record.category_id,
+                title: record.title.clone(),
+                description: record.description.clone(),
+                price_model: record.price_model.clone(),
+                attributes: record.attributes.clone(),
+                postcode: record.postcode.clone(),
+                locale: record.locale.clone(),
+                reserved: record.reserved,
+                show_on_map: record.show_on_map,
+            };
+            if !ads::update(
+                conn,
+                record.number,
+                record.version,
+                &content,
+                "deleted",
+                (record.start_date, record.close_date),
+                None,
+                now,
+            )? {
+                return Err(ErrorCode::PreconditionFailed.into());
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    offset: Option<String>,
+    limit: Option<String>,
+}
+
+fn page_json(
+    hal: &Hal,
+    path: &str,
+    records: &[AdRecord],
+    total: i64,
+    page: Page,
+    now: i64,
+    for_seller: bool,
+) -> Value {
+    let items: Vec<Value> = records
+        .iter()
+        .map(|r| ad_json(hal, r, now, for_seller))
+        .collect();
+    json!({
+        "_links": hal.links(path, Resource::AdvertisementList).pagination(path, page, total as u64).build(),
+        "_embedded": {hal.rel(Rel::Advertisement): items},
+        "totalCount": total,
+        "offset": page.offset,
+        "limit": page.limit,
+    })
+}
+
+async fn list_own(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    caller: Caller,
+    Query(query): Query<ListQuery>,
+) -> Result<Json, ApiError> {
+    let seller = caller.user_with(Scope::Read)?;
+    let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
+    let statuses: Vec<&'static str> = match query.status.as_deref().filter(|s| !s.is_empty()) {
+        None => AdStatus::ALL
+            .iter()
+            .filter(|s| **s != AdStatus::Deleted)
+            .map(|s| s.as_str())
+            .collect(),
+        Some(list) => list
+            .split(',')
+            .map(|s| AdStatus::parse(s.trim()).map(AdStatus::as_str))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                ApiError::validation(vec![
+                    FieldError::new(
+                        "status",
+                        "invalid-value",
+                        Text::new("bevat een onbekende status", "contient un statut inconnu"),
+                    )
+                    .with_value(list),
+                ])
+            })?,
+    };
+    let now = state.clock.now();
+    let (records, total) = state
+        .db
+        .read(move |conn| {
+            ads::by_seller(
+                conn,
+                seller,
+                &statuses,
+                now,
+                page.offset as i64,
+                page.limit as i64,
+            )
+        })
+        .await?;
+    let hal = state.hal(version);
+    Ok(Json::ok(page_json(
+        &hal,
+        &hal.path("/advertisements"),
+        &records,
+        total,
+        page,
+        now,
+        true,
+    )))
+}
+
+async fn list_of_user(
+    State(state): State<AppState>,
+    ApiVersion(version): ApiVersion,
+    Path(raw): Path<String>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json, ApiError> {
+    let user = parse_id("userId", &raw)?;
+    let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 100, 100)?;
+    if page.offset % page.limit != 0 {
+        let mut error = ApiError::new(ErrorCode::PaginationInvalid);
+        error.details = vec![
+            FieldError::new(
+                "offset",
+                "not-a-multiple-of-limit",
+                Text::new(
+                    "moet een veelvoud van limit zijn",
+                    "doit être un multiple de limit",
+                ),
+            )
+            .with_value(page.offset),
+        ];
+        return Err(error);
+    }
+    let now = state.clock.now();
+    let (records, total) = state
+        .db
+        .read(move |conn| {
+            if users::get(conn, user)?.is_none() {
+                return Ok(None);
+            }
+            ads::by_seller(
+                conn,
+                user,
+                &["online"],
+                now,
+                page.offset as i64,
+                page.limit as i64,
+            )
+            .map(Some)
+        })
+        .await?
+        .ok_or(ErrorCode::UserNotFound)?;
+    let hal = state.hal(version);
+    let path = hal.path(&format!("/users/{user}/advertisements"));
+    Ok(Json::ok(page_json(
+        &hal, &path, &records, total, page, now, false,
+    )))
+}

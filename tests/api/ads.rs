@@ -1,0 +1,578 @@
+//! Advertisements: what a client of the original does, validation, access, ETags and the
+//! lifecycle, on both backends.
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json};
+
+both_backends!(
+    a_client_of_the_original_works_unchanged,
+    problems_come_back_together,
+    only_the_seller_changes_an_ad,
+    unconfirmed_users_cannot_publish,
+    etags_guard_changes,
+    the_lifecycle_is_enforced,
+    ads_expire_on_time,
+    the_sellers_list_and_a_users_online_ads,
+);
+
+/// Damesfietsen (4/402): `condition` is mandatory, `frameSize` a NUMBER of 30 to 70 cm.
+fn minimal(title: &str) -> Value {
+    json!({
+        "title": title,
+        "description": "Een mooie fiets, weinig gebruikt.",
+        "categoryId": 402,
+        "location": {"postcode": "1097DN"},
+        "priceModel": {"modelType": "fixed", "askingPrice": 15000},
+        "condition": "used",
+    })
+}
+
+struct Seller {
+    id: i64,
+    token: String,
+}
+
+async fn seller(app: &TestApp, email: &str) -> Seller {
+    let id = app.create_user(email, "password-of-seller").await;
+    let (token, _) = app
+        .user_token(&app.app_client, email, "password-of-seller", None)
+        .await;
+    Seller { id, token }
+}
+
+async fn create(app: &TestApp, token: &str, body: &Value) -> reqwest::Response {
+    app.client
+        .post(app.url("/v1/advertisements"))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn created(app: &TestApp, token: &str, body: &Value) -> Value {
+    expect_json(create(app, token, body).await, 201).await
+}
+
+async fn json_patch(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    patch: Value,
+    if_match: Option<&str>,
+) -> reqwest::Response {
+    let mut request = app
+        .client
+        .patch(app.url(path))
+        .bearer_auth(token)
+        .header("content-type", "application/json-patch+json")
+        .body(patch.to_string());
+    if let Some(tag) = if_match {
+        request = request.header("if-match", tag);
+    }
+    request.send().await.unwrap()
+}
+
+async fn a_client_of_the_original_works_unchanged(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let response = create(&app, &seller.token, &minimal("Damesfiets Gazelle")).await;
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let ad = expect_json(response, 201).await;
+    let item = ad["itemId"].as_str().unwrap().to_owned();
+    assert!(item.starts_with('m') && item[1..].chars().all(|c| c.is_ascii_digit()));
+    assert_eq!(location, format!("/v1/advertisements/{item}"));
+    assert_eq!(ad["_links"]["self"]["href"], location);
+    assert_eq!(ad["status"], "online");
+    assert_eq!(
+        ad["priceModel"],
+        json!({"modelType": "fixed", "askingPrice": 15000})
+    );
+    assert_eq!(ad["condition"], "used", "attributes are flat members");
+    assert_eq!(ad["seller"]["sellerId"], seller.id);
+    assert_eq!(ad["_links"]["svc:category"]["href"], "/v1/categories/4/402");
+    assert_eq!(
+        ad["_links"]["svc:seller"]["href"],
+        format!("/v1/users/{}", seller.id)
+    );
+    assert_eq!(
+        ad["_links"]["svc:advertisement-website-link"]["type"],
+        "text/html"
+    );
+    assert!(
+        ad["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
+            .is_array()
+    );
+    assert!(ad["startDate"].as_str().unwrap().ends_with("+00:00"));
+    // PATCH the title with a JSON Patch; 200 with the full representation.
+    let patched = json_patch(
+        &app,
+        &seller.token,
+        &location,
+        json!([{"op": "replace", "path": "/title", "value": "Damesfiets Gazelle Orange"}]),
+        None,
+    )
+    .await;
+    let patched = expect_json(patched, 200).await;
+    assert_eq!(patched["title"], "Damesfiets Gazelle Orange");
+    // Read it back, as the seller and as anyone.
+    let read = expect_json(app.get_with(&location, &seller.token).await, 200).await;
+    assert_eq!(read["title"], "Damesfiets Gazelle Orange");
+    let public = app
+        .get_json(&format!("/v2/advertisements/{item}"), 200)
+        .await;
+    assert_eq!(
+        public["_links"]["self"]["href"],
+        format!("/v2/advertisements/{item}")
+    );
+    // `replace` of an absent member acts as `add`; the list form of attributes works too.
+    let added = json_patch(
+        &app,
+        &seller.token,
+        &location,
+        json!([{"op": "replace", "path": "/frameSize", "value": "53"}]),
+        None,
+    )
+    .await;
+    assert_eq!(expect_json(added, 200).await["frameSize"], 53);
+    let mut listed = minimal("Fiets met lijst");
+    listed.as_object_mut().unwrap().remove("condition");
+    listed["attributes"] = json!([{"key": "condition", "value": "new"}]);
+    assert_eq!(
+        created(&app, &seller.token, &listed).await["condition"],
+        "new"
+    );
+    // PUT accepts what was read, read-only fields included.
+    let mut back = read.clone();
+    back["description"] = json!("Nieuwe beschrijving.");
+    let put = app
+        .client
+        .put(app.url(&location))
+        .bearer_auth(&seller.token)
+        .json(&back)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(put, 200).await["description"],
+        "Nieuwe beschrijving."
+    );
+}
+
+async fn problems_come_back_together(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let body = json!({"title": "x", "categoryId": 402, "location": {"postcode": "nope"},
+                      "priceModel": {"modelType": "bidding"}, "condition": "kapot", "frameSize": 99, "kleur": "rood"});
+    let error = expect_json(create(&app, &seller.token, &body).await, 400).await;
+    assert_eq!(error["code"], "validation-failure");
+    let found: Vec<(String, String)> = error["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["field"].as_str().unwrap_or_default().to_owned(),
+                d["code"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("title", "too-short"),
+        ("description", "missing"),
+        ("location.postcode", "invalid-postcode"),
+        ("priceModel.minimalBid", "missing"),
+        ("condition", "unknown-option"),
+        ("frameSize", "out-of-range"),
+        ("kleur", "unknown-attribute"),
+    ] {
+        assert!(
+            found.contains(&(expected.0.to_owned(), expected.1.to_owned())),
+            "{expected:?} in {found:?}"
+        );
+    }
+    let mut closed = minimal("Kaartjes");
+    closed["categoryId"] = json!(2401);
+    let error = expect_json(create(&app, &seller.token, &closed).await, 400).await;
+    assert_eq!(error["details"][0]["code"], "category-closed");
+    let mut l1 = minimal("Op L1");
+    l1["categoryId"] = json!(4);
+    assert_eq!(
+        expect_json(create(&app, &seller.token, &l1).await, 400).await["details"][0]["code"],
+        "not-a-leaf"
+    );
+    let mut negative = minimal("Negatief");
+    negative["priceModel"]["askingPrice"] = json!(-5);
+    assert_eq!(
+        expect_json(create(&app, &seller.token, &negative).await, 400).await["details"][0]["code"],
+        "negative"
+    );
+    let own = expect_json(app.get_with("/v1/advertisements", &seller.token).await, 200).await;
+    assert_eq!(own["totalCount"], 0, "nothing was stored");
+    assert_eq!(
+        app.get_json("/v1/advertisements/12", 400).await["details"][0]["field"],
+        "itemId"
+    );
+    assert_eq!(
+        app.get_json("/v1/advertisements/m999999", 404).await["code"],
+        "advertisement-not-found"
+    );
+}
+
+async fn only_the_seller_changes_an_ad(app: TestApp) {
+    let owner = seller(&app, "eigenaar@souk.test").await;
+    let other = seller(&app, "ander@souk.test").await;
+    let ad = created(&app, &owner.token, &minimal("Van de eigenaar")).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    expect_json(app.get_with(&path, &other.token).await, 200).await;
+    expect_json(app.get(&path).await, 200).await;
+    for token in [other.token.as_str(), app.token.as_str()] {
+        let put = app
+            .client
+            .put(app.url(&path))
+            .bearer_auth(token)
+            .json(&minimal("Gekaapt"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(expect_json(put, 403).await["code"], "unauthorized");
+        let patch = json_patch(
+            &app,
+            token,
+            &path,
+            json!([{"op": "replace", "path": "/title", "value": "Gekaapt"}]),
+            None,
+        )
+        .await;
+        assert_eq!(expect_json(patch, 403).await["code"], "unauthorized");
+        let delete = app
+            .client
+            .delete(app.url(&path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(expect_json(delete, 403).await["code"], "unauthorized");
+    }
+    assert_eq!(
+        expect_json(
+            create(&app, &app.token, &minimal("Door een client")).await,
+            403
+        )
+        .await["code"],
+        "unauthorized"
+    );
+    assert_eq!(
+        expect_json(app.get("/v1/advertisements").await, 403).await["code"],
+        "unauthorized"
+    );
+    assert_eq!(app.get_json(&path, 200).await["title"], "Van de eigenaar");
+    // A draft is the seller's alone.
+    let mut draft = minimal("Nog niet klaar");
+    draft["status"] = json!("draft");
+    let draft = created(&app, &owner.token, &draft).await;
+    let draft_path = draft["_links"]["self"]["href"].as_str().unwrap();
+    assert_eq!(draft["status"], "draft");
+    assert!(draft["startDate"].is_null());
+    expect_json(app.get_with(draft_path, &owner.token).await, 200).await;
+    expect_json(app.get_with(draft_path, &other.token).await, 404).await;
+    let put = app
+        .client
+        .put(app.url(draft_path))
+        .bearer_auth(&other.token)
+        .json(&minimal("x y"))
+        .send()
+        .await
+        .unwrap();
+    expect_json(put, 404).await;
+}
+
+async fn unconfirmed_users_cannot_publish(app: TestApp) {
+    let response = app
+        .client
+        .post(app.url("/v1/users"))
+        .bearer_auth(&app.token)
+        .json(&json!({"email": "nieuw@souk.test", "password": "a good password"}))
+        .send()
+        .await
+        .unwrap();
+    expect_json(response, 201).await;
+    let (token, _) = app
+        .user_token(&app.app_client, "nieuw@souk.test", "a good password", None)
+        .await;
+    let error = expect_json(create(&app, &token, &minimal("Te vroeg")).await, 403).await;
+    assert_eq!(error["code"], "user-not-confirmed");
+}
+
+async fn etags_guard_changes(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let first = create(&app, &seller.token, &minimal("Met ETag")).await;
+    let tag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let path = expect_json(first, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = app.get_with(&path, &seller.token).await;
+    assert_eq!(read.headers()["etag"].to_str().unwrap(), tag);
+    let cached = app
+        .client
+        .get(app.url(&path))
+        .bearer_auth(&seller.token)
+        .header("if-none-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cached.status(), 304);
+    let changed = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Eerste wijziging"}]),
+        Some(&tag),
+    )
+    .await;
+    let new_tag = changed.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(new_tag, tag);
+    expect_json(changed, 200).await;
+    let stale = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Tweede wijziging"}]),
+        Some(&tag),
+    )
+    .await;
+    assert_eq!(expect_json(stale, 412).await["code"], "precondition-failed");
+    let put = app
+        .client
+        .put(app.url(&path))
+        .bearer_auth(&seller.token)
+        .header("if-match", &tag)
+        .json(&minimal("Derde"))
+        .send()
+        .await
+        .unwrap();
+    expect_json(put, 412).await;
+    let delete = app
+        .client
+        .delete(app.url(&path))
+        .bearer_auth(&seller.token)
+        .header("if-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    expect_json(delete, 412).await;
+    assert_eq!(app.get_json(&path, 200).await["title"], "Eerste wijziging");
+    let wrong_type = app
+        .client
+        .patch(app.url(&path))
+        .bearer_auth(&seller.token)
+        .json(&json!([{"op": "replace", "path": "/title", "value": "x"}]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(wrong_type, 400).await["code"],
+        "incorrect-content-type"
+    );
+    let failed = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "remove", "path": "/nothing"}]),
+        None,
+    )
+    .await;
+    assert_eq!(
+        expect_json(failed, 400).await["details"][0]["code"],
+        "patch-failed"
+    );
+}
+
+async fn status(app: &TestApp, token: &str, path: &str, to: &str) -> reqwest::Response {
+    json_patch(
+        app,
+        token,
+        path,
+        json!([{"op": "replace", "path": "/status", "value": to}]),
+        None,
+    )
+    .await
+}
+
+async fn the_lifecycle_is_enforced(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let mut draft = minimal("Levenscyclus");
+    draft["status"] = json!("draft");
+    let ad = created(&app, &seller.token, &draft).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let online = expect_json(status(&app, &seller.token, &path, "online").await, 200).await;
+    assert_eq!(online["status"], "online");
+    assert!(
+        online["startDate"].is_string() && online["closeDate"].is_string(),
+        "publishing sets the dates"
+    );
+    let paused = expect_json(status(&app, &seller.token, &path, "paused").await, 200).await;
+    assert_eq!(paused["status"], "paused");
+    assert_eq!(
+        app.get_json(&path, 404).await["code"],
+        "advertisement-not-found",
+        "paused ads are the seller's"
+    );
+    expect_json(status(&app, &seller.token, &path, "online").await, 200).await;
+    expect_json(status(&app, &seller.token, &path, "closed").await, 200).await;
+    let back = expect_json(status(&app, &seller.token, &path, "online").await, 409).await;
+    assert_eq!(back["code"], "conflicting-state");
+    expect_json(status(&app, &seller.token, &path, "expired").await, 409).await;
+    let bogus = expect_json(status(&app, &seller.token, &path, "sold").await, 400).await;
+    assert_eq!(bogus["details"][0]["field"], "status");
+    let delete = app
+        .client
+        .delete(app.url(&path))
+        .bearer_auth(&seller.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(delete.status(), 204);
+    let again = app
+        .client
+        .delete(app.url(&path))
+        .bearer_auth(&seller.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 204, "DELETE is idempotent");
+    expect_json(app.get_with(&path, &seller.token).await, 404).await;
+    expect_json(status(&app, &seller.token, &path, "online").await, 404).await;
+}
+
+async fn ads_expire_on_time(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let ad = created(&app, &seller.token, &minimal("Loopt af")).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    assert_eq!(ad["renewPossible"], false);
+    // Damesfietsen run 28 days; in the last week renewal becomes possible.
+    // Tokens live a day: each step gets a fresh one.
+    app.clock.advance(22 * 86_400);
+    let token = app.client_token(&app.app_client, None).await;
+    assert_eq!(
+        expect_json(app.get_with(&path, &token).await, 200).await["renewPossible"],
+        true
+    );
+    app.clock.advance(6 * 86_400);
+    let token = app.client_token(&app.app_client, None).await;
+    expect_json(app.get_with(&path, &token).await, 404).await;
+    let (seller_token, _) = app
+        .user_token(
+            &app.app_client,
+            "verkoper@souk.test",
+            "password-of-seller",
+            None,
+        )
+        .await;
+    let expired = expect_json(app.get_with(&path, &seller_token).await, 200).await;
+    assert_eq!(expired["status"], "expired");
+    assert_eq!(expired["renewPossible"], true);
+    let listed = expect_json(
+        app.get_with("/v1/advertisements?status=expired", &seller_token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(listed["totalCount"], 1);
+    let online = expect_json(
+        app.get_with(&format!("/v1/users/{}/advertisements", seller.id), &token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(online["totalCount"], 0);
+}
+
+async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let mut paths = Vec::new();
+    for i in 0..5 {
+        let ad = created(&app, &seller.token, &minimal(&format!("Fiets {i}"))).await;
+        paths.push(ad["_links"]["self"]["href"].as_str().unwrap().to_owned());
+    }
+    expect_json(status(&app, &seller.token, &paths[0], "paused").await, 200).await;
+    let delete = app
+        .client
+        .delete(app.url(&paths[1]))
+        .bearer_auth(&seller.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(delete.status(), 204);
+    let own = expect_json(
+        app.get_with("/v1/advertisements?limit=2", &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(own["totalCount"], 4, "deleted ads are not listed");
+    assert_eq!(own["limit"], 2);
+    let titles: Vec<&str> = own["_embedded"]["svc:advertisement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Fiets 4", "Fiets 3"], "newest first");
+    assert_eq!(
+        own["_links"]["next"]["href"],
+        "/v1/advertisements?offset=2&limit=2"
+    );
+    let paused = expect_json(
+        app.get_with("/v1/advertisements?status=paused,draft", &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(paused["totalCount"], 1);
+    expect_json(
+        app.get_with("/v1/advertisements?status=sold", &seller.token)
+            .await,
+        400,
+    )
+    .await;
+    let bad = expect_json(
+        app.get_with("/v1/advertisements?limit=101", &seller.token)
+            .await,
+        400,
+    )
+    .await;
+    assert_eq!(bad["code"], "pagination-invalid");
+    assert_eq!(bad["details"][0]["field"], "limit");
+    let public = app
+        .get_json(&format!("/v1/users/{}/advertisements", seller.id), 200)
+        .await;
+    assert_eq!(public["totalCount"], 3, "online ads only");
+    assert_eq!(public["limit"], 100);
+    let page = app
+        .get_json(
+            &format!("/v1/users/{}/advertisements?limit=2&offset=2", seller.id),
+            200,
+        )
+        .await;
+    assert_eq!(
+        page["_embedded"]["svc:advertisement"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let odd = app
+        .get_json(
+            &format!("/v1/users/{}/advertisements?limit=2&offset=3", seller.id),
+            400,
+        )
+        .await;
+    assert_eq!(odd["code"], "pagination-invalid");
+    assert_eq!(odd["details"][0]["field"], "offset");
+    assert_eq!(
+        app.get_json("/v1/users/424242/advertisements", 404).await["code"],
+        "user-not-found"
+    );
+}
