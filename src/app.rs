@@ -226,19 +226,30 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     Ok(())
 }
 
-/// Forgets expired idempotency keys once an hour (the lookups ignore them anyway; this only
-/// keeps the table small).
+/// Background upkeep, every minute: writes down the expiry of ads whose `closeDate` has
+/// passed (reads already show them expired) and, hourly, forgets idempotency keys older
+/// than a day. On PostgreSQL every replica does it; the statements are idempotent.
 async fn sweep_periodically(state: AppState) {
-    let mut every_hour = tokio::time::interval(std::time::Duration::from_secs(3600));
-    loop {
-        every_hour.tick().await;
-        let before = state.clock.now() - crate::http::IDEMPOTENCY_KEEP_SECONDS;
+    let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+    for tick in 0_u64.. {
+        every_minute.tick().await;
+        let now = state.clock.now();
         if let Err(e) = state
             .db
-            .write(move |conn| crate::store::idempotency::sweep(conn, before))
+            .write(move |conn| crate::store::ads::expire_due(conn, now))
             .await
         {
-            tracing::warn!(error = %e, "cannot sweep idempotency keys");
+            tracing::warn!(error = %e, "cannot expire advertisements");
+        }
+        if tick % 60 == 0 {
+            let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
+            if let Err(e) = state
+                .db
+                .write(move |conn| crate::store::idempotency::sweep(conn, before))
+                .await
+            {
+                tracing::warn!(error = %e, "cannot sweep idempotency keys");
+            }
         }
     }
 }

@@ -42,6 +42,21 @@ pub enum Command {
     /// Manage user accounts.
     #[command(subcommand)]
     User(UserCommand),
+    /// Moderate advertisements.
+    #[command(subcommand)]
+    Ads(AdsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdsCommand {
+    /// Reject an advertisement; the seller sees the reason.
+    Reject {
+        item_id: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Restore a rejected advertisement.
+    Restore { item_id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -124,6 +139,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Client(command) => client_command(&config, command).await,
+        Command::Ads(command) => {
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            let now = Clock::default().now();
+            match command {
+                AdsCommand::Reject { item_id, reason } => {
+                    let item = parse_item(&item_id)?;
+                    crate::moderation::reject(&db, item, &reason, now).await?;
+                    println!("{item} rejected");
+                }
+                AdsCommand::Restore { item_id } => {
+                    let item = parse_item(&item_id)?;
+                    let state = crate::moderation::restore(&db, item, now).await?;
+                    println!("{item} restored: {}", state.as_str());
+                }
+            }
+            Ok(())
+        }
         Command::User(UserCommand::Create {
             email,
             password,
@@ -219,4 +251,9 @@ async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Resu
         }
     }
     Ok(())
+}
+
+fn parse_item(text: &str) -> anyhow::Result<crate::domain::advertisement::ItemId> {
+    crate::domain::advertisement::ItemId::parse(text)
+        .ok_or_else(|| anyhow::anyhow!("`{text}` is not an item id (m followed by digits)"))
 }

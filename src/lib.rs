@@ -14,6 +14,7 @@ pub mod hal;
 pub mod http;
 pub mod mail;
 pub mod metrics;
+pub mod moderation;
 pub mod oauth;
 pub mod store;
 pub mod telemetry;

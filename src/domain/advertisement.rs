@@ -564,7 +564,7 @@ pub fn may_transition(from: AdStatus, to: AdStatus, actor: Actor) -> bool {
         ),
         Actor::Operator => matches!(
             (from, to),
-            (Draft | Online | Paused, Rejected) | (Rejected, Online | Expired)
+            (Draft | Online | Paused, Rejected) | (Rejected, Draft | Online | Expired)
         ),
         Actor::System => matches!((from, to), (Online | Paused, Expired)),
     }

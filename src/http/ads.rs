@@ -621,24 +621,13 @@ async fn remove(
                 return Ok(());
             }
             check_if_match(&headers, &record, now)?;
-            let content = AdWrite {
-                category_id: record.category_id,
-                title: record.title.clone(),
-                description: record.description.clone(),
-                price_model: record.price_model.clone(),
-                attributes: record.attributes.clone(),
-                postcode: record.postcode.clone(),
-                locale: record.locale.clone(),
-                reserved: record.reserved,
-                show_on_map: record.show_on_map,
-            };
-            if !ads::update(
+            let dates = (record.start_date, record.close_date);
+            if !ads::set_status(
                 conn,
                 record.number,
                 record.version,
-                &content,
                 "deleted",
-                (record.start_date, record.close_date),
+                dates,
                 None,
                 now,
             )? {

@@ -161,6 +161,33 @@ pub fn update(
     )? == 1)
 }
 
+/// Moves an ad to `status` (with its dates and rejection reason) if it is still at
+/// `version`; false if someone changed it meanwhile.
+pub fn set_status(
+    conn: &mut dyn Conn,
+    number: i64,
+    version: i64,
+    status: &str,
+    dates: (Option<i64>, Option<i64>),
+    rejection_reason: Option<&str>,
+    now: i64,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE advertisements SET status = $3, start_date = $4, close_date = $5, \
+             rejection_reason = $6, version = version + 1, updated_at = $7 \
+         WHERE item_number = $1 AND version = $2",
+        params![
+            number,
+            version,
+            status,
+            dates.0,
+            dates.1,
+            rejection_reason,
+            now
+        ],
+    )? == 1)
+}
+
 /// A seller's ads whose state at `now` is one of `statuses`, newest first, and how many
 /// there are in all. The state at `now` counts an online or paused ad past its
 /// `closeDate` as expired, as reads do, even before the expiry sweep wrote it down.

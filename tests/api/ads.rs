@@ -15,6 +15,8 @@ both_backends!(
     the_lifecycle_is_enforced,
     ads_expire_on_time,
     the_sellers_list_and_a_users_online_ads,
+    operators_reject_and_restore,
+    the_expiry_sweep_writes_down_what_reads_show,
 );
 
 /// Damesfietsen (4/402): `condition` is mandatory, `frameSize` a NUMBER of 30 to 70 cm.
@@ -575,4 +577,79 @@ async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
         app.get_json("/v1/users/424242/advertisements", 404).await["code"],
         "user-not-found"
     );
+}
+
+fn souk(app: &TestApp, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_souk"))
+        .args(args)
+        .env("SOUK_DATABASE_URL", &app.database_url)
+        .env("SOUK_DATA_DIR", app.config.data_dir.as_os_str())
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run souk")
+}
+
+async fn operators_reject_and_restore(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let ad = created(&app, &seller.token, &minimal("Twijfelachtig")).await;
+    let item = ad["itemId"].as_str().unwrap().to_owned();
+    let path = format!("/v1/advertisements/{item}");
+    let output = souk(
+        &app,
+        &["ads", "reject", &item, "--reason", "Verboden product"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(seen["status"], "rejected");
+    assert_eq!(
+        seen["rejectionReason"], "Verboden product",
+        "the seller sees the reason"
+    );
+    assert_eq!(
+        app.get_json(&path, 404).await["code"],
+        "advertisement-not-found"
+    );
+    let back = expect_json(status(&app, &seller.token, &path, "online").await, 409).await;
+    assert_eq!(
+        back["code"], "conflicting-state",
+        "only an operator restores"
+    );
+    // Rejecting again replaces the reason.
+    let twice = souk(&app, &["ads", "reject", &item, "--reason", "Namaak"]);
+    assert!(twice.status.success());
+    let seen = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(seen["rejectionReason"], "Namaak");
+    let empty = souk(&app, &["ads", "reject", &item, "--reason", " "]);
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("reason"));
+    let output = souk(&app, &["ads", "restore", &item]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("online"));
+    let public = app.get_json(&path, 200).await;
+    assert_eq!(public["status"], "online");
+    assert!(public.get("rejectionReason").is_none());
+    assert!(!souk(&app, &["ads", "restore", "m424242"]).status.success());
+}
+
+async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let ad = created(&app, &seller.token, &minimal("Verloopt")).await;
+    let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
+    let later = app.clock.now() + 29 * 86_400;
+    let expired = app
+        .db
+        .write(move |conn| souk::store::ads::expire_due(conn, later))
+        .await
+        .unwrap();
+    assert_eq!(expired, 1);
+    let stored = app
+        .db
+        .read(move |conn| souk::store::ads::get(conn, number))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, "expired");
+    assert_eq!(stored.version, 2, "the ETag changes with it");
 }
