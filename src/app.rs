@@ -26,6 +26,8 @@ pub struct Shared {
     pub clock: Clock,
     pub metrics: Metrics,
     pub mailer: crate::mail::Mailer,
+    /// Views of ads not yet written (see `statistics`).
+    pub views: crate::statistics::ViewCounter,
     /// Recent access token lookups (see `http::auth`).
     pub tokens: crate::http::auth::TokenCache,
     /// The OpenAPI document, rendered once at start with the configured prefix.
@@ -54,6 +56,7 @@ impl AppState {
             clock,
             metrics: Metrics::default(),
             tokens: Default::default(),
+            views: Default::default(),
             openapi,
         })))
     }
@@ -112,6 +115,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let state = AppState::new(config.clone(), db, clock)?;
     tokio::spawn(sweep_periodically(state.clone()));
+    tokio::spawn(flush_views_periodically(state.clone()));
     let shutdown = shutdown_signal()?;
     tracing::info!(
         listen = %config.listen,
@@ -126,10 +130,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     );
     axum::serve(
         listener,
-        crate::http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        crate::http::router(state.clone())
+            .into_make_service_with_connect_info::<std::net::SocketAddr>(),
     )
     .with_graceful_shutdown(shutdown)
     .await?;
+    if let Err(e) = state.views.flush(&state.db).await {
+        tracing::warn!(error = %e, "cannot write the last view counts");
+    }
     tracing::info!("souk stopped");
     Ok(())
 }
@@ -250,6 +258,18 @@ async fn sweep_periodically(state: AppState) {
             {
                 tracing::warn!(error = %e, "cannot sweep idempotency keys");
             }
+        }
+    }
+}
+
+async fn flush_views_periodically(state: AppState) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(
+        crate::statistics::FLUSH_SECONDS,
+    ));
+    loop {
+        every.tick().await;
+        if let Err(e) = state.views.flush(&state.db).await {
+            tracing::warn!(error = %e, "cannot write view counts");
         }
     }
 }

@@ -51,6 +51,8 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     AdvertisementStatistics = ("advertisement-statistics", "Counts of what happened to the advertisement: views, questions, bids, clicks (seller only).");
     Bids = ("bids", "The bids on the advertisement.");
     AdvertisementTransactions = ("advertisement-transactions", "The transactions (sales) of the advertisement.");
+    AdvertisementTransaction = ("advertisement-transaction", "One transaction of an advertisement; in the collection's `_embedded`, each of them, newest first.");
+    Buyer = ("buyer", "The user who buys in a transaction.");
     AdvertisementRenew = ("advertisement-renew", "POST here to renew the advertisement (possible in the last 7 days before its closeDate, and after it expired).");
     AdvertisementWebsiteLink = ("advertisement-website-link", "The advertisement's page for people (HTML).");
     ChangeEmail = ("change-email", "POST `{\"newEmail\"}` here to change the user's e-mail address; the change takes effect when the user follows the link mailed to the new address.");
@@ -65,6 +67,9 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     UserList = ("user-list", "The users collection root: POST creates an account (client token with scope `create_account`); the templated `item` link leads to each user.");
     Advertisement = ("advertisement", "An advertisement: `itemId` (`m` + digits), `title`, `description`, `categoryId` (a leaf), `status` (draft, online, paused, expired, closed, deleted, rejected; see docs/LIFECYCLE.md), `startDate`, `closeDate`, `renewPossible`, `locale`, `reserved`, `showOnMap`, `priceModel` (`modelType` and amounts in cents), `location` (`postcode`, `cityName`), `seller`, the category attributes as flat members, `rejectionReason` (seller only), and the images embedded. Carries an `ETag`; PUT, PATCH and DELETE honour `If-Match`.");
     AdvertisementList = ("advertisement-list", "A page of advertisements: `_embedded[\"<prefix>:advertisement\"]`, `totalCount`, `offset`, `limit`, and `first`/`prev`/`next`/`last` links.");
+    Transaction = ("transaction", "A sale of an advertisement: `transactionId` (numbered within the ad: 1, 2, ...), `buyerId`, `amount` and `shippingCosts` (integer cents), `status` (`CREATED`, then `COMPLETED` by the seller or `CANCELLED` by the seller or the buyer).");
+    TransactionList = ("transaction-list", "The transactions of an advertisement, newest first, under `_embedded[\"<prefix>:advertisement-transaction\"]`.");
+    Statistics = ("statistics", "Counts of what happened to an advertisement: `numberOfViews` (by others than the seller), `numberOfAsqs` (questions), `numberOfBids`, `numberOfUrlClicks`, `numberOfPhoneClicks` (phone calls, including confirmed upcalls), `numberOfFavoriteClicks`.");
     Brands = ("brands", "The brands a user (typically a dealer) sells: `brands`, an array of names in the user's order, possibly empty. The user sets them with PUT `{\"brands\": [...]}`.");
     ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");

@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! Souk: the HTTP/JSON API server of a classifieds marketplace.
 //!
 //! `docs/ARCHITECTURE.md` is the map; in short: `http` parses requests and renders HAL,
@@ -16,5 +17,6 @@ pub mod mail;
 pub mod metrics;
 pub mod moderation;
 pub mod oauth;
+pub mod statistics;
 pub mod store;
 pub mod telemetry;

@@ -169,7 +169,9 @@ pub fn check_brands(brands: &[String]) -> Result<Vec<String>, Vec<FieldError>> {
     }
 }
 
-fn plausible_phone(phone: &str) -> bool {
+/// A plausible phone number: digits, spaces, `+`, `-`, `.` and parentheses; 6 to 20 digits,
+/// at most 32 characters. Not stricter: the original put no rule on them.
+pub fn plausible_phone(phone: &str) -> bool {
     let digits = phone.chars().filter(char::is_ascii_digit).count();
     (6..=20).contains(&digits)
         && phone.len() <= 32

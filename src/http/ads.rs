@@ -118,7 +118,7 @@ pub fn routes(api: Api) -> Api {
     )
 }
 
-fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
+pub(super) fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
     ItemId::parse(raw).ok_or_else(|| {
         ApiError::validation(vec![
             FieldError::new(
@@ -134,7 +134,7 @@ fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
     })
 }
 
-fn status_of(record: &AdRecord, now: i64) -> AdStatus {
+pub(super) fn status_of(record: &AdRecord, now: i64) -> AdStatus {
     let stored = AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft);
     effective_status(stored, record.close_date, now)
 }
@@ -369,6 +369,9 @@ async fn one(
     let status = status_of(&record, now);
     if status == AdStatus::Deleted || (status != AdStatus::Online && !is_seller) {
         return Err(ErrorCode::AdvertisementNotFound.into());
+    }
+    if !is_seller {
+        state.views.record(record.number);
     }
     Ok(respond(
         &state,

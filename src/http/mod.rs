@@ -13,6 +13,7 @@ mod pages;
 mod render;
 mod root;
 mod schemas;
+mod transactions;
 mod users;
 
 use std::time::Duration;
@@ -42,6 +43,7 @@ fn api() -> api::Api {
     let api = pages::routes(api);
     let api = users::routes(api);
     let api = ads::routes(api);
+    let api = transactions::routes(api);
     docs::routes(api)
 }
 
@@ -87,6 +89,7 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Root", "description": "Entry points."},
             {"name": "Categories", "description": "The two-level category tree, attribute definitions and fees."},
             {"name": "Users", "description": "Accounts, `me` and the e-mail change."},
+            {"name": "Transactions", "description": "Sales of an advertisement (served under `/v2` as in the original, and under `/v1`)."},
             {"name": "Advertisements", "description": "Placing, reading, changing and deleting advertisements; the seller's list and a user's online ads."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},

@@ -165,6 +165,44 @@ pub fn all(prefix: &str) -> Value {
             },
             "required": ["totalCount", "offset", "limit"],
         },
+        "Transaction": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["advertisement", "buyer"]),
+                "transactionId": {"type": "integer"},
+                "buyerId": {"type": "integer"},
+                "amount": {"type": "integer", "minimum": 0},
+                "shippingCosts": {"type": "integer", "minimum": 0},
+                "status": {"type": "string", "enum": ["CREATED", "COMPLETED", "CANCELLED"]},
+                "createdDate": {"type": "string", "format": "date-time"},
+            },
+            "required": ["transactionId", "buyerId", "amount", "shippingCosts", "status"],
+        },
+        "TransactionList": {
+            "type": "object",
+            "properties": {
+                "_links": {"type": "object", "properties": {"self": link, "curies": {"type": "array", "items": {"$ref": "#/components/schemas/Curie"}}}},
+                "_embedded": {
+                    "type": "object",
+                    "properties": {
+                        format!("{prefix}:advertisement-transaction"): {"type": "array", "items": {"$ref": "#/components/schemas/Transaction"}},
+                    },
+                },
+            },
+        },
+        "Statistics": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["advertisement"]),
+                "numberOfViews": {"type": "integer"},
+                "numberOfAsqs": {"type": "integer"},
+                "numberOfBids": {"type": "integer"},
+                "numberOfUrlClicks": {"type": "integer"},
+                "numberOfPhoneClicks": {"type": "integer"},
+                "numberOfFavoriteClicks": {"type": "integer"},
+            },
+            "required": ["numberOfViews", "numberOfAsqs", "numberOfBids", "numberOfUrlClicks", "numberOfPhoneClicks", "numberOfFavoriteClicks"],
+        },
         "Brands": {
             "type": "object",
             "properties": {

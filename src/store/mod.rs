@@ -22,6 +22,7 @@ pub mod categories;
 pub mod idempotency;
 pub mod migrations;
 pub mod oauth;
+pub mod transactions;
 pub mod users;
 
 use std::sync::Arc;

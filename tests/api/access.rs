@@ -157,6 +157,58 @@ fn rows() -> Vec<Row> {
             other_user: Status(403),
             owner: Allowed,
         },
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/transactions",
+            path: "/v1/advertisements/{ad}/transactions",
+            body: Some(json!({"buyerId": "{me}", "amount": 100, "shippingCosts": 0})),
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/advertisements/{itemId}/transactions",
+            path: "/v1/advertisements/{ad}/transactions",
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/advertisements/{itemId}/transactions/{transactionId}",
+            path: "/v1/advertisements/{ad}/transactions/1",
+            ..owner_only()
+        },
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/transactions/{transactionId}/actions/cancel",
+            path: "/v1/advertisements/{ad}/transactions/1/actions/cancel",
+            body: Some(json!({})),
+            ..owner_only()
+        },
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/transactions/{transactionId}/actions/complete",
+            path: "/v1/advertisements/{ad}/transactions/2/actions/complete",
+            body: Some(json!({})),
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/advertisements/{itemId}/statistics",
+            path: "/v1/advertisements/{ad}/statistics",
+            ..owner_only()
+        },
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/upcall-confirmations",
+            path: "/v1/advertisements/{ad}/upcall-confirmations",
+            body: Some(
+                json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
+                              "startTime": "2026-01-01T10:00:00Z", "endTime": "2026-01-01T10:05:00Z"}),
+            ),
+            anonymous: Status(401),
+            client: Allowed,
+            other_user: Status(403),
+            owner: Status(403),
+        },
         // Last: it deletes the ad the rows above use.
         Row {
             method: "delete",
@@ -169,6 +221,20 @@ fn rows() -> Vec<Row> {
             owner: Allowed,
         },
     ]
+}
+
+/// A row only the owner (a user token with the right scope) may use.
+fn owner_only() -> Row {
+    Row {
+        method: "get",
+        template: "",
+        path: "",
+        body: None,
+        anonymous: Status(401),
+        client: Status(403),
+        other_user: Status(403),
+        owner: Allowed,
+    }
 }
 
 fn ad_body() -> serde_json::Value {
@@ -209,6 +275,17 @@ async fn the_access_table_holds(app: TestApp) {
         .unwrap();
     let ad: serde_json::Value = ad.json().await.unwrap();
     let item = ad["itemId"].as_str().unwrap().to_owned();
+    for _ in 0..2 {
+        let sale = app
+            .client
+            .post(app.url(&format!("/v1/advertisements/{item}/transactions")))
+            .bearer_auth(&owner_token)
+            .json(&json!({"buyerId": owner, "amount": 100, "shippingCosts": 0}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sale.status(), 201);
+    }
     let mut n = 0;
     for row in rows() {
         let path = row
@@ -233,7 +310,10 @@ async fn the_access_table_holds(app: TestApp) {
                 request = request.bearer_auth(token);
             }
             if let Some(body) = &row.body {
-                let text = body.to_string().replace("{n}", &n.to_string());
+                let text = body
+                    .to_string()
+                    .replace("{n}", &n.to_string())
+                    .replace("\"{me}\"", &owner.to_string());
                 let content_type = if row.method == "patch" {
                     "application/json-patch+json"
                 } else {

@@ -13,4 +13,5 @@ mod docs;
 mod oauth;
 mod operations;
 mod storage;
+mod transactions;
 mod users;

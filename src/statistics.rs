@@ -1,0 +1,48 @@
+//! Views of advertisements, counted in memory and written in batches: a write per read
+//! would cost the hottest route (R1) a database write. A replica's counts reach the
+//! database within [`FLUSH_SECONDS`] (or when its statistics are read); a crash loses at
+//! most that window of views, and nothing a client was told.
+
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
+
+use crate::store::transactions::{self, Counter};
+use crate::store::{Db, DbError};
+
+pub const FLUSH_SECONDS: u64 = 5;
+
+#[derive(Default)]
+pub struct ViewCounter {
+    pending: Mutex<HashMap<i64, i64>>,
+}
+
+impl ViewCounter {
+    pub fn record(&self, item_number: i64) {
+        *self.pending.lock().entry(item_number).or_default() += 1;
+    }
+
+    /// Writes the pending counts; on failure they are kept for the next flush.
+    pub async fn flush(&self, db: &Db) -> Result<(), DbError> {
+        let pending = std::mem::take(&mut *self.pending.lock());
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let batch = pending.clone();
+        let result = db
+            .write(move |conn| {
+                for (item, views) in &batch {
+                    transactions::count(conn, *item, Counter::Views, *views)?;
+                }
+                Ok(())
+            })
+            .await;
+        if result.is_err() {
+            let mut current = self.pending.lock();
+            for (item, views) in pending {
+                *current.entry(item).or_default() += views;
+            }
+        }
+        result
+    }
+}

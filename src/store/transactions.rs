@@ -1,0 +1,205 @@
+//! Transactions (sales) of an advertisement, upcall confirmations and statistics counters.
+
+use crate::params;
+
+use super::{Conn, DbError, Row};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transaction {
+    pub item_number: i64,
+    pub id: i64,
+    pub buyer_id: i64,
+    pub amount: i64,
+    pub shipping_costs: i64,
+    pub status: String,
+    pub created_at: i64,
+}
+
+fn from_row(row: &Row) -> Result<Transaction, DbError> {
+    Ok(Transaction {
+        item_number: row.get("item_number")?,
+        id: row.get("transaction_id")?,
+        buyer_id: row.get("buyer_id")?,
+        amount: row.get("amount")?,
+        shipping_costs: row.get("shipping_costs")?,
+        status: row.get("status")?,
+        created_at: row.get("created_at")?,
+    })
+}
+
+const COLUMNS: &str =
+    "item_number, transaction_id, buyer_id, amount, shipping_costs, status, created_at";
+
+/// Stores a transaction numbered after the ad's last one (the writer serializes this on
+/// SQLite; on PostgreSQL the primary key refuses a duplicate number, and the caller's
+/// retry takes the next).
+pub fn insert(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    buyer_id: i64,
+    amount: i64,
+    shipping_costs: i64,
+    now: i64,
+) -> Result<Transaction, DbError> {
+    let row = conn.query_one(
+        &format!(
+            "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
+                 amount, shipping_costs, status, created_at, updated_at) \
+             VALUES ($1, (SELECT COALESCE(MAX(transaction_id), 0) + 1 \
+                          FROM advertisement_transactions WHERE item_number = $1), \
+                     $2, $3, $4, 'CREATED', $5, $5) \
+             RETURNING {COLUMNS}"
+        ),
+        params![item_number, buyer_id, amount, shipping_costs, now],
+    )?;
+    from_row(&row)
+}
+
+/// The ad's transactions, newest first; with `buyer`, only that buyer's.
+pub fn list(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    buyer: Option<i64>,
+) -> Result<Vec<Transaction>, DbError> {
+    conn.query(
+        &format!(
+            "SELECT {COLUMNS} FROM advertisement_transactions \
+             WHERE item_number = $1 AND ($2 = 0 OR buyer_id = $2) \
+             ORDER BY transaction_id DESC"
+        ),
+        params![item_number, buyer.unwrap_or(0)],
+    )?
+    .iter()
+    .map(from_row)
+    .collect()
+}
+
+pub fn get(conn: &mut dyn Conn, item_number: i64, id: i64) -> Result<Option<Transaction>, DbError> {
+    conn.query_opt(
+        &format!(
+            "SELECT {COLUMNS} FROM advertisement_transactions \
+             WHERE item_number = $1 AND transaction_id = $2"
+        ),
+        params![item_number, id],
+    )?
+    .as_ref()
+    .map(from_row)
+    .transpose()
+}
+
+/// Moves a transaction from CREATED to `status`; false if it was no longer CREATED.
+pub fn finish(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    id: i64,
+    status: &str,
+    now: i64,
+) -> Result<bool, DbError> {
+    Ok(conn.execute(
+        "UPDATE advertisement_transactions SET status = $3, updated_at = $4 \
+         WHERE item_number = $1 AND transaction_id = $2 AND status = 'CREATED'",
+        params![item_number, id, status, now],
+    )? == 1)
+}
+
+pub struct Upcall<'a> {
+    pub client_id: &'a str,
+    pub caller_phone: &'a str,
+    pub callee_phone: &'a str,
+    pub start_time: i64,
+    pub end_time: i64,
+}
+
+pub fn insert_upcall(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    upcall: &Upcall<'_>,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO upcall_confirmations (item_number, client_id, caller_phone, callee_phone, \
+             start_time, end_time, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        params![
+            item_number,
+            upcall.client_id,
+            upcall.caller_phone,
+            upcall.callee_phone,
+            upcall.start_time,
+            upcall.end_time,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+/// The counters of an ad's statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Statistics {
+    pub views: i64,
+    pub asqs: i64,
+    pub bids: i64,
+    pub url_clicks: i64,
+    pub phone_clicks: i64,
+    pub favorite_clicks: i64,
+}
+
+/// Which counter an event adds to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    Views,
+    Asqs,
+    Bids,
+    UrlClicks,
+    PhoneClicks,
+    FavoriteClicks,
+}
+
+impl Counter {
+    fn column(self) -> &'static str {
+        match self {
+            Counter::Views => "views",
+            Counter::Asqs => "asqs",
+            Counter::Bids => "bids",
+            Counter::UrlClicks => "url_clicks",
+            Counter::PhoneClicks => "phone_clicks",
+            Counter::FavoriteClicks => "favorite_clicks",
+        }
+    }
+}
+
+/// Adds `by` to a counter of an ad.
+pub fn count(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    counter: Counter,
+    by: i64,
+) -> Result<(), DbError> {
+    let column = counter.column();
+    conn.execute(
+        &format!(
+            "INSERT INTO advertisement_statistics (item_number, {column}) VALUES ($1, $2) \
+             ON CONFLICT (item_number) DO UPDATE SET {column} = advertisement_statistics.{column} + $2"
+        ),
+        params![item_number, by],
+    )?;
+    Ok(())
+}
+
+pub fn statistics(conn: &mut dyn Conn, item_number: i64) -> Result<Statistics, DbError> {
+    let row = conn.query_opt(
+        "SELECT views, asqs, bids, url_clicks, phone_clicks, favorite_clicks \
+         FROM advertisement_statistics WHERE item_number = $1",
+        params![item_number],
+    )?;
+    let Some(row) = row else {
+        return Ok(Statistics::default());
+    };
+    Ok(Statistics {
+        views: row.get("views")?,
+        asqs: row.get("asqs")?,
+        bids: row.get("bids")?,
+        url_clicks: row.get("url_clicks")?,
+        phone_clicks: row.get("phone_clicks")?,
+        favorite_clicks: row.get("favorite_clicks")?,
+    })
+}

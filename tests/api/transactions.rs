@@ -1,0 +1,339 @@
+//! Transactions, upcall confirmations and statistics, on both backends.
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json};
+
+both_backends!(
+    transactions_as_the_original_had_them,
+    transactions_are_validated_and_guarded,
+    upcall_confirmations,
+    statistics_count_what_happens,
+);
+
+struct Party {
+    id: i64,
+    token: String,
+}
+
+async fn party(app: &TestApp, email: &str) -> Party {
+    let id = app.create_user(email, "password-of-party").await;
+    let (token, _) = app
+        .user_token(&app.app_client, email, "password-of-party", None)
+        .await;
+    Party { id, token }
+}
+
+async fn ad_of(app: &TestApp, seller: &Party) -> String {
+    let body = json!({"title": "Herenfiets", "description": "Stevige fiets.", "categoryId": 403,
+                      "location": {"postcode": "9000"}, "priceModel": {"modelType": "fixed", "askingPrice": 20000},
+                      "condition": "used"});
+    let response = app
+        .client
+        .post(app.url("/v1/advertisements"))
+        .bearer_auth(&seller.token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    expect_json(response, 201).await["itemId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn post(app: &TestApp, token: &str, path: &str, body: Value) -> reqwest::Response {
+    app.client
+        .post(app.url(path))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn transactions_as_the_original_had_them(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let buyer = party(&app, "koper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let path = format!("/v2/advertisements/{item}/transactions");
+    let first = post(
+        &app,
+        &seller.token,
+        &path,
+        json!({"buyerId": buyer.id, "amount": 18000, "shippingCosts": 0}),
+    )
+    .await;
+    let location = first.headers()["location"].to_str().unwrap().to_owned();
+    let first = expect_json(first, 201).await;
+    assert_eq!(first["transactionId"], 1);
+    assert_eq!(first["status"], "CREATED");
+    assert_eq!(location, format!("{path}/1"));
+    assert_eq!(first["_links"]["self"]["href"], location);
+    let second = expect_json(
+        post(
+            &app,
+            &seller.token,
+            &path,
+            json!({"buyerId": buyer.id, "amount": 100, "shippingCosts": 695}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(second["transactionId"], 2, "numbered within the ad");
+    let listed = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    let ids: Vec<i64> = listed["_embedded"]["svc:advertisement-transaction"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["transactionId"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [2, 1], "newest first");
+    assert_eq!(listed["_links"]["self"]["href"], path);
+    assert!(listed["_links"]["curies"].is_array());
+    let v1 = expect_json(
+        app.get_with(
+            &format!("/v1/advertisements/{item}/transactions/1"),
+            &buyer.token,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        v1["_links"]["self"]["href"],
+        format!("/v1/advertisements/{item}/transactions/1")
+    );
+    assert_eq!(v1["amount"], 18000);
+    let missing = expect_json(app.get_with(&format!("{path}/9"), &seller.token).await, 404).await;
+    assert_eq!(missing["code"], "transaction-not-found");
+    // The buyer cancels one, the seller completes the other; a finished one stays finished.
+    let cancelled = expect_json(
+        post(
+            &app,
+            &buyer.token,
+            &format!("{path}/2/actions/cancel"),
+            json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(cancelled["status"], "CANCELLED");
+    let refused = expect_json(
+        post(
+            &app,
+            &buyer.token,
+            &format!("{path}/1/actions/complete"),
+            json!({}),
+        )
+        .await,
+        403,
+    )
+    .await;
+    assert_eq!(refused["code"], "unauthorized");
+    assert_eq!(
+        expect_json(
+            post(
+                &app,
+                &seller.token,
+                &format!("{path}/1/actions/complete"),
+                json!({})
+            )
+            .await,
+            200
+        )
+        .await["status"],
+        "COMPLETED"
+    );
+    let again = expect_json(
+        post(
+            &app,
+            &seller.token,
+            &format!("{path}/1/actions/cancel"),
+            json!({}),
+        )
+        .await,
+        409,
+    )
+    .await;
+    assert_eq!(again["code"], "conflicting-state");
+}
+
+async fn transactions_are_validated_and_guarded(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let buyer = party(&app, "koper@souk.test").await;
+    let stranger = party(&app, "vreemde@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let path = format!("/v2/advertisements/{item}/transactions");
+    let bad = expect_json(
+        post(
+            &app,
+            &seller.token,
+            &path,
+            json!({"buyerId": 424242, "amount": -1, "shippingCosts": 1.5}),
+        )
+        .await,
+        400,
+    )
+    .await;
+    let fields: Vec<&str> = bad["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["buyerId", "amount", "shippingCosts"]);
+    let missing = expect_json(post(&app, &seller.token, &path, json!({})).await, 400).await;
+    assert_eq!(missing["details"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        expect_json(app.get_with(&path, &seller.token).await, 200).await["_embedded"]["svc:advertisement-transaction"],
+        json!([])
+    );
+    let not_seller = post(
+        &app,
+        &buyer.token,
+        &path,
+        json!({"buyerId": buyer.id, "amount": 1, "shippingCosts": 0}),
+    )
+    .await;
+    assert_eq!(expect_json(not_seller, 403).await["code"], "unauthorized");
+    expect_json(
+        post(
+            &app,
+            &seller.token,
+            &path,
+            json!({"buyerId": buyer.id, "amount": 1, "shippingCosts": 0}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    expect_json(
+        app.get_with(&format!("{path}/1"), &stranger.token).await,
+        403,
+    )
+    .await;
+    expect_json(app.get_with(&path, &stranger.token).await, 403).await;
+    expect_json(app.get(&path).await, 403).await;
+    let gone = expect_json(
+        post(
+            &app,
+            &seller.token,
+            "/v2/advertisements/m424242/transactions",
+            json!({"buyerId": buyer.id, "amount": 1, "shippingCosts": 0}),
+        )
+        .await,
+        404,
+    )
+    .await;
+    assert_eq!(gone["code"], "advertisement-not-found");
+}
+
+async fn upcall_confirmations(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let path = format!("/v2/advertisements/{item}/upcall-confirmations");
+    let call = json!({"callerPhoneNumber": "+31 6 1234 5678", "calleePhoneNumber": "(020) 555-0100",
+                      "startTime": "2026-11-22T10:00:00+01:00", "endTime": "2026-11-22T09:05:00Z"});
+    let done = post(&app, &app.token, &path, call.clone()).await;
+    assert_eq!(done.status(), 201);
+    assert!(done.bytes().await.unwrap().is_empty(), "no body");
+    let wrong = json!({"callerPhoneNumber": "call me", "calleePhoneNumber": "12",
+                       "startTime": "yesterday", "endTime": "2026-11-22T09:05:00Z"});
+    let refused = expect_json(post(&app, &app.token, &path, wrong).await, 400).await;
+    let fields: Vec<String> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        fields,
+        ["callerPhoneNumber", "calleePhoneNumber", "startTime"]
+    );
+    let backwards = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
+                           "startTime": "2026-11-22T10:00:00Z", "endTime": "2026-11-22T09:59:59Z"});
+    let refused = expect_json(post(&app, &app.token, &path, backwards).await, 400).await;
+    assert_eq!(
+        refused["details"][0]["fields"],
+        json!(["startTime", "endTime"])
+    );
+    expect_json(post(&app, &app.token, &path, json!({})).await, 400).await;
+    assert_eq!(
+        expect_json(post(&app, &seller.token, &path, call.clone()).await, 403).await["code"],
+        "unauthorized"
+    );
+    let plain = app
+        .client_token(&app.app_client, Some("create_account"))
+        .await;
+    assert_eq!(
+        expect_json(post(&app, &plain, &path, call.clone()).await, 403).await["code"],
+        "unauthorized"
+    );
+    let gone = expect_json(
+        post(
+            &app,
+            &app.token,
+            "/v1/advertisements/m424242/upcall-confirmations",
+            call,
+        )
+        .await,
+        404,
+    )
+    .await;
+    assert_eq!(gone["code"], "advertisement-not-found");
+    let stats = expect_json(
+        app.get_with(
+            &format!("/v1/advertisements/{item}/statistics"),
+            &seller.token,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        stats["numberOfPhoneClicks"], 1,
+        "only the accepted call counts"
+    );
+}
+
+async fn statistics_count_what_happens(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let other = party(&app, "ander@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let ad = format!("/v1/advertisements/{item}");
+    for _ in 0..3 {
+        expect_json(app.get_with(&ad, &other.token).await, 200).await;
+    }
+    expect_json(app.get(&ad).await, 200).await;
+    expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    let stats = expect_json(
+        app.get_with(&format!("{ad}/statistics"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(stats["numberOfViews"], 4, "views by others than the seller");
+    for key in [
+        "numberOfAsqs",
+        "numberOfBids",
+        "numberOfUrlClicks",
+        "numberOfPhoneClicks",
+        "numberOfFavoriteClicks",
+    ] {
+        assert_eq!(stats[key], 0, "{key}");
+    }
+    assert_eq!(
+        expect_json(
+            app.get_with(&format!("{ad}/statistics"), &other.token)
+                .await,
+            403
+        )
+        .await["code"],
+        "unauthorized"
+    );
+    expect_json(app.get(&format!("{ad}/statistics")).await, 403).await;
+}
