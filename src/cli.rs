@@ -45,6 +45,15 @@ pub enum Command {
     /// Moderate advertisements.
     #[command(subcommand)]
     Ads(AdsCommand),
+    /// Generate realistic users and online ads (for demos and benchmarks).
+    Seed {
+        /// How many ads.
+        #[arg(long)]
+        ads: u64,
+        /// How many users share them (default: one per 20 ads).
+        #[arg(long)]
+        users: Option<u64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -139,6 +148,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Client(command) => client_command(&config, command).await,
+        Command::Seed { ads, users } => {
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            let users = users.unwrap_or(ads / 20 + 1).max(1);
+            crate::seed::seed(&db, ads, users, Clock::default().now()).await
+        }
         Command::Ads(command) => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let now = Clock::default().now();

@@ -17,6 +17,7 @@ pub mod mail;
 pub mod metrics;
 pub mod moderation;
 pub mod oauth;
+pub mod seed;
 pub mod statistics;
 pub mod store;
 pub mod telemetry;

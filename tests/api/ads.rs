@@ -17,6 +17,7 @@ both_backends!(
     the_sellers_list_and_a_users_online_ads,
     operators_reject_and_restore,
     the_expiry_sweep_writes_down_what_reads_show,
+    seeded_ads_are_valid,
 );
 
 /// Damesfietsen (4/402): `condition` is mandatory, `frameSize` a NUMBER of 30 to 70 cm.
@@ -652,4 +653,49 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
         .unwrap();
     assert_eq!(stored.status, "expired");
     assert_eq!(stored.version, 2, "the ETag changes with it");
+}
+
+/// `souk seed` makes ads that pass the API's own checks.
+async fn seeded_ads_are_valid(app: TestApp) {
+    let output = souk(&app, &["seed", "--ads", "600", "--users", "7"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("seeded 7 users and 600 ads"));
+    let (token, _) = app
+        .user_token(&app.app_client, "seed-1-0@souk.test", "seed-password", None)
+        .await;
+    let me = app.get_with("/v1/me", &token).await;
+    let user_path = me.headers()["location"].to_str().unwrap().to_owned();
+    let own = expect_json(
+        app.get_with("/v1/advertisements?limit=100", &token).await,
+        200,
+    )
+    .await;
+    let total = own["totalCount"].as_i64().unwrap();
+    assert!(total > 40, "about 600/7 ads each: {total}");
+    let public = app
+        .get_json(&format!("{user_path}/advertisements"), 200)
+        .await;
+    assert_eq!(public["totalCount"], total, "all online");
+    // Every ad of this seller survives a PUT of itself: it is valid for its category.
+    for ad in own["_embedded"]["svc:advertisement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(30)
+    {
+        let path = ad["_links"]["self"]["href"].as_str().unwrap();
+        let put = app
+            .client
+            .put(app.url(path))
+            .bearer_auth(&token)
+            .json(ad)
+            .send()
+            .await
+            .unwrap();
+        expect_json(put, 200).await;
+    }
 }
