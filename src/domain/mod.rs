@@ -3,5 +3,6 @@
 pub mod advertisement;
 pub mod category;
 pub mod locale;
+pub mod places;
 pub mod time;
 pub mod user;

@@ -194,7 +194,10 @@ fn ad_json(hal: &Hal, record: &AdRecord, now: i64, for_seller: bool) -> Value {
         "reserved": record.reserved,
         "showOnMap": record.show_on_map,
         "priceModel": serde_json::from_str::<Value>(&record.price_model).unwrap_or(Value::Null),
-        "location": {"postcode": record.postcode, "cityName": Value::Null},
+        "location": {
+            "postcode": record.postcode,
+            "cityName": crate::domain::places::city_of(&record.postcode),
+        },
         "seller": {
             "sellerId": record.seller_id,
             "sellerName": record.seller_name,

@@ -93,6 +93,10 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
         json!({"modelType": "fixed", "askingPrice": 15000})
     );
     assert_eq!(ad["condition"], "used", "attributes are flat members");
+    assert_eq!(
+        ad["location"],
+        json!({"postcode": "1097DN", "cityName": "Amsterdam"})
+    );
     assert_eq!(ad["seller"]["sellerId"], seller.id);
     assert_eq!(ad["_links"]["svc:category"]["href"], "/v1/categories/4/402");
     assert_eq!(

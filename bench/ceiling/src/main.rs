@@ -73,10 +73,16 @@ async fn main() {
         .expect("prepare SQLite");
         Store::Sqlite(Mutex::new(conn))
     } else {
-        let mut client = postgres::Client::connect(&database, postgres::NoTls).expect("connect");
-        client
-            .batch_execute("CREATE TABLE IF NOT EXISTS rows (id BIGSERIAL PRIMARY KEY, payload TEXT NOT NULL)")
-            .expect("prepare PostgreSQL");
+        // The blocking client runs its own runtime: set up on a blocking thread.
+        let url = database.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+            client
+                .batch_execute("CREATE TABLE IF NOT EXISTS rows (id BIGSERIAL PRIMARY KEY, payload TEXT NOT NULL)")
+                .expect("prepare PostgreSQL");
+        })
+        .await
+        .expect("setup");
         Store::Postgres(database)
     };
     let app = Router::new()
