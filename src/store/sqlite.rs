@@ -188,6 +188,14 @@ impl SqliteConn {
         let conn = rusqlite::Connection::open(path)
             .map_err(|e| DbError::Unavailable(format!("cannot open {}: {e}", path.display())))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_error)?;
+        // The bundled SQLite is built with STAT4, which re-prepares a cached statement
+        // whenever a parameter compared to an indexed column changes: every point read
+        // would parse its SQL again. The query planner stability guarantee turns that off.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(map_error)?;
         conn.set_prepared_statement_cache_capacity(256);
         let synchronous = match sync {
             SqliteSync::Full => "FULL",
