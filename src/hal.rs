@@ -46,6 +46,8 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Seller = ("seller", "The user who placed the advertisement.");
     AdvertisementImages = ("advertisement-images", "The images of an advertisement (embedded in the advertisement; each under `advertisement-image`).");
     AdvertisementImage = ("advertisement-image", "One image of an advertisement, with a link per rendition size.");
+    ImageBlob = ("image-blob", "The bytes of an image in one size (templated: `{size}` is small, medium, large or xlarge).");
+    ImageMeta = ("image-meta", "The description of an image in one size: width, height, contentType, bytes, sha256 (templated: `{size}` is small, medium, large or xlarge).");
     AdvertisementFeatures = ("advertisement-features", "The paid features that can be bought for the advertisement.");
     AdvertisementPurchasedFeatures = ("advertisement-purchased-features", "The features bought for the advertisement (seller only).");
     AdvertisementStatistics = ("advertisement-statistics", "Counts of what happened to the advertisement: views, questions, bids, clicks (seller only).");
@@ -66,6 +68,7 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     User = ("user", "A marketplace user: `userId`, `name`, `locale`, `status` (`unconfirmed` until the owner follows the link mailed to them, then `confirmed`), `confirmDate`, `dealerPackage` (`NONE`, `BASIC`, `PLUS`, `PREMIUM`); to the user themself also `email`, `phoneNumber` and `postcode`.");
     UserList = ("user-list", "The users collection root: POST creates an account (client token with scope `create_account`); the templated `item` link leads to each user.");
     Advertisement = ("advertisement", "An advertisement: `itemId` (`m` + digits), `title`, `description`, `categoryId` (a leaf), `status` (draft, online, paused, expired, closed, deleted, rejected; see docs/LIFECYCLE.md), `startDate`, `closeDate`, `renewPossible`, `locale`, `reserved`, `showOnMap`, `priceModel` (`modelType` and amounts in cents), `location` (`postcode`, `cityName`), `seller`, the category attributes as flat members, `rejectionReason` (seller only), and the images embedded. Carries an `ETag`; PUT, PATCH and DELETE honour `If-Match`.");
+    Image = ("image", "An image of an advertisement: `mediaId` (a UUID), `imageId` (its position in the ad from 1; deprecated), `status` (`processing` while its renditions are made, then `available`), a link per size (`small`, `medium`, `large`, `xlarge`) to its bytes, and the templated `image-blob` and `image-meta` links.");
     AdvertisementList = ("advertisement-list", "A page of advertisements: `_embedded[\"<prefix>:advertisement\"]`, `totalCount`, `offset`, `limit`, and `first`/`prev`/`next`/`last` links.");
     Transaction = ("transaction", "A sale of an advertisement: `transactionId` (numbered within the ad: 1, 2, ...), `buyerId`, `amount` and `shippingCosts` (integer cents), `status` (`CREATED`, then `COMPLETED` by the seller or `CANCELLED` by the seller or the buyer).");
     TransactionList = ("transaction-list", "The transactions of an advertisement, newest first, under `_embedded[\"<prefix>:advertisement-transaction\"]`.");

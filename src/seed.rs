@@ -1,12 +1,15 @@
 //! `souk seed --ads N [--users M]`: realistic generated data for demos and the benchmark
 //! harness. Ads are valid for their categories (the same checks as the API), spread over
-//! the open leaf categories, Dutch and Belgian postcodes, and a month of start dates.
+//! the open leaf categories, Dutch and Belgian postcodes, and a month of start dates. Each
+//! ad has three images' metadata (mediaId, size, type, hash); their bytes are not made, so
+//! their blob links do not answer yet.
 //! Generation is deterministic (a fixed seed), so two runs make the same data.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Map, Value, json};
 
 use crate::domain::category::{AttributeDefinition, AttributeType, Category, CategoryStatus};
+use crate::domain::image::media_id;
 use crate::oauth::password;
 use crate::store::{Db, DbError, Value as SqlValue, categories};
 
@@ -170,24 +173,46 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
     while done < ads {
         let batch = (ads - done).min((ROWS_PER_STATEMENT * STATEMENTS_PER_WRITE) as u64);
         let mut rows = Vec::with_capacity(batch as usize);
+        let mut images = Vec::with_capacity(batch as usize);
         for _ in 0..batch {
             rows.push(ad_row(&mut generator, &leaves, first_user, users, now));
+            images.push(image_rows(&mut generator));
         }
         db.write(move |conn| {
-            for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-                let mut placeholders = Vec::with_capacity(chunk.len());
-                let mut values = Vec::with_capacity(chunk.len() * COLUMNS);
-                for (i, row) in chunk.iter().enumerate() {
-                    let list: Vec<String> = (1..=COLUMNS).map(|c| format!("${}", i * COLUMNS + c)).collect();
-                    placeholders.push(format!("({})", list.join(", ")));
-                    values.extend(row.iter().cloned());
+            for (ads, images) in rows
+                .chunks(ROWS_PER_STATEMENT)
+                .zip(images.chunks(ROWS_PER_STATEMENT))
+            {
+                let mut numbers: Vec<i64> = conn
+                    .query(
+                        &format!(
+                            "INSERT INTO advertisements (seller_id, category_id, status, title, \
+                                 description, price_model, attributes, postcode, locale, reserved, \
+                                 show_on_map, start_date, close_date, version, created_at, \
+                                 updated_at) VALUES {} RETURNING item_number",
+                            placeholders(ads.len(), AD_COLUMNS)
+                        ),
+                        &ads.concat(),
+                    )?
+                    .iter()
+                    .map(|row| row.get("item_number"))
+                    .collect::<Result<_, _>>()?;
+                // The rows come back in no promised order; the numbers were handed out in
+                // the order of the VALUES.
+                numbers.sort_unstable();
+                let mut values = Vec::with_capacity(ads.len() * IMAGES_PER_AD * IMAGE_COLUMNS);
+                for (number, images) in numbers.iter().zip(images) {
+                    for image in images {
+                        values.push(SqlValue::Int(*number));
+                        values.extend(image.iter().cloned());
+                        values.push(SqlValue::Int(now));
+                    }
                 }
                 conn.execute(
                     &format!(
-                        "INSERT INTO advertisements (seller_id, category_id, status, title, description, \
-                             price_model, attributes, postcode, locale, reserved, show_on_map, \
-                             start_date, close_date, version, created_at, updated_at) VALUES {}",
-                        placeholders.join(", ")
+                        "INSERT INTO images (item_number, media_id, position, status, content_type, \
+                             width, height, bytes, sha256, created_at) VALUES {}",
+                        placeholders(values.len() / IMAGE_COLUMNS, IMAGE_COLUMNS)
                     ),
                     &values,
                 )?;
@@ -206,7 +231,58 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
     Ok(())
 }
 
-const COLUMNS: usize = 16;
+const AD_COLUMNS: usize = 16;
+/// Every seeded ad has this many images (the benchmark's R1 reads ads with three).
+const IMAGES_PER_AD: usize = 3;
+const IMAGE_COLUMNS: usize = 10;
+
+/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values.
+fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|row| {
+            let list: Vec<String> = (1..=columns)
+                .map(|column| format!("${}", row * columns + column))
+                .collect();
+            format!("({})", list.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The metadata of an ad's photos (from a phone or a camera); the bytes are not made.
+fn image_rows(generator: &mut Generator) -> Vec<Vec<SqlValue>> {
+    const SHAPES: &[(i64, i64)] = &[
+        (4032, 3024),
+        (3024, 4032),
+        (4000, 3000),
+        (1920, 1080),
+        (1600, 1200),
+        (1024, 768),
+    ];
+    (1..=IMAGES_PER_AD as i64)
+        .map(|position| {
+            let mut id = [0u8; 16];
+            id[..8].copy_from_slice(&generator.next().to_le_bytes());
+            id[8..].copy_from_slice(&generator.next().to_le_bytes());
+            let (width, height) = *generator.pick(SHAPES);
+            // A JPEG photo takes about a quarter to a half byte per pixel.
+            let bytes = (width * height) / 4 + generator.below((width * height / 4) as u64) as i64;
+            let sha256: String = (0..4)
+                .map(|_| format!("{:016x}", generator.next()))
+                .collect();
+            vec![
+                SqlValue::from(media_id(id)),
+                SqlValue::Int(position),
+                SqlValue::from("available"),
+                SqlValue::from("image/jpeg"),
+                SqlValue::Int(width),
+                SqlValue::Int(height),
+                SqlValue::Int(bytes),
+                SqlValue::from(sha256),
+            ]
+        })
+        .collect()
+}
 
 fn ad_row(
     generator: &mut Generator,

@@ -2,6 +2,7 @@
 
 pub mod advertisement;
 pub mod category;
+pub mod image;
 pub mod locale;
 pub mod places;
 pub mod time;

@@ -13,12 +13,14 @@ use crate::domain::advertisement::{
     Actor, AdContent, AdStatus, ItemId, check_content, effective_status, may_transition,
     renew_possible,
 };
+use crate::domain::image::Size;
 use crate::domain::locale::{Locale, Text};
 use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode, FieldError};
 use crate::hal::{Hal, Page, Rel, Resource};
 use crate::oauth::scope::Scope;
 use crate::store::ads::{self, AdRecord, AdWrite};
+use crate::store::images::ImageRecord;
 use crate::store::{Conn, DbError, categories, users};
 
 use super::api::{Api, delete, get, patch, post, put};
@@ -208,7 +210,10 @@ fn ad_json(hal: &Hal, record: &AdRecord, now: i64, for_seller: bool) -> Value {
         "_embedded": {
             hal.rel(Rel::AdvertisementImages): {
                 "_links": {"self": {"href": format!("{path}/images")}},
-                "_embedded": {hal.rel(Rel::AdvertisementImage): []},
+                "_embedded": {
+                    hal.rel(Rel::AdvertisementImage):
+                        record.images.iter().map(|image| image_json(hal, image)).collect::<Vec<_>>(),
+                },
             },
         },
     });
@@ -221,6 +226,37 @@ fn ad_json(hal: &Hal, record: &AdRecord, now: i64, for_seller: bool) -> Value {
         body["rejectionReason"] = json!(record.rejection_reason);
     }
     body
+}
+
+/// An image as embedded in its ad: a link per size to the bytes, and the templated links
+/// to any size's bytes and description.
+fn image_json(hal: &Hal, image: &ImageRecord) -> Value {
+    let base = hal.path(&format!("/images/{}", image.media_id));
+    let mut links = Map::new();
+    for size in Size::ALL {
+        links.insert(
+            size.as_str().to_owned(),
+            json!({"href": format!("{base}/{}/blob", size.as_str())}),
+        );
+    }
+    links.insert(
+        hal.rel(Rel::ImageBlob),
+        json!({"href": format!("{base}/{{size}}/blob"), "templated": true}),
+    );
+    links.insert(
+        hal.rel(Rel::ImageMeta),
+        json!({"href": format!("{base}/{{size}}/meta"), "templated": true}),
+    );
+    links.insert(
+        "describedby".to_owned(),
+        json!({"href": hal.describedby(Resource::Image)}),
+    );
+    json!({
+        "_links": links,
+        "mediaId": image.media_id,
+        "imageId": image.position,
+        "status": image.status,
+    })
 }
 
 fn respond(

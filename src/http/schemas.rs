@@ -146,8 +146,43 @@ pub fn all(prefix: &str) -> Value {
                     },
                 },
                 "rejectionReason": {"type": "string", "description": "Seller only, on a rejected ad."},
+                "_embedded": {
+                    "type": "object",
+                    "properties": {
+                        format!("{prefix}:advertisement-images"): {
+                            "type": "object",
+                            "properties": {
+                                "_links": {"type": "object", "properties": {"self": link}},
+                                "_embedded": {
+                                    "type": "object",
+                                    "properties": {
+                                        format!("{prefix}:advertisement-image"): {"type": "array", "items": {"$ref": "#/components/schemas/Image"}},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
             },
             "required": ["itemId", "title", "description", "categoryId", "status", "priceModel", "location"],
+        },
+        "Image": {
+            "type": "object",
+            "properties": {
+                "_links": {
+                    "type": "object",
+                    "properties": {
+                        "small": link, "medium": link, "large": link, "xlarge": link,
+                        format!("{prefix}:image-blob"): link,
+                        format!("{prefix}:image-meta"): link,
+                        "describedby": link,
+                    },
+                },
+                "mediaId": {"type": "string", "format": "uuid"},
+                "imageId": {"type": "integer", "minimum": 1, "deprecated": true},
+                "status": {"type": "string", "enum": ["processing", "available"]},
+            },
+            "required": ["mediaId", "imageId", "status"],
         },
         "AdvertisementList": {
             "type": "object",

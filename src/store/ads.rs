@@ -2,6 +2,7 @@
 
 use crate::params;
 
+use super::images::{self, ImageRecord};
 use super::{Conn, DbError, Row, Value};
 
 /// An advertisement row with what its representation needs from other tables.
@@ -29,6 +30,8 @@ pub struct AdRecord {
     pub start_date: Option<i64>,
     pub close_date: Option<i64>,
     pub version: i64,
+    /// In the ad's order.
+    pub images: Vec<ImageRecord>,
 }
 
 /// The writable content of an ad, ready for storage.
@@ -73,17 +76,21 @@ fn from_row(row: &Row) -> Result<AdRecord, DbError> {
         start_date: row.get("start_date")?,
         close_date: row.get("close_date")?,
         version: row.get("version")?,
+        images: Vec::new(),
     })
 }
 
 pub fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError> {
-    conn.query_opt(
+    let Some(row) = conn.query_opt(
         &format!("{SELECT} WHERE a.item_number = $1"),
         params![number],
     )?
-    .as_ref()
-    .map(from_row)
-    .transpose()
+    else {
+        return Ok(None);
+    };
+    let mut record = from_row(&row)?;
+    record.images = images::of_ad(conn, number)?;
+    Ok(Some(record))
 }
 
 /// Stores a new ad; returns its number.
@@ -225,7 +232,13 @@ pub fn by_seller(
         ),
         &values,
     )?;
-    Ok((rows.iter().map(from_row).collect::<Result<_, _>>()?, total))
+    let mut records: Vec<AdRecord> = rows.iter().map(from_row).collect::<Result<_, _>>()?;
+    let numbers: Vec<i64> = records.iter().map(|r| r.number).collect();
+    let mut images = images::of_ads(conn, &numbers)?;
+    for record in &mut records {
+        record.images = images.remove(&record.number).unwrap_or_default();
+    }
+    Ok((records, total))
 }
 
 /// Writes down the expiry of online and paused ads whose `closeDate` has passed; returns

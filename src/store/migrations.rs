@@ -27,6 +27,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(4, "0004_user_brands"),
     migration!(5, "0005_advertisements"),
     migration!(6, "0006_transactions_and_statistics"),
+    migration!(7, "0007_images"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -20,6 +20,7 @@ mod value;
 pub mod ads;
 pub mod categories;
 pub mod idempotency;
+pub mod images;
 pub mod migrations;
 pub mod oauth;
 pub mod transactions;

@@ -684,6 +684,38 @@ async fn seeded_ads_are_valid(app: TestApp) {
         .get_json(&format!("{user_path}/advertisements"), 200)
         .await;
     assert_eq!(public["totalCount"], total, "all online");
+    // Every ad has three images' metadata, embedded in order, with a link per size.
+    let mut media_ids = std::collections::HashSet::new();
+    for ad in own["_embedded"]["svc:advertisement"].as_array().unwrap() {
+        let images =
+            ad["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
+                .as_array()
+                .unwrap();
+        assert_eq!(images.len(), 3, "{ad}");
+        for (position, image) in images.iter().enumerate() {
+            let media_id = image["mediaId"].as_str().unwrap();
+            assert_eq!(media_id.len(), 36, "a UUID: {media_id}");
+            assert!(media_ids.insert(media_id.to_owned()), "unique: {media_id}");
+            assert_eq!(image["imageId"], position as i64 + 1);
+            assert_eq!(image["status"], "available");
+            for size in ["small", "medium", "large", "xlarge"] {
+                assert_eq!(
+                    image["_links"][size]["href"],
+                    format!("/v1/images/{media_id}/{size}/blob")
+                );
+            }
+            assert_eq!(
+                image["_links"]["svc:image-meta"],
+                json!({"href": format!("/v1/images/{media_id}/{{size}}/meta"), "templated": true})
+            );
+        }
+    }
+    // One ad read alone embeds the same images.
+    let first = &own["_embedded"]["svc:advertisement"][0];
+    let alone = app
+        .get_json(first["_links"]["self"]["href"].as_str().unwrap(), 200)
+        .await;
+    assert_eq!(alone["_embedded"], first["_embedded"]);
     // Every ad of this seller survives a PUT of itself: it is valid for its category.
     for ad in own["_embedded"]["svc:advertisement"]
         .as_array()
@@ -700,6 +732,7 @@ async fn seeded_ads_are_valid(app: TestApp) {
             .send()
             .await
             .unwrap();
-        expect_json(put, 200).await;
+        let answer = expect_json(put, 200).await;
+        assert_eq!(answer["_embedded"], ad["_embedded"], "images stay");
     }
 }
