@@ -158,8 +158,9 @@ fn exchange_code(
         return Ok(Err(invalid_grant("unknown authorization code")));
     }
     if !store::use_code(conn, &code_hash, now)? {
-        // A second use: the code may have leaked; nothing issued from it stays valid.
-        store::revoke_code_tokens(conn, &code_hash, now)?;
+        // A second use: the code may have leaked; nothing issued from it stays valid
+        // (RFC 6749 §4.1.2). Everything issued from the code is its family.
+        store::revoke_family(conn, &code_hash, now)?;
         return Ok(Err(invalid_grant(
             "the authorization code was already used",
         )));
@@ -190,8 +191,9 @@ fn exchange_code(
         (None, None) => {}
     }
     let scope = Scopes::from_stored(&code.scope);
-    let family = secret::new_token();
-    let issued = issue_user_tokens(conn, client, &code, &family, &scope, now)?;
+    // The family of the tokens from this code is named by the code, so that a replay of
+    // the code finds them.
+    let issued = issue_user_tokens(conn, client, &code, &code.code_hash, &scope, now)?;
     store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS)?;
     Ok(Ok(issued))
 }

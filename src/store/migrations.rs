@@ -28,6 +28,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(5, "0005_advertisements"),
     migration!(6, "0006_transactions_and_statistics"),
     migration!(7, "0007_images"),
+    migration!(8, "0008_token_families"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

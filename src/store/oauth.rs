@@ -223,19 +223,6 @@ pub fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<(), 
     Ok(())
 }
 
-/// Revokes everything issued from an authorization code (its second use, RFC 6749 §4.1.2).
-pub fn revoke_code_tokens(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<(), DbError> {
-    conn.execute(
-        "UPDATE refresh_tokens SET state = 'revoked' WHERE code_hash = $1 AND state = 'live'",
-        params![code_hash],
-    )?;
-    conn.execute(
-        "UPDATE access_tokens SET revoked_at = $2 WHERE code_hash = $1 AND revoked_at IS NULL",
-        params![code_hash, now],
-    )?;
-    Ok(())
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RefreshState {
     Live,

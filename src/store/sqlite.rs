@@ -19,6 +19,18 @@ const MAX_BATCH: usize = 512;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Read connections kept open when idle; more are opened under load and closed after.
 const MAX_IDLE_READERS: usize = 16;
+/// WAL pages after which the checkpointer thread copies the WAL into the database (the
+/// size SQLite's own automatic checkpoint uses).
+const CHECKPOINT_PAGES: i32 = 1000;
+/// WAL pages after which the writer checkpoints itself. Under a steady stream of writes the
+/// checkpointer copies most of the WAL but never all of it (the writer appends meanwhile),
+/// and SQLite starts the WAL over only once all of it is copied: the writer copies the rest
+/// (little, thanks to the checkpointer) between two transactions. The bound on the WAL (about
+/// 12 MB).
+const WRITER_CHECKPOINT_PAGES: i32 = 3000;
+/// The writer's page cache (KiB): writes touch index pages all over the file, and a page
+/// found in the cache is a page not read again.
+const WRITER_CACHE_KIB: i64 = 32 * 1024;
 
 pub(super) struct SqliteDb {
     path: PathBuf,
@@ -45,7 +57,36 @@ impl SqliteDb {
                 DbError::Unavailable(format!("cannot create {}: {e}", dir.display()))
             })?;
         }
-        let writer_conn = SqliteConn::open(&path, sync, false)?;
+        let mut writer_conn = SqliteConn::open(&path, sync, false)?;
+        writer_conn
+            .conn
+            .execute_batch(&format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}"))
+            .map_err(map_error)?;
+        // Copying the WAL back into the database (a checkpoint, with its fsync) would
+        // otherwise happen on the writer thread after a commit, holding up every write queued
+        // behind it; a thread of its own does it beside the writes.
+        let checkpointer_conn = SqliteConn::open(&path, sync, false)?;
+        let (wake_checkpointer, checkpoint_wanted) = mpsc::sync_channel::<()>(1);
+        writer_conn
+            .conn
+            .wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
+                if pages >= WRITER_CHECKPOINT_PAGES {
+                    // Never an error from here: SQLite would report the commit, which has
+                    // happened, as failed. Busy means the checkpointer is at it right now.
+                    if let Err(e) = wal.checkpoint_v2(rusqlite::wal::CheckpointMode::PASSIVE) {
+                        tracing::debug!(error = %e, "the writer's checkpoint was skipped");
+                    }
+                } else if pages >= CHECKPOINT_PAGES {
+                    // Full means a wake-up is already pending.
+                    let _ = wake_checkpointer.try_send(());
+                }
+                Ok(())
+            }))
+            .map_err(map_error)?;
+        std::thread::Builder::new()
+            .name("souk-sqlite-checkpointer".into())
+            .spawn(move || checkpointer_loop(checkpointer_conn, checkpoint_wanted))
+            .map_err(|e| DbError::Other(format!("cannot start the checkpointer thread: {e}")))?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("souk-sqlite-writer".into())
@@ -135,8 +176,23 @@ fn writer_loop(mut conn: SqliteConn, jobs: mpsc::Receiver<Job>) {
     }
 }
 
+/// Checkpoints whenever the writer says the WAL has grown; ends with the writer (which
+/// holds the other end).
+fn checkpointer_loop(conn: SqliteConn, checkpoint_wanted: mpsc::Receiver<()>) {
+    while checkpoint_wanted.recv().is_ok() {
+        // PASSIVE: copies what no reader still needs, never waits for anyone. The writer
+        // starts the WAL over once all of it is copied.
+        if let Err(e) = conn
+            .conn
+            .wal_checkpoint_v2(None::<&str>, rusqlite::wal::CheckpointMode::PASSIVE)
+        {
+            tracing::warn!(error = %e, "a WAL checkpoint failed; the next one retries");
+        }
+    }
+}
+
 fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = conn.control("BEGIN IMMEDIATE") {
         for job in batch {
             // The job never ran; tell its caller without running it.
             drop(job);
@@ -146,7 +202,7 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
     }
     let mut completions = Vec::with_capacity(batch.len());
     for job in batch {
-        let step = conn.execute_batch("SAVEPOINT job");
+        let step = conn.control("SAVEPOINT job");
         let completion = match step {
             Ok(()) => catch_unwind(AssertUnwindSafe(|| job(conn))).unwrap_or_else(|_| {
                 tracing::error!("a write job panicked; its changes are rolled back");
@@ -161,7 +217,7 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
             },
         };
         let end = if completion.succeeded {
-            conn.execute_batch("RELEASE job")
+            conn.control("RELEASE job")
         } else {
             conn.execute_batch("ROLLBACK TO job; RELEASE job")
         };
@@ -170,7 +226,7 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
         }
         completions.push(completion);
     }
-    let commit = conn.execute_batch("COMMIT");
+    let commit = conn.control("COMMIT");
     if commit.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
@@ -201,15 +257,31 @@ impl SqliteConn {
             SqliteSync::Full => "FULL",
             SqliteSync::Normal => "NORMAL",
         };
+        // Each write runs in a savepoint, whose journal is a temporary file by default:
+        // every page a write touches would be copied out to it first. In memory, that copy
+        // is a memcpy (the savepoint holds at most one write's pages).
         conn.execute_batch(&format!(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = {synchronous};
+             PRAGMA temp_store = MEMORY;
              PRAGMA foreign_keys = ON;
              PRAGMA query_only = {};",
             if read_only { "ON" } else { "OFF" }
         ))
         .map_err(map_error)?;
         Ok(SqliteConn { conn })
+    }
+}
+
+impl SqliteConn {
+    /// A statement of the writer's transaction control, from the statement cache (the
+    /// writer runs a few of them per write).
+    fn control(&mut self, sql: &str) -> Result<(), DbError> {
+        self.conn
+            .prepare_cached(sql)
+            .and_then(|mut statement| statement.execute([]))
+            .map(|_| ())
+            .map_err(map_error)
     }
 }
 
