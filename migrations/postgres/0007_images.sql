@@ -3,7 +3,7 @@
 -- A row describes the original; the renditions (small, medium, large, xlarge) and the
 -- blobs are derived from it.
 CREATE TABLE images (
-    media_id     TEXT PRIMARY KEY,
+    media_id     TEXT NOT NULL UNIQUE,
     item_number  BIGINT NOT NULL REFERENCES advertisements (item_number),
     position     INTEGER NOT NULL,
     status       TEXT NOT NULL CHECK (status IN ('processing', 'available')),
@@ -13,5 +13,5 @@ CREATE TABLE images (
     bytes        BIGINT NOT NULL,
     sha256       TEXT NOT NULL,
     created_at   BIGINT NOT NULL,
-    UNIQUE (item_number, position)
+    PRIMARY KEY (item_number, position)
 );

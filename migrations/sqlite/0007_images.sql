@@ -2,8 +2,11 @@
 -- unguessable name (`/v1/images/{mediaId}/...`); `position` is the deprecated `imageId`.
 -- A row describes the original; the renditions (small, medium, large, xlarge) and the
 -- blobs are derived from it.
+--
+-- Kept in the order of (item_number, position) (WITHOUT ROWID): an ad's images sit side
+-- by side, so reading them is one seek, not one per image.
 CREATE TABLE images (
-    media_id     TEXT PRIMARY KEY,
+    media_id     TEXT NOT NULL UNIQUE,
     item_number  INTEGER NOT NULL REFERENCES advertisements (item_number),
     position     INTEGER NOT NULL,
     status       TEXT NOT NULL CHECK (status IN ('processing', 'available')),
@@ -13,5 +16,5 @@ CREATE TABLE images (
     bytes        INTEGER NOT NULL,
     sha256       TEXT NOT NULL,
     created_at   INTEGER NOT NULL,
-    UNIQUE (item_number, position)
-);
+    PRIMARY KEY (item_number, position)
+) WITHOUT ROWID;

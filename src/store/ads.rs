@@ -48,12 +48,33 @@ pub struct AdWrite {
     pub show_on_map: bool,
 }
 
-const SELECT: &str = "SELECT a.item_number, a.seller_id, u.name AS seller_name, \
-     u.phone_number AS seller_phone, a.category_id, c.parent_id AS parent_category_id, \
-     a.status, a.rejection_reason, a.title, a.description, a.price_model, a.attributes, \
-     a.postcode, a.locale, a.reserved, a.show_on_map, a.start_date, a.close_date, a.version \
-     FROM advertisements a JOIN users u ON u.user_id = a.seller_id \
-     JOIN categories c ON c.category_id = a.category_id";
+/// The columns of an [`AdRecord`] and the tables they come from, as literals (so that
+/// statements are assembled at compile time with `concat!`).
+macro_rules! ad_columns {
+    () => {
+        "SELECT a.item_number, a.seller_id, u.name AS seller_name, \
+         u.phone_number AS seller_phone, a.category_id, c.parent_id AS parent_category_id, \
+         a.status, a.rejection_reason, a.title, a.description, a.price_model, a.attributes, \
+         a.postcode, a.locale, a.reserved, a.show_on_map, a.start_date, a.close_date, a.version"
+    };
+}
+macro_rules! ad_tables {
+    () => {
+        " FROM advertisements a JOIN users u ON u.user_id = a.seller_id \
+         JOIN categories c ON c.category_id = a.category_id"
+    };
+}
+const SELECT: &str = concat!(ad_columns!(), ad_tables!());
+
+/// One ad with its images: a row per image, or one row with NULL image columns.
+const GET_WITH_IMAGES: &str = concat!(
+    ad_columns!(),
+    ", i.media_id, i.position, i.status AS image_status, i.content_type, i.width, i.height, \
+     i.bytes, i.sha256",
+    ad_tables!(),
+    " LEFT JOIN images i ON i.item_number = a.item_number \
+     WHERE a.item_number = $1 ORDER BY i.position"
+);
 
 fn from_row(row: &Row) -> Result<AdRecord, DbError> {
     Ok(AdRecord {
@@ -80,16 +101,19 @@ fn from_row(row: &Row) -> Result<AdRecord, DbError> {
     })
 }
 
+/// One ad with its images, in one statement (one round trip on PostgreSQL): a row per
+/// image, or one row with no image.
 pub fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError> {
-    let Some(row) = conn.query_opt(
-        &format!("{SELECT} WHERE a.item_number = $1"),
-        params![number],
-    )?
-    else {
+    let rows = conn.query(GET_WITH_IMAGES, params![number])?;
+    let Some(first) = rows.first() else {
         return Ok(None);
     };
-    let mut record = from_row(&row)?;
-    record.images = images::of_ad(conn, number)?;
+    let mut record = from_row(first)?;
+    for row in &rows {
+        if let Some(image) = images::from_joined_row(row)? {
+            record.images.push(image);
+        }
+    }
     Ok(Some(record))
 }
 

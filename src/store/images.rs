@@ -37,15 +37,22 @@ fn from_row(row: &Row) -> Result<ImageRecord, DbError> {
     })
 }
 
-/// The images of one ad, in order.
-pub fn of_ad(conn: &mut dyn Conn, item_number: i64) -> Result<Vec<ImageRecord>, DbError> {
-    conn.query(
-        &format!("SELECT {COLUMNS} FROM images WHERE item_number = $1 ORDER BY position"),
-        params![item_number],
-    )?
-    .iter()
-    .map(from_row)
-    .collect()
+/// The image of a row of an ad joined with its images (`status` as `image_status`), if the
+/// row has one.
+pub fn from_joined_row(row: &Row) -> Result<Option<ImageRecord>, DbError> {
+    let Some(media_id) = row.get::<Option<String>>("media_id")? else {
+        return Ok(None);
+    };
+    Ok(Some(ImageRecord {
+        media_id,
+        position: row.get("position")?,
+        status: row.get("image_status")?,
+        content_type: row.get("content_type")?,
+        width: row.get("width")?,
+        height: row.get("height")?,
+        bytes: row.get("bytes")?,
+        sha256: row.get("sha256")?,
+    }))
 }
 
 /// The images of several ads (a page), in order, by ad.

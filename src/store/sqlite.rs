@@ -28,9 +28,11 @@ const CHECKPOINT_PAGES: i32 = 1000;
 /// (little, thanks to the checkpointer) between two transactions. The bound on the WAL (about
 /// 12 MB).
 const WRITER_CHECKPOINT_PAGES: i32 = 3000;
-/// The writer's page cache (KiB): writes touch index pages all over the file, and a page
-/// found in the cache is a page not read again.
-const WRITER_CACHE_KIB: i64 = 32 * 1024;
+/// Page cache of each connection (KiB). A page found in the cache is a page not read from
+/// the file again (a system call and a copy). Reads run on the runtime's worker threads, so
+/// about as many read connections are busy as there are cores; the pool takes the most
+/// recently used one first, so their caches stay warm.
+const CACHE_KIB: i64 = 16 * 1024;
 
 pub(super) struct SqliteDb {
     path: PathBuf,
@@ -58,10 +60,6 @@ impl SqliteDb {
             })?;
         }
         let mut writer_conn = SqliteConn::open(&path, sync, false)?;
-        writer_conn
-            .conn
-            .execute_batch(&format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}"))
-            .map_err(map_error)?;
         // Copying the WAL back into the database (a checkpoint, with its fsync) would
         // otherwise happen on the writer thread after a commit, holding up every write queued
         // behind it; a thread of its own does it beside the writes.
@@ -111,9 +109,18 @@ impl SqliteDb {
             Some(conn) => conn,
             None => SqliteConn::open(&self.path, self.sync, true)?,
         };
+        // One read transaction for all the closure's statements: they see one snapshot (an
+        // ad and its images agree), and the WAL read lock is taken once, not per statement.
+        conn.control("BEGIN")?;
         self.readers_in_use.fetch_add(1, Ordering::Relaxed);
         let result = f(&mut conn);
+        // Ending a read transaction cannot lose anything; a failure is the connection's
+        // problem, so it is not pooled again.
+        let ended = conn.control("COMMIT").is_ok();
         self.readers_in_use.fetch_sub(1, Ordering::Relaxed);
+        if !ended {
+            return result;
+        }
         let mut readers = self.readers.lock();
         if readers.len() < MAX_IDLE_READERS {
             readers.push(conn);
@@ -264,6 +271,7 @@ impl SqliteConn {
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = {synchronous};
              PRAGMA temp_store = MEMORY;
+             PRAGMA cache_size = -{CACHE_KIB};
              PRAGMA foreign_keys = ON;
              PRAGMA query_only = {};",
             if read_only { "ON" } else { "OFF" }
