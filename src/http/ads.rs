@@ -315,13 +315,20 @@ fn requested_status(body: &Map<String, Value>) -> Result<Option<AdStatus>, ApiEr
     }
 }
 
+/// Content checked against its category, and what the category says about it.
+struct Checked {
+    content: AdContent,
+    running_days: i64,
+    parent_category_id: Option<i64>,
+}
+
 /// Checks content against its category (read in the same transaction).
 fn checked_content(
     conn: &mut dyn Conn,
     body: &Map<String, Value>,
     region: Locale,
     previous: Option<&Map<String, Value>>,
-) -> Result<(AdContent, i64), ApiError> {
+) -> Result<Checked, ApiError> {
     let category_id = body.get("categoryId").and_then(|v| match v {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.trim().parse().ok(),
@@ -333,10 +340,15 @@ fn checked_content(
     };
     let content =
         check_content(body, category.as_ref(), region, previous).map_err(ApiError::validation)?;
+    let parent_category_id = category.as_ref().and_then(|c| c.parent_id);
     let running_days = category
         .and_then(|c| c.leaf)
         .map_or(28, |leaf| leaf.fees.running_days);
-    Ok((content, running_days))
+    Ok(Checked {
+        content,
+        running_days,
+        parent_category_id,
+    })
 }
 
 async fn create(
@@ -368,24 +380,25 @@ async fn create(
     let record = state
         .db
         .write(move |conn| {
-            let confirmed = users::get(conn, seller)?.is_some_and(|u| u.confirmed);
-            if !confirmed {
+            let Some(user) = users::get(conn, seller)?.filter(|u| u.confirmed) else {
                 return Err(ApiError::new(ErrorCode::UserNotConfirmed));
-            }
-            let (content, running_days) = checked_content(conn, &body, region, None)?;
+            };
+            let checked = checked_content(conn, &body, region, None)?;
             let dates = match status {
-                AdStatus::Online => (Some(now), Some(now + running_days * 86_400)),
+                AdStatus::Online => (Some(now), Some(now + checked.running_days * 86_400)),
                 _ => (None, None),
             };
-            let number = ads::insert(
-                conn,
-                seller,
-                &to_write(&content),
+            let write = to_write(&checked.content);
+            let number = ads::insert(conn, seller, &write, status.as_str(), dates, now)?;
+            // Everything a read would find is at hand: no round trip to read it back.
+            Ok(ads::inserted(
+                number,
+                &user,
+                checked.parent_category_id,
+                write,
                 status.as_str(),
                 dates,
-                now,
-            )?;
-            Ok(ads::get(conn, number)?.ok_or(DbError::NotFound)?)
+            ))
         })
         .await?;
     Ok(respond(&state, &state.hal(version), &record, true, true))
@@ -573,7 +586,11 @@ async fn change(
             }
             let previous = serde_json::from_str::<Value>(&record.attributes).ok();
             let previous = previous.as_ref().and_then(Value::as_object);
-            let (content, running_days) = checked_content(conn, &body, region, previous)?;
+            let Checked {
+                content,
+                running_days,
+                ..
+            } = checked_content(conn, &body, region, previous)?;
             let dates = if current == AdStatus::Draft && wanted == AdStatus::Online {
                 (Some(now), Some(now + running_days * 86_400))
             } else {

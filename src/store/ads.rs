@@ -3,6 +3,7 @@
 use crate::params;
 
 use super::images::{self, ImageRecord};
+use super::users::User;
 use super::{Conn, DbError, Row, Value};
 
 /// An advertisement row with what its representation needs from other tables.
@@ -150,6 +151,40 @@ pub fn insert(
         ],
     )?
     .get("item_number")
+}
+
+/// The record [`get`] would read right after [`insert`] stored `ad` for `seller`: version
+/// 1, no images yet.
+pub fn inserted(
+    number: i64,
+    seller: &User,
+    parent_category_id: Option<i64>,
+    ad: AdWrite,
+    status: &str,
+    dates: (Option<i64>, Option<i64>),
+) -> AdRecord {
+    AdRecord {
+        number,
+        seller_id: seller.id,
+        seller_name: seller.name.clone(),
+        seller_phone: seller.phone_number.clone(),
+        category_id: ad.category_id,
+        parent_category_id,
+        status: status.to_owned(),
+        rejection_reason: None,
+        title: ad.title,
+        description: ad.description,
+        price_model: ad.price_model,
+        attributes: ad.attributes,
+        postcode: ad.postcode,
+        locale: ad.locale,
+        reserved: ad.reserved,
+        show_on_map: ad.show_on_map,
+        start_date: dates.0,
+        close_date: dates.1,
+        version: 1,
+        images: Vec::new(),
+    }
 }
 
 /// Replaces the content and state of an ad if it is still at `version`; false if someone

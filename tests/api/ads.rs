@@ -82,7 +82,23 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
     let seller = seller(&app, "verkoper@souk.test").await;
     let response = create(&app, &seller.token, &minimal("Damesfiets Gazelle")).await;
     let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let created_tag = response.headers()["etag"].clone();
     let ad = expect_json(response, 201).await;
+    // The answer to the POST is what a read finds, ETag and all (it is not read back).
+    let read_back = app.get_with(&location, &seller.token).await;
+    assert_eq!(read_back.headers()["etag"], created_tag);
+    assert_eq!(expect_json(read_back, 200).await, ad);
+    let mut draft_body = minimal("Herenfiets");
+    draft_body["status"] = json!("draft");
+    draft_body["frameSize"] = json!(53);
+    draft_body["priceModel"] = json!({"modelType": "bidding", "minimalBid": 5000});
+    let draft = created(&app, &seller.token, &draft_body).await;
+    assert_eq!(draft["status"], "draft");
+    let draft_path = draft["_links"]["self"]["href"].as_str().unwrap();
+    assert_eq!(
+        expect_json(app.get_with(draft_path, &seller.token).await, 200).await,
+        draft
+    );
     let item = ad["itemId"].as_str().unwrap().to_owned();
     assert!(item.starts_with('m') && item[1..].chars().all(|c| c.is_ascii_digit()));
     assert_eq!(location, format!("/v1/advertisements/{item}"));
