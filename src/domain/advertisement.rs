@@ -678,6 +678,17 @@ pub fn check_content(
                 )
                 .with_value(title.as_str()),
             );
+        } else if title.chars().any(char::is_control) {
+            // A title is one line in every listing; descriptions may have line breaks.
+            errors.push(
+                error(
+                    "title",
+                    "invalid-value",
+                    "mag geen regeleinden of stuurtekens bevatten",
+                    "ne peut contenir ni sauts de ligne ni caractères de contrôle",
+                )
+                .with_value(title.as_str()),
+            );
         }
     }
     let description = text("description", &mut errors);
@@ -962,6 +973,9 @@ mod tests {
             ("ab", true),
             (&"x".repeat(60) as &str, true),
             (&"x".repeat(61), false),
+            ("Fiets\nmet mand", false),
+            ("Fiets\tmet mand", false),
+            ("Fiets met mand", true),
         ] {
             let mut b = minimal();
             b["title"] = json!(title);

@@ -203,6 +203,19 @@ async fn create(
                     None
                 }
                 Some(value) => match value.as_i64().filter(|id| *id > 0) {
+                    Some(id) if id == seller => {
+                        // A sale to oneself would inflate the seller's record.
+                        errors.push(
+                            field(
+                                "buyerId",
+                                "buyer-is-seller",
+                                "is de verkoper zelf",
+                                "est le vendeur lui-même",
+                            )
+                            .with_value(value.clone()),
+                        );
+                        None
+                    }
                     Some(id) if users::get(conn, id)?.is_some() => Some(id),
                     _ => {
                         errors.push(

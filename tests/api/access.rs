@@ -26,6 +26,8 @@ struct Row {
     template: &'static str,
     /// The concrete path, with `{me}` for the right user's id and `{ad}` for their ad.
     path: &'static str,
+    /// The body, with `"{me}"` for the owner's id, `"{buyer}"` for a third user's and
+    /// `{n}` for a number unique to the request.
     body: Option<serde_json::Value>,
     anonymous: Outcome,
     client: Outcome,
@@ -161,7 +163,7 @@ fn rows() -> Vec<Row> {
             method: "post",
             template: "/v1/advertisements/{itemId}/transactions",
             path: "/v1/advertisements/{ad}/transactions",
-            body: Some(json!({"buyerId": "{me}", "amount": 100, "shippingCosts": 0})),
+            body: Some(json!({"buyerId": "{buyer}", "amount": 100, "shippingCosts": 0})),
             ..owner_only()
         },
         Row {
@@ -249,6 +251,10 @@ async fn the_access_table_holds(app: TestApp) {
         .await;
     app.create_user("other@souk.test", "password-of-other")
         .await;
+    // The buyer of the ad's transactions: neither the owner nor the other user.
+    let buyer = app
+        .create_user("buyer@souk.test", "password-of-buyer")
+        .await;
     let (owner_token, _) = app
         .user_token(
             &app.app_client,
@@ -280,7 +286,7 @@ async fn the_access_table_holds(app: TestApp) {
             .client
             .post(app.url(&format!("/v1/advertisements/{item}/transactions")))
             .bearer_auth(&owner_token)
-            .json(&json!({"buyerId": owner, "amount": 100, "shippingCosts": 0}))
+            .json(&json!({"buyerId": buyer, "amount": 100, "shippingCosts": 0}))
             .send()
             .await
             .unwrap();
@@ -313,7 +319,8 @@ async fn the_access_table_holds(app: TestApp) {
                 let text = body
                     .to_string()
                     .replace("{n}", &n.to_string())
-                    .replace("\"{me}\"", &owner.to_string());
+                    .replace("\"{me}\"", &owner.to_string())
+                    .replace("\"{buyer}\"", &buyer.to_string());
                 let content_type = if row.method == "patch" {
                     "application/json-patch+json"
                 } else {

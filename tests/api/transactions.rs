@@ -188,6 +188,19 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     assert_eq!(fields, ["buyerId", "amount", "shippingCosts"]);
     let missing = expect_json(post(&app, &seller.token, &path, json!({})).await, 400).await;
     assert_eq!(missing["details"].as_array().unwrap().len(), 3);
+    let to_oneself = expect_json(
+        post(
+            &app,
+            &seller.token,
+            &path,
+            json!({"buyerId": seller.id, "amount": 100, "shippingCosts": 0}),
+        )
+        .await,
+        400,
+    )
+    .await;
+    assert_eq!(to_oneself["details"][0]["field"], "buyerId");
+    assert_eq!(to_oneself["details"][0]["code"], "buyer-is-seller");
     assert_eq!(
         expect_json(app.get_with(&path, &seller.token).await, 200).await["_embedded"]["svc:advertisement-transaction"],
         json!([])
