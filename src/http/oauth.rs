@@ -258,18 +258,29 @@ async fn token_get() -> Response {
     ))
 }
 
+/// What revocation and introspection both start with (RFC 7009, RFC 7662): the
+/// authenticated client and the `token` parameter.
+async fn client_and_token(
+    state: &AppState,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<(crate::store::oauth::Client, String), Response> {
+    let (client, pairs) = authenticated_client(state, uri, headers, body).await?;
+    let token = param(&pairs, "token")
+        .ok_or_else(|| oauth_error(&OAuthError::InvalidRequest("token is missing".into())))?;
+    Ok((client, token))
+}
+
 async fn revoke(
     State(state): State<AppState>,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
+    let (client, token) = match client_and_token(&state, &uri, &headers, &body).await {
         Ok(found) => found,
         Err(response) => return response,
-    };
-    let Some(token) = param(&pairs, "token") else {
-        return oauth_error(&OAuthError::InvalidRequest("token is missing".into()));
     };
     let now = state.clock.now();
     match state
@@ -291,12 +302,9 @@ async fn introspect(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
+    let (client, token) = match client_and_token(&state, &uri, &headers, &body).await {
         Ok(found) => found,
         Err(response) => return response,
-    };
-    let Some(token) = param(&pairs, "token") else {
-        return oauth_error(&OAuthError::InvalidRequest("token is missing".into()));
     };
     let now = state.clock.now();
     match state
