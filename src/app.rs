@@ -158,6 +158,9 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
+/// Online ads a new sandbox gets, shared by the two demo users.
+const DEMO_ADS: u64 = 40;
+
 /// In a new sandbox database (no clients, no users): a demo client and two demo users, and
 /// how to use them, printed and written to `<data dir>/sandbox.txt`. Production never
 /// comes here.
@@ -190,11 +193,12 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     )
     .await?;
     let secret = secret.unwrap_or_default();
+    let mut sellers = Vec::new();
     for (email, password, name) in [
         ("jan@demo.souk.test", "souk-demo-jan", "Jan de Vries"),
         ("marie@demo.souk.test", "souk-demo-marie", "Marie Dubois"),
     ] {
-        create_user(
+        let id = create_user(
             db,
             UserSpec {
                 email: email.into(),
@@ -207,7 +211,12 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
             now,
         )
         .await?;
+        sellers.push(id);
     }
+    // Something to look at: online ads of both demo users, valid for their categories,
+    // each with three images' metadata.
+    let leaves = crate::seed::open_leaves(db).await?;
+    crate::seed::seed_ads(db, &leaves, &sellers, DEMO_ADS, now).await?;
     let auth = &config.auth_url;
     let base = &config.base_url;
     let encoded_callback: String = form_urlencoded::byte_serialize(callback.as_bytes()).collect();
@@ -215,6 +224,7 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
         "Sandbox demo data (a new sandbox database gets it once; production never does)\n\
          \n  client_id:     {client_id}\n  client_secret: {secret}\n\
          \n  users:         jan@demo.souk.test / souk-demo-jan\n                 marie@demo.souk.test / souk-demo-marie\n\
+         \n  ads:           {DEMO_ADS} online ads of Jan and Marie (GET /v1/users/{{userId}}/advertisements)\n\
          \nA client token (client credentials):\n\
          \n  curl -s -u '{client_id}:{secret}' -d grant_type=client_credentials {auth}/accounts/oauth/token\n\
          \nA user token (authorization code): open this in a browser, sign in as Jan and allow:\n\

@@ -152,6 +152,22 @@ fn attributes(
 /// Seeds `users` confirmed users (all with the password `seed-password`) and `ads` online
 /// ads; prints progress and a summary.
 pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()> {
+    let leaves = open_leaves(db).await?;
+    let started = std::time::Instant::now();
+    // One hash for every seeded user: argon2 per user would take minutes.
+    let hash = password::hash("seed-password".to_owned()).await;
+    let first_user = insert_users(db, users, &hash, now).await?;
+    let sellers: Vec<i64> = (first_user..first_user + users as i64).collect();
+    seed_ads(db, &leaves, &sellers, ads, now).await?;
+    println!(
+        "seeded {users} users and {ads} ads in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The open leaf categories, which ads can be placed in; an error if there are none.
+pub async fn open_leaves(db: &Db) -> anyhow::Result<Vec<Category>> {
     let leaves: Vec<Category> = db
         .read(categories::all)
         .await?
@@ -159,10 +175,18 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
         .filter(|c| c.leaf.is_some() && c.status == CategoryStatus::Open)
         .collect();
     anyhow::ensure!(!leaves.is_empty(), "no open leaf categories to seed into");
-    let started = std::time::Instant::now();
-    // One hash for every seeded user: argon2 per user would take minutes.
-    let hash = password::hash("seed-password".to_owned()).await;
-    let first_user = insert_users(db, users, &hash, now).await?;
+    Ok(leaves)
+}
+
+/// `ads` online ads in `leaves`, spread over `sellers` (at least one), with a progress bar.
+pub async fn seed_ads(
+    db: &Db,
+    leaves: &[Category],
+    sellers: &[i64],
+    ads: u64,
+    now: i64,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(!sellers.is_empty(), "no sellers to seed ads for");
     let bar = ProgressBar::new(ads);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} ads ({per_sec}, {eta} left)")
@@ -175,7 +199,7 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
         let mut rows = Vec::with_capacity(batch as usize);
         let mut images = Vec::with_capacity(batch as usize);
         for _ in 0..batch {
-            rows.push(ad_row(&mut generator, &leaves, first_user, users, now));
+            rows.push(ad_row(&mut generator, leaves, sellers, now));
             images.push(image_rows(&mut generator));
         }
         db.write(move |conn| {
@@ -224,10 +248,6 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
         bar.set_position(done);
     }
     bar.finish_and_clear();
-    println!(
-        "seeded {users} users and {ads} ads in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
     Ok(())
 }
 
@@ -287,8 +307,7 @@ fn image_rows(generator: &mut Generator) -> Vec<Vec<SqlValue>> {
 fn ad_row(
     generator: &mut Generator,
     leaves: &[Category],
-    first_user: i64,
-    users: u64,
+    sellers: &[i64],
     now: i64,
 ) -> Vec<SqlValue> {
     let leaf = generator.pick(leaves);
@@ -315,7 +334,7 @@ fn ad_row(
         json!({"modelType": "fixed", "askingPrice": asking})
     };
     let start = now - generator.below(20 * 86_400) as i64;
-    let seller = first_user + generator.below(users) as i64;
+    let seller = *generator.pick(sellers);
     vec![
         SqlValue::Int(seller),
         SqlValue::Int(leaf.id),

@@ -131,8 +131,9 @@ fn stop(mut child: std::process::Child) -> String {
     logs
 }
 
-/// The binary as an operator runs it: a new sandbox prints working demo credentials, it
-/// serves the default taxonomy, logs JSON lines that carry each request's id, and stops
+/// The binary as an operator runs it: a new sandbox prints working demo credentials and
+/// has demo ads (the demo users are the database's first two), it serves the default
+/// taxonomy, logs JSON lines that carry each request's id, and stops
 /// cleanly on SIGTERM.
 #[test]
 fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
@@ -177,6 +178,31 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
             .await
             .unwrap();
         assert!(tree["_embedded"]["svc:category"].as_array().unwrap().len() >= 15);
+        // Demo ads: the two demo users' online ads, 40 in all, with images.
+        let get = |path: String| {
+            let request = client.get(format!("{base}{path}")).bearer_auth(&token);
+            async move {
+                let response = request.send().await.unwrap();
+                assert_eq!(response.status(), 200, "{path}");
+                response.json::<serde_json::Value>().await.unwrap()
+            }
+        };
+        let first = get("/v1/advertisements/m1".into()).await;
+        assert_eq!(
+            first["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+        let mut demo_ads = 0;
+        for seller in [1, 2] {
+            let user = get(format!("/v1/users/{seller}")).await;
+            assert!(["Jan de Vries", "Marie Dubois"].contains(&user["name"].as_str().unwrap()));
+            let ads = get(format!("/v1/users/{seller}/advertisements")).await;
+            demo_ads += ads["totalCount"].as_i64().unwrap();
+        }
+        assert_eq!(demo_ads, 40);
         let error: serde_json::Value = client
             .get(format!("{base}/v1/categories/404404"))
             .bearer_auth(&token)
