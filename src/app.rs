@@ -246,7 +246,7 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
 
 /// Background upkeep, every minute: writes down the expiry of ads whose `closeDate` has
 /// passed (reads already show them expired) and, hourly, forgets idempotency keys older
-/// than a day. On PostgreSQL every replica does it; the statements are idempotent.
+/// than a day and the tokens nothing needs any more. On PostgreSQL every replica does it; the statements are idempotent.
 async fn sweep_periodically(state: AppState) {
     let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
     for tick in 0_u64.. {
@@ -268,6 +268,29 @@ async fn sweep_periodically(state: AppState) {
             {
                 tracing::warn!(error = %e, "cannot sweep idempotency keys");
             }
+            if let Err(e) = forget_spent_tokens(&state.db, now).await {
+                tracing::warn!(error = %e, "cannot delete spent tokens");
+            }
+        }
+    }
+}
+
+/// Deletes the tokens and codes nothing needs any more (see `store::oauth::forget_spent`),
+/// a batch per write so that other writes get their turn; returns how many went.
+pub async fn forget_spent_tokens(db: &Db, now: i64) -> Result<u64, crate::store::DbError> {
+    use crate::oauth::grants::{EXPIRED_KEPT_SECONDS, SPENT_REFRESH_KEPT_SECONDS};
+    let (expired_before, spent_before) =
+        (now - EXPIRED_KEPT_SECONDS, now - SPENT_REFRESH_KEPT_SECONDS);
+    let mut total = 0;
+    loop {
+        let gone = db
+            .write(move |conn| {
+                crate::store::oauth::forget_spent(conn, expired_before, spent_before)
+            })
+            .await?;
+        total += gone;
+        if gone < crate::store::oauth::FORGET_BATCH as u64 {
+            return Ok(total);
         }
     }
 }

@@ -29,6 +29,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(6, "0006_transactions_and_statistics"),
     migration!(7, "0007_images"),
     migration!(8, "0008_token_families"),
+    migration!(9, "0009_token_upkeep"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -494,3 +494,35 @@ pub fn take_confirmation(
     })
     .transpose()
 }
+
+/// Rows deleted per statement by [`forget_spent`], so that one hourly sweep never holds
+/// the writer for long; the caller repeats until fewer come back.
+pub const FORGET_BATCH: i64 = 5_000;
+
+/// Deletes up to [`FORGET_BATCH`] rows of each kind that nothing needs any more: access
+/// tokens and authorization codes that expired before `expired_before`, and refresh tokens
+/// rotated, discarded or revoked that were issued before `spent_before`. Returns how many
+/// rows went.
+pub fn forget_spent(
+    conn: &mut dyn Conn,
+    expired_before: i64,
+    spent_before: i64,
+) -> Result<u64, DbError> {
+    let access = conn.execute(
+        "DELETE FROM access_tokens WHERE token_hash IN ( \
+             SELECT token_hash FROM access_tokens WHERE expires_at < $1 LIMIT $2)",
+        params![expired_before, FORGET_BATCH],
+    )?;
+    let codes = conn.execute(
+        "DELETE FROM authorization_codes WHERE code_hash IN ( \
+             SELECT code_hash FROM authorization_codes WHERE expires_at < $1 LIMIT $2)",
+        params![expired_before, FORGET_BATCH],
+    )?;
+    let refresh = conn.execute(
+        "DELETE FROM refresh_tokens WHERE token_hash IN ( \
+             SELECT token_hash FROM refresh_tokens \
+             WHERE state IN ('rotated', 'discarded', 'revoked') AND issued_at < $1 LIMIT $2)",
+        params![spent_before, FORGET_BATCH],
+    )?;
+    Ok(access + codes + refresh)
+}

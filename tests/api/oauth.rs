@@ -35,6 +35,7 @@ both_backends!(
     bearer_tokens_on_the_resource_api,
     revocation_elsewhere_takes_effect_within_five_seconds,
     revocation_introspection_and_metadata,
+    spent_tokens_are_forgotten,
 );
 
 fn authorize_query(client: &TestClient, extra: &str) -> String {
@@ -1155,4 +1156,62 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     .await;
     assert_eq!(metadata["token_endpoint"], app.url("/accounts/oauth/token"));
     assert_eq!(metadata["code_challenge_methods_supported"][0], "S256");
+}
+
+/// The hourly upkeep deletes what nothing needs: access tokens and codes a day after they
+/// expired, spent refresh tokens 30 days after they were issued; live ones stay and work.
+async fn spent_tokens_are_forgotten(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let (_, first) = app.user_token(&client, EMAIL, PASSWORD, None).await;
+    let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
+    let live = body["refresh_token"].as_str().unwrap().to_owned();
+    let count = |table: &'static str| {
+        let db = app.db.clone();
+        async move {
+            db.read(move |conn| {
+                conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])?
+                    .get::<i64>("n")
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let (access, codes, refresh_tokens) = (
+        count("access_tokens").await,
+        count("authorization_codes").await,
+        count("refresh_tokens").await,
+    );
+    assert!(access >= 2 && codes >= 1 && refresh_tokens == 2);
+    // Nothing is due yet.
+    assert_eq!(
+        souk::app::forget_spent_tokens(&app.db, app.clock.now())
+            .await
+            .unwrap(),
+        0
+    );
+    // A day after the access tokens expired: they and the code go, the refresh tokens stay.
+    app.clock.advance(2 * 86_400 + 1);
+    let gone = souk::app::forget_spent_tokens(&app.db, app.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(gone as i64, access + codes);
+    assert_eq!(count("refresh_tokens").await, 2);
+    // 30 days after it was issued, the rotated token goes; the live one stays and works.
+    app.clock.advance(29 * 86_400);
+    assert_eq!(
+        souk::app::forget_spent_tokens(&app.db, app.clock.now())
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(count("refresh_tokens").await, 1);
+    let reused = refresh(&app, &client, &first, None).await;
+    assert_eq!(reused.status(), 400);
+    let reused: Value = reused.json().await.unwrap();
+    assert_eq!(
+        reused["error"], "invalid_grant",
+        "unknown now, refused all the same"
+    );
+    expect_json(refresh(&app, &client, &live, None).await, 200).await;
 }
