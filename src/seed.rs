@@ -193,6 +193,9 @@ pub async fn seed_ads(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut generator = Generator(0x5EED);
+    // The time part of the images' mediaIds: one millisecond apart, from now on, so that
+    // they go into the index in order.
+    let mut image_clock = now.max(0) as u64 * 1000;
     let mut done = 0;
     while done < ads {
         let batch = (ads - done).min((ROWS_PER_STATEMENT * STATEMENTS_PER_WRITE) as u64);
@@ -200,7 +203,7 @@ pub async fn seed_ads(
         let mut images = Vec::with_capacity(batch as usize);
         for _ in 0..batch {
             rows.push(ad_row(&mut generator, leaves, sellers, now));
-            images.push(image_rows(&mut generator));
+            images.push(image_rows(&mut generator, &mut image_clock));
         }
         db.write(move |conn| {
             for (ads, images) in rows
@@ -270,7 +273,7 @@ fn placeholders(rows: usize, columns: usize) -> String {
 }
 
 /// The metadata of an ad's photos (from a phone or a camera); the bytes are not made.
-fn image_rows(generator: &mut Generator) -> Vec<Vec<SqlValue>> {
+fn image_rows(generator: &mut Generator, image_clock: &mut u64) -> Vec<Vec<SqlValue>> {
     const SHAPES: &[(i64, i64)] = &[
         (4032, 3024),
         (3024, 4032),
@@ -281,9 +284,10 @@ fn image_rows(generator: &mut Generator) -> Vec<Vec<SqlValue>> {
     ];
     (1..=IMAGES_PER_AD as i64)
         .map(|position| {
-            let mut id = [0u8; 16];
-            id[..8].copy_from_slice(&generator.next().to_le_bytes());
-            id[8..].copy_from_slice(&generator.next().to_le_bytes());
+            let mut random = [0u8; 10];
+            random[..8].copy_from_slice(&generator.next().to_le_bytes());
+            random[8..].copy_from_slice(&generator.next().to_le_bytes()[..2]);
+            *image_clock += 1;
             let (width, height) = *generator.pick(SHAPES);
             // A JPEG photo takes about a quarter to a half byte per pixel.
             let bytes = (width * height) / 4 + generator.below((width * height / 4) as u64) as i64;
@@ -291,7 +295,7 @@ fn image_rows(generator: &mut Generator) -> Vec<Vec<SqlValue>> {
                 .map(|_| format!("{:016x}", generator.next()))
                 .collect();
             vec![
-                SqlValue::from(media_id(id)),
+                SqlValue::from(media_id(*image_clock, random)),
                 SqlValue::Int(position),
                 SqlValue::from("available"),
                 SqlValue::from("image/jpeg"),
