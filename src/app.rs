@@ -32,6 +32,8 @@ pub struct Shared {
     pub tokens: crate::http::auth::TokenCache,
     /// The OpenAPI document, rendered once at start with the configured prefix.
     pub openapi: Value,
+    /// The names every representation's links use (see [`AppState::hal`]).
+    hal: Hal,
 }
 
 impl Deref for AppState {
@@ -44,6 +46,7 @@ impl Deref for AppState {
 impl AppState {
     pub fn new(config: Config, db: Db, clock: Clock) -> anyhow::Result<AppState> {
         let openapi = crate::http::openapi_document(&config);
+        let hal = Hal::new(&config.curie_prefix, &config.base_url, "v1");
         let mailer = crate::mail::Mailer::new(
             config.smtp_url.as_deref(),
             &config.mail_from,
@@ -58,16 +61,13 @@ impl AppState {
             tokens: Default::default(),
             views: Default::default(),
             openapi,
+            hal,
         })))
     }
 
     /// The HAL context of a request under `/v1` or `/v2`.
     pub fn hal(&self, version: &'static str) -> Hal {
-        Hal {
-            prefix: self.config.curie_prefix.clone(),
-            base_url: self.config.base_url.clone(),
-            version,
-        }
+        self.hal.with_version(version)
     }
 }
 

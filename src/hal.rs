@@ -4,6 +4,10 @@
 //! both are closed enums whose documentation pages are generated from the same list, so
 //! an emitted rel without a page cannot be written.
 
+use std::fmt::Display;
+use std::sync::Arc;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 macro_rules! catalogue {
@@ -79,18 +83,68 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
 }
 
 /// What every representation needs to write its links: the curie prefix, the public base
-/// address and the version prefix of the request.
+/// address and the version prefix of the request. Cheap to clone: the names derived from
+/// the configuration are made once per process and shared.
 #[derive(Clone, Debug)]
 pub struct Hal {
-    pub prefix: String,
-    pub base_url: String,
+    names: Arc<Names>,
     pub version: &'static str,
 }
 
+/// The strings every representation repeats, made once: `<prefix>:<rel>` for every rel,
+/// the describedby addresses and the curie template.
+#[derive(Debug)]
+struct Names {
+    prefix: String,
+    base_url: String,
+    /// Indexed by `Rel as usize`.
+    rels: Vec<String>,
+    /// Indexed by `Resource as usize`.
+    describedby: Vec<String>,
+    curies_href: String,
+}
+
 impl Hal {
+    pub fn new(prefix: &str, base_url: &str, version: &'static str) -> Hal {
+        let names = Names {
+            prefix: prefix.to_owned(),
+            base_url: base_url.to_owned(),
+            rels: Rel::ALL
+                .iter()
+                .map(|rel| format!("{prefix}:{}", rel.name()))
+                .collect(),
+            describedby: Resource::ALL
+                .iter()
+                .map(|resource| format!("{base_url}/docs/resources/{}", resource.name()))
+                .collect(),
+            curies_href: format!("{base_url}/docs/rels/{{rel}}"),
+        };
+        Hal {
+            names: Arc::new(names),
+            version,
+        }
+    }
+
+    /// The same names under another version prefix.
+    pub fn with_version(&self, version: &'static str) -> Hal {
+        Hal {
+            names: self.names.clone(),
+            version,
+        }
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.names.prefix
+    }
+
+    /// The public base address (absolute links: curies, describedby, the website link).
+    pub fn base_url(&self) -> &str {
+        &self.names.base_url
+    }
+
     /// `<prefix>:<rel>`, as a key in `_links` or `_embedded`.
-    pub fn rel(&self, rel: Rel) -> String {
-        format!("{}:{}", self.prefix, rel.name())
+    pub fn rel(&self, rel: Rel) -> &str {
+        &self.names.rels[rel as usize]
     }
 
     /// A path under the version prefix of the request: `path("/categories")` is
@@ -100,8 +154,13 @@ impl Hal {
     }
 
     /// The absolute address of the documentation page of a resource type.
-    pub fn describedby(&self, resource: Resource) -> String {
-        format!("{}/docs/resources/{}", self.base_url, resource.name())
+    pub fn describedby(&self, resource: Resource) -> &str {
+        &self.names.describedby[resource as usize]
+    }
+
+    /// The `curies` member of `_links`, written without building a tree.
+    pub fn curies(&self) -> Curies<'_> {
+        Curies(self)
     }
 
     /// `_links` with `self`, `describedby` and `curies`; add more with [`Links::rel`].
@@ -114,13 +173,93 @@ impl Hal {
         );
         map.insert(
             "curies".into(),
-            json!([{
-                "name": self.prefix,
-                "href": format!("{}/docs/rels/{{rel}}", self.base_url),
-                "templated": true,
-            }]),
+            serde_json::to_value(self.curies()).unwrap_or(Value::Null),
         );
         Links { hal: self, map }
+    }
+}
+
+/// `[{"name": <prefix>, "href": "<base>/docs/rels/{rel}", "templated": true}]`.
+pub struct Curies<'a>(&'a Hal);
+
+impl Serialize for Curies<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Curie<'a>(&'a Names);
+        impl Serialize for Curie<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("name", &self.0.prefix)?;
+                map.serialize_entry("href", &self.0.curies_href)?;
+                map.serialize_entry("templated", &true)?;
+                map.end()
+            }
+        }
+        [Curie(&self.0.names)].serialize(serializer)
+    }
+}
+
+/// A link, `{"href": ...}`, whose address is written straight into the output from anything
+/// that displays (`format_args!` included), so that building a representation allocates no
+/// string per link. [`Href::templated`] adds `"templated": true`.
+pub struct Href<D> {
+    href: D,
+    templated: bool,
+}
+
+impl<D: Display> Href<D> {
+    pub fn new(href: D) -> Self {
+        Href {
+            href,
+            templated: false,
+        }
+    }
+
+    pub fn templated(href: D) -> Self {
+        Href {
+            href,
+            templated: true,
+        }
+    }
+}
+
+impl<D: Display> Serialize for Href<D> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1 + usize::from(self.templated)))?;
+        map.serialize_entry("href", &Displayed(&self.href))?;
+        if self.templated {
+            map.serialize_entry("templated", &true)?;
+        }
+        map.end()
+    }
+}
+
+/// `{<key>: <items>}`: an `_embedded` member with one relation, for representations
+/// written without a `Value` tree.
+pub struct Embedded<'a, T> {
+    key: &'a str,
+    items: T,
+}
+
+impl<'a, T: Serialize> Embedded<'a, T> {
+    pub fn new(key: &'a str, items: T) -> Self {
+        Embedded { key, items }
+    }
+}
+
+impl<T: Serialize> Serialize for Embedded<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.key, &self.items)?;
+        map.end()
+    }
+}
+
+/// Serializes anything that displays as a JSON string, without an intermediate `String`.
+pub struct Displayed<D>(pub D);
+
+impl<D: Display> Serialize for Displayed<D> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
     }
 }
 
@@ -133,13 +272,13 @@ pub struct Links<'a> {
 impl Links<'_> {
     pub fn rel(mut self, rel: Rel, href: impl Into<String>) -> Self {
         self.map
-            .insert(self.hal.rel(rel), json!({"href": href.into()}));
+            .insert(self.hal.rel(rel).to_owned(), json!({"href": href.into()}));
         self
     }
 
     pub fn templated(mut self, rel: Rel, href: impl Into<String>) -> Self {
         self.map.insert(
-            self.hal.rel(rel),
+            self.hal.rel(rel).to_owned(),
             json!({"href": href.into(), "templated": true}),
         );
         self
@@ -210,11 +349,7 @@ mod tests {
     use super::*;
 
     fn hal() -> Hal {
-        Hal {
-            prefix: "mp".into(),
-            base_url: "https://souk.example".into(),
-            version: "v2",
-        }
+        Hal::new("mp", "https://souk.example", "v2")
     }
 
     #[test]

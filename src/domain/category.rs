@@ -286,6 +286,28 @@ fn check_fees(at: &str, fees: &Fees) -> Result<(), TaxonomyError> {
     Ok(())
 }
 
+/// The members of an advertisement. Category attributes are members of the ad too (flat,
+/// as in the original), so an attribute may not take one of these keys: the ad's body would
+/// hold the key twice, and a client could not tell which is which.
+pub const ADVERTISEMENT_MEMBERS: &[&str] = &[
+    "itemId",
+    "title",
+    "description",
+    "categoryId",
+    "status",
+    "startDate",
+    "closeDate",
+    "renewPossible",
+    "locale",
+    "reserved",
+    "showOnMap",
+    "priceModel",
+    "location",
+    "seller",
+    "rejectionReason",
+    "attributes",
+];
+
 fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyError> {
     let key_ok = a.key.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && a.key.chars().all(|c| c.is_ascii_alphanumeric());
@@ -293,6 +315,15 @@ fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyErro
         return Err(refuse(
             format!("{at}.key"),
             format!("`{}` is not a lowerCamelCase ASCII key", a.key),
+        ));
+    }
+    if ADVERTISEMENT_MEMBERS.contains(&a.key.as_str()) {
+        return Err(refuse(
+            format!("{at}.key"),
+            format!(
+                "`{}` is a member of every advertisement and cannot be an attribute",
+                a.key
+            ),
         ));
     }
     check_labels(&format!("{at}.labels"), &a.labels)?;
@@ -405,6 +436,13 @@ mod tests {
         assert_eq!(
             parse_taxonomy(&bounds).unwrap_err().location,
             "categories[0].children[0].attributes[0].maxValue"
+        );
+        let shadowing = SMALL.replace("\"key\": \"mileage\"", "\"key\": \"status\"");
+        assert!(
+            parse_taxonomy(&shadowing)
+                .unwrap_err()
+                .problem
+                .contains("member of every advertisement")
         );
         let empty = SMALL.replace("\"fr-BE\": \"Voitures\"", "\"fr-BE\": \" \"");
         assert_eq!(

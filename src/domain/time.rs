@@ -1,18 +1,41 @@
 //! Timestamps as the API writes them: ISO 8601 with an offset, UTC as `+00:00`, no fraction.
 
+use std::fmt;
+
+use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
-use time::macros::format_description;
-use time::{OffsetDateTime, UtcOffset};
+
+/// A Unix timestamp (seconds) that displays as `YYYY-MM-DDThh:mm:ss+00:00`, so that a
+/// representation can write it without making a `String` first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timestamp(pub i64);
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Out of range (beyond year 9999) shows as the epoch; nothing Souk stores gets there.
+        let at = OffsetDateTime::from_unix_timestamp(self.0).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}+00:00",
+            at.year(),
+            u8::from(at.month()),
+            at.day(),
+            at.hour(),
+            at.minute(),
+            at.second()
+        )
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
 
 /// Formats a Unix timestamp (seconds) as `YYYY-MM-DDThh:mm:ss+00:00`.
 pub fn format_timestamp(unix_seconds: i64) -> String {
-    let at = OffsetDateTime::from_unix_timestamp(unix_seconds)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
-        .to_offset(UtcOffset::UTC);
-    at.format(format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second]+00:00"
-    ))
-    .unwrap_or_default()
+    Timestamp(unix_seconds).to_string()
 }
 
 /// Parses an ISO 8601 timestamp with any offset or `Z` into Unix seconds.
@@ -30,6 +53,11 @@ mod tests {
     fn formats_utc_with_offset() {
         assert_eq!(format_timestamp(0), "1970-01-01T00:00:00+00:00");
         assert_eq!(format_timestamp(1_700_000_000), "2023-11-14T22:13:20+00:00");
+        assert_eq!(format_timestamp(1_704_067_199), "2023-12-31T23:59:59+00:00");
+        assert_eq!(
+            serde_json::to_string(&Timestamp(951_782_400)).unwrap(),
+            "\"2000-02-29T00:00:00+00:00\""
+        );
     }
 
     #[test]

@@ -11,18 +11,15 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::domain::advertisement::{
     Actor, AdContent, AdStatus, ItemId, check_content, effective_status, may_transition,
-    renew_possible,
 };
-use crate::domain::image::Size;
 use crate::domain::locale::{Locale, Text};
-use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode, FieldError};
-use crate::hal::{Hal, Page, Rel, Resource};
+use crate::hal::{Embedded, Hal, Page, Rel, Resource};
 use crate::oauth::scope::Scope;
 use crate::store::ads::{self, AdRecord, AdWrite};
-use crate::store::images::ImageRecord;
 use crate::store::{Conn, DbError, categories, users};
 
+use super::ad_json::{AdJson, AdPageJson};
 use super::api::{Api, delete, get, patch, post, put};
 use super::auth::Caller;
 use super::extract::{ApiVersion, JsonBody, parse_id, parse_json, parse_page};
@@ -151,114 +148,6 @@ fn tag(record: &AdRecord, now: i64) -> String {
     )
 }
 
-fn ad_json(hal: &Hal, record: &AdRecord, now: i64, for_seller: bool) -> Value {
-    let item = ItemId::from_number(record.number);
-    let path = hal.path(&format!("/advertisements/{item}"));
-    let category = match record.parent_category_id {
-        Some(parent) => hal.path(&format!("/categories/{parent}/{}", record.category_id)),
-        None => hal.path(&format!("/categories/{}", record.category_id)),
-    };
-    let mut links = hal
-        .links(&path, Resource::Advertisement)
-        .rel(Rel::Category, category)
-        .rel(
-            Rel::Seller,
-            hal.path(&format!("/users/{}", record.seller_id)),
-        )
-        .rel(Rel::AdvertisementFeatures, format!("{path}/features"))
-        .rel(
-            Rel::AdvertisementPurchasedFeatures,
-            format!("{path}/purchased-features"),
-        )
-        .rel(Rel::AdvertisementImages, format!("{path}/images"))
-        .rel(Rel::AdvertisementStatistics, format!("{path}/statistics"))
-        .rel(Rel::Bids, format!("{path}/bids"))
-        .rel(
-            Rel::AdvertisementTransactions,
-            format!("{path}/transactions"),
-        )
-        .rel(Rel::AdvertisementRenew, format!("{path}/renew"))
-        .build();
-    links[hal.rel(Rel::AdvertisementWebsiteLink)] =
-        json!({"href": format!("{}/a/{item}", hal.base_url), "type": "text/html"});
-    let status = status_of(record, now);
-    let mut body = json!({
-        "_links": links,
-        "itemId": item.to_string(),
-        "title": record.title,
-        "description": record.description,
-        "categoryId": record.category_id,
-        "status": status.as_str(),
-        "startDate": record.start_date.map(format_timestamp),
-        "closeDate": record.close_date.map(format_timestamp),
-        "renewPossible": renew_possible(status, record.close_date, now),
-        "locale": record.locale,
-        "reserved": record.reserved,
-        "showOnMap": record.show_on_map,
-        "priceModel": serde_json::from_str::<Value>(&record.price_model).unwrap_or(Value::Null),
-        "location": {
-            "postcode": record.postcode,
-            "cityName": crate::domain::places::city_of(&record.postcode),
-        },
-        "seller": {
-            "sellerId": record.seller_id,
-            "sellerName": record.seller_name,
-            "phoneNumber": record.seller_phone,
-            "acceptPaypal": false,
-            "showEmail": false,
-        },
-        "_embedded": {
-            hal.rel(Rel::AdvertisementImages): {
-                "_links": {"self": {"href": format!("{path}/images")}},
-                "_embedded": {
-                    hal.rel(Rel::AdvertisementImage):
-                        record.images.iter().map(|image| image_json(hal, image)).collect::<Vec<_>>(),
-                },
-            },
-        },
-    });
-    if let Ok(Value::Object(attributes)) = serde_json::from_str::<Value>(&record.attributes) {
-        for (key, value) in attributes {
-            body[key] = value;
-        }
-    }
-    if for_seller && status == AdStatus::Rejected {
-        body["rejectionReason"] = json!(record.rejection_reason);
-    }
-    body
-}
-
-/// An image as embedded in its ad: a link per size to the bytes, and the templated links
-/// to any size's bytes and description.
-fn image_json(hal: &Hal, image: &ImageRecord) -> Value {
-    let base = hal.path(&format!("/images/{}", image.media_id));
-    let mut links = Map::new();
-    for size in Size::ALL {
-        links.insert(
-            size.as_str().to_owned(),
-            json!({"href": format!("{base}/{}/blob", size.as_str())}),
-        );
-    }
-    links.insert(
-        hal.rel(Rel::ImageBlob),
-        json!({"href": format!("{base}/{{size}}/blob"), "templated": true}),
-    );
-    links.insert(
-        hal.rel(Rel::ImageMeta),
-        json!({"href": format!("{base}/{{size}}/meta"), "templated": true}),
-    );
-    links.insert(
-        "describedby".to_owned(),
-        json!({"href": hal.describedby(Resource::Image)}),
-    );
-    json!({
-        "_links": links,
-        "mediaId": image.media_id,
-        "imageId": image.position,
-        "status": image.status,
-    })
-}
-
 fn respond(
     state: &AppState,
     hal: &Hal,
@@ -267,7 +156,7 @@ fn respond(
     created: bool,
 ) -> Json {
     let now = state.clock.now();
-    let body = ad_json(hal, record, now, for_seller);
+    let body = AdJson::new(hal, record, now, for_seller);
     let json = if created {
         let location = hal.path(&format!(
             "/advertisements/{}",
@@ -713,17 +602,20 @@ fn page_json(
     page: Page,
     now: i64,
     for_seller: bool,
-) -> Value {
-    let items: Vec<Value> = records
+) -> Json {
+    let items = records
         .iter()
-        .map(|r| ad_json(hal, r, now, for_seller))
+        .map(|r| AdJson::new(hal, r, now, for_seller))
         .collect();
-    json!({
-        "_links": hal.links(path, Resource::AdvertisementList).pagination(path, page, total as u64).build(),
-        "_embedded": {hal.rel(Rel::Advertisement): items},
-        "totalCount": total,
-        "offset": page.offset,
-        "limit": page.limit,
+    Json::ok(AdPageJson {
+        links: hal
+            .links(path, Resource::AdvertisementList)
+            .pagination(path, page, total as u64)
+            .build(),
+        embedded: Embedded::new(hal.rel(Rel::Advertisement), items),
+        total_count: total,
+        offset: page.offset,
+        limit: page.limit,
     })
 }
 
@@ -771,7 +663,7 @@ async fn list_own(
         })
         .await?;
     let hal = state.hal(version);
-    Ok(Json::ok(page_json(
+    Ok(page_json(
         &hal,
         &hal.path("/advertisements"),
         &records,
@@ -779,7 +671,7 @@ async fn list_own(
         page,
         now,
         true,
-    )))
+    ))
 }
 
 async fn list_of_user(
@@ -826,7 +718,5 @@ async fn list_of_user(
         .ok_or(ErrorCode::UserNotFound)?;
     let hal = state.hal(version);
     let path = hal.path(&format!("/users/{user}/advertisements"));
-    Ok(Json::ok(page_json(
-        &hal, &path, &records, total, page, now, false,
-    )))
+    Ok(page_json(&hal, &path, &records, total, page, now, false))
 }

@@ -1,6 +1,7 @@
 //! The HTTP layer: one module per resource, the route registry, extractors and the render
 //! middleware.
 
+mod ad_json;
 mod ads;
 mod api;
 pub mod auth;

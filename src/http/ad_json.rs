@@ -1,0 +1,317 @@
+//! The advertisement as JSON, written member by member from its stored record.
+//!
+//! `GET /v1/advertisements/{itemId}` is the hottest route (R1 in performance.md). Built as a
+//! `serde_json::Value` tree, its body cost as much CPU as the database read: a map insert
+//! and a string per member, a walk to serialize the tree and another to drop it. Here every
+//! member goes straight to the output: links from `format_args!`, the stored `priceModel`
+//! and attribute values as the JSON text they are kept in.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::value::RawValue;
+
+use crate::domain::advertisement::{AdStatus, ItemId, renew_possible};
+use crate::domain::image::Size;
+use crate::domain::places::city_of;
+use crate::domain::time::Timestamp;
+use crate::hal::{Displayed, Embedded, Hal, Href, Rel, Resource};
+use crate::store::ads::AdRecord;
+use crate::store::images::ImageRecord;
+
+use super::ads::status_of;
+
+/// An advertisement as its seller (`for_seller`) or anyone else sees it at `now`.
+pub struct AdJson<'a> {
+    hal: &'a Hal,
+    record: &'a AdRecord,
+    status: AdStatus,
+    now: i64,
+    for_seller: bool,
+}
+
+impl<'a> AdJson<'a> {
+    pub fn new(hal: &'a Hal, record: &'a AdRecord, now: i64, for_seller: bool) -> Self {
+        AdJson {
+            hal,
+            record,
+            status: status_of(record, now),
+            now,
+            for_seller,
+        }
+    }
+}
+
+/// `/v1/advertisements/m123`, displayed where it is needed.
+#[derive(Clone, Copy)]
+struct AdPath<'a> {
+    version: &'a str,
+    item: ItemId,
+}
+
+impl std::fmt::Display for AdPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "/{}/advertisements/{}", self.version, self.item)
+    }
+}
+
+impl Serialize for AdJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let record = self.record;
+        let path = AdPath {
+            version: self.hal.version,
+            item: ItemId::from_number(record.number),
+        };
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("_links", &AdLinks { ad: self, path })?;
+        map.serialize_entry("itemId", &Displayed(path.item))?;
+        map.serialize_entry("title", &record.title)?;
+        map.serialize_entry("description", &record.description)?;
+        map.serialize_entry("categoryId", &record.category_id)?;
+        map.serialize_entry("status", self.status.as_str())?;
+        map.serialize_entry("startDate", &record.start_date.map(Timestamp))?;
+        map.serialize_entry("closeDate", &record.close_date.map(Timestamp))?;
+        map.serialize_entry(
+            "renewPossible",
+            &renew_possible(self.status, record.close_date, self.now),
+        )?;
+        map.serialize_entry("locale", &record.locale)?;
+        map.serialize_entry("reserved", &record.reserved)?;
+        map.serialize_entry("showOnMap", &record.show_on_map)?;
+        map.serialize_entry("priceModel", &stored_json(&record.price_model))?;
+        map.serialize_entry(
+            "location",
+            &Location {
+                postcode: &record.postcode,
+                city_name: city_of(&record.postcode),
+            },
+        )?;
+        map.serialize_entry(
+            "seller",
+            &Seller {
+                seller_id: record.seller_id,
+                seller_name: &record.seller_name,
+                phone_number: record.seller_phone.as_deref(),
+                accept_paypal: false,
+                show_email: false,
+            },
+        )?;
+        // The category's attributes are members of the ad itself (their keys cannot be any
+        // of the members above: the taxonomy check refuses such keys).
+        for (key, value) in stored_attributes(&record.attributes) {
+            map.serialize_entry(key, value)?;
+        }
+        if self.for_seller && self.status == AdStatus::Rejected {
+            map.serialize_entry("rejectionReason", &record.rejection_reason)?;
+        }
+        let images_key = self.hal.rel(Rel::AdvertisementImages);
+        map.serialize_entry(
+            "_embedded",
+            &Embedded::new(
+                images_key,
+                AdImages {
+                    hal: self.hal,
+                    path,
+                    images: &record.images,
+                },
+            ),
+        )?;
+        map.end()
+    }
+}
+
+struct AdLinks<'a> {
+    ad: &'a AdJson<'a>,
+    path: AdPath<'a>,
+}
+
+impl Serialize for AdLinks<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (hal, record, path) = (self.ad.hal, self.ad.record, self.path);
+        let version = hal.version;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("self", &Href::new(path))?;
+        map.serialize_entry(
+            "describedby",
+            &Href::new(hal.describedby(Resource::Advertisement)),
+        )?;
+        map.serialize_entry("curies", &hal.curies())?;
+        let category = hal.rel(Rel::Category);
+        match record.parent_category_id {
+            Some(parent) => map.serialize_entry(
+                category,
+                &Href::new(format_args!(
+                    "/{version}/categories/{parent}/{}",
+                    record.category_id
+                )),
+            )?,
+            None => map.serialize_entry(
+                category,
+                &Href::new(format_args!("/{version}/categories/{}", record.category_id)),
+            )?,
+        }
+        map.serialize_entry(
+            hal.rel(Rel::Seller),
+            &Href::new(format_args!("/{version}/users/{}", record.seller_id)),
+        )?;
+        for (rel, tail) in [
+            (Rel::AdvertisementFeatures, "features"),
+            (Rel::AdvertisementPurchasedFeatures, "purchased-features"),
+            (Rel::AdvertisementImages, "images"),
+            (Rel::AdvertisementStatistics, "statistics"),
+            (Rel::Bids, "bids"),
+            (Rel::AdvertisementTransactions, "transactions"),
+            (Rel::AdvertisementRenew, "renew"),
+        ] {
+            map.serialize_entry(hal.rel(rel), &Href::new(format_args!("{path}/{tail}")))?;
+        }
+        map.serialize_entry(
+            hal.rel(Rel::AdvertisementWebsiteLink),
+            &WebsiteLink {
+                href: Displayed(format_args!("{}/a/{}", hal.base_url(), path.item)),
+                kind: "text/html",
+            },
+        )?;
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct WebsiteLink<D: std::fmt::Display> {
+    href: Displayed<D>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location<'a> {
+    postcode: &'a str,
+    city_name: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Seller<'a> {
+    seller_id: i64,
+    seller_name: &'a str,
+    phone_number: Option<&'a str>,
+    accept_paypal: bool,
+    show_email: bool,
+}
+
+/// The embedded images collection: `{_links: {self}, _embedded: {<image rel>: [...]}}`.
+struct AdImages<'a> {
+    hal: &'a Hal,
+    path: AdPath<'a>,
+    images: &'a [ImageRecord],
+}
+
+impl Serialize for AdImages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry(
+            "_links",
+            &SelfLink {
+                link: Href::new(format_args!("{}/images", self.path)),
+            },
+        )?;
+        let images: Vec<ImageJson<'_>> = self
+            .images
+            .iter()
+            .map(|image| ImageJson {
+                hal: self.hal,
+                image,
+            })
+            .collect();
+        map.serialize_entry(
+            "_embedded",
+            &Embedded::new(self.hal.rel(Rel::AdvertisementImage), images),
+        )?;
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct SelfLink<D: std::fmt::Display> {
+    #[serde(rename = "self")]
+    link: Href<D>,
+}
+
+/// An image as embedded in its ad: a link per size to the bytes, and the templated links to
+/// any size's bytes and description.
+struct ImageJson<'a> {
+    hal: &'a Hal,
+    image: &'a ImageRecord,
+}
+
+impl Serialize for ImageJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("_links", &ImageLinks(self))?;
+        map.serialize_entry("mediaId", &self.image.media_id)?;
+        map.serialize_entry("imageId", &self.image.position)?;
+        map.serialize_entry("status", &self.image.status)?;
+        map.end()
+    }
+}
+
+struct ImageLinks<'a>(&'a ImageJson<'a>);
+
+impl Serialize for ImageLinks<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let ImageJson { hal, image } = self.0;
+        let (version, id) = (hal.version, &image.media_id);
+        let mut map = serializer.serialize_map(Some(Size::ALL.len() + 3))?;
+        for size in Size::ALL {
+            let size = size.as_str();
+            map.serialize_entry(
+                size,
+                &Href::new(format_args!("/{version}/images/{id}/{size}/blob")),
+            )?;
+        }
+        map.serialize_entry(
+            hal.rel(Rel::ImageBlob),
+            &Href::templated(format_args!("/{version}/images/{id}/{{size}}/blob")),
+        )?;
+        map.serialize_entry(
+            hal.rel(Rel::ImageMeta),
+            &Href::templated(format_args!("/{version}/images/{id}/{{size}}/meta")),
+        )?;
+        map.serialize_entry("describedby", &Href::new(hal.describedby(Resource::Image)))?;
+        map.end()
+    }
+}
+
+/// A JSON text Souk stored itself, written as it is; `null` if it is somehow not JSON.
+fn stored_json(text: &str) -> Option<&RawValue> {
+    let parsed = serde_json::from_str::<&RawValue>(text);
+    if let Err(e) = &parsed {
+        tracing::error!(error = %e, "a stored JSON column does not parse");
+    }
+    parsed.ok()
+}
+
+/// The members of the stored attributes object, each value as the JSON text it is kept in.
+/// Keys are lowerCamelCase ASCII (the taxonomy check), so they borrow from the text.
+fn stored_attributes(text: &str) -> BTreeMap<&str, &RawValue> {
+    serde_json::from_str(text).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "stored advertisement attributes do not parse");
+        BTreeMap::new()
+    })
+}
+
+/// A page of advertisements: `{_links, _embedded: {<advertisement rel>: [...]}, totalCount,
+/// offset, limit}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdPageJson<'a> {
+    #[serde(rename = "_links")]
+    pub links: serde_json::Value,
+    #[serde(rename = "_embedded")]
+    pub embedded: Embedded<'a, Vec<AdJson<'a>>>,
+    pub total_count: i64,
+    pub offset: u64,
+    pub limit: u64,
+}
