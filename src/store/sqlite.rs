@@ -1,6 +1,7 @@
 //! SQLite through rusqlite: inline reads on pooled read-only connections, and one writer
 //! thread doing group commit (see the module comment of `store`).
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -244,7 +245,13 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
 
 pub(super) struct SqliteConn {
     conn: rusqlite::Connection,
+    /// The column names of each statement's result, made once instead of per query.
+    column_names: HashMap<Box<str>, Arc<[String]>>,
 }
+
+/// Statements whose column names are remembered; the queries are a fixed set, but lists
+/// (`IN ($3, $4, ...)`) make a few variants of some.
+const COLUMN_NAMES_KEPT: usize = 512;
 
 impl SqliteConn {
     fn open(path: &Path, sync: SqliteSync, read_only: bool) -> Result<Self, DbError> {
@@ -277,7 +284,10 @@ impl SqliteConn {
             if read_only { "ON" } else { "OFF" }
         ))
         .map_err(map_error)?;
-        Ok(SqliteConn { conn })
+        Ok(SqliteConn {
+            conn,
+            column_names: HashMap::new(),
+        })
     }
 }
 
@@ -297,7 +307,17 @@ impl Conn for SqliteConn {
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(map_error)?;
         bind(&mut stmt, params)?;
-        let columns: Arc<[String]> = stmt.column_names().map(str::to_owned).collect();
+        let columns = match self.column_names.get(sql) {
+            Some(columns) => columns.clone(),
+            None => {
+                let columns: Arc<[String]> = stmt.column_names().map(str::to_owned).collect();
+                if self.column_names.len() >= COLUMN_NAMES_KEPT {
+                    self.column_names.clear();
+                }
+                self.column_names.insert(sql.into(), columns.clone());
+                columns
+            }
+        };
         let width = columns.len();
         let mut rows = stmt.raw_query();
         let mut out = Vec::new();
@@ -365,7 +385,11 @@ fn from_sqlite(value: ValueRef<'_>) -> Value {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(v) => Value::Int(v),
         ValueRef::Real(v) => Value::Real(v),
-        ValueRef::Text(v) => Value::Text(String::from_utf8_lossy(v).into_owned()),
+        ValueRef::Text(v) => Value::Text(match std::str::from_utf8(v) {
+            Ok(text) => text.to_owned(),
+            // Souk writes only UTF-8; another writer of the file might not.
+            Err(_) => String::from_utf8_lossy(v).into_owned(),
+        }),
         ValueRef::Blob(v) => Value::Blob(v.to_vec()),
     }
 }
