@@ -8,6 +8,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 macro_rules! catalogue {
@@ -101,7 +102,8 @@ struct Names {
     rels: Vec<String>,
     /// Indexed by `Resource as usize`.
     describedby: Vec<String>,
-    curies_href: String,
+    /// The `curies` array, written as it is into every representation.
+    curies: Box<RawValue>,
 }
 
 impl Hal {
@@ -117,7 +119,12 @@ impl Hal {
                 .iter()
                 .map(|resource| format!("{base_url}/docs/resources/{}", resource.name()))
                 .collect(),
-            curies_href: format!("{base_url}/docs/rels/{{rel}}"),
+            curies: serde_json::value::to_raw_value(&json!([{
+                "name": prefix,
+                "href": format!("{base_url}/docs/rels/{{rel}}"),
+                "templated": true,
+            }]))
+            .expect("a JSON value serializes"),
         };
         Hal {
             names: Arc::new(names),
@@ -184,17 +191,7 @@ pub struct Curies<'a>(&'a Hal);
 
 impl Serialize for Curies<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Curie<'a>(&'a Names);
-        impl Serialize for Curie<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(Some(3))?;
-                map.serialize_entry("name", &self.0.prefix)?;
-                map.serialize_entry("href", &self.0.curies_href)?;
-                map.serialize_entry("templated", &true)?;
-                map.end()
-            }
-        }
-        [Curie(&self.0.names)].serialize(serializer)
+        self.0.names.curies.serialize(serializer)
     }
 }
 

@@ -12,18 +12,27 @@ pub struct Timestamp(pub i64);
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Out of range (beyond year 9999) shows as the epoch; nothing Souk stores gets there.
-        let at = OffsetDateTime::from_unix_timestamp(self.0).unwrap_or(OffsetDateTime::UNIX_EPOCH);
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}+00:00",
-            at.year(),
-            u8::from(at.month()),
-            at.day(),
-            at.hour(),
-            at.minute(),
-            at.second()
-        )
+        // Outside years 0 to 9999 shows as the epoch; nothing Souk stores gets there.
+        let at = OffsetDateTime::from_unix_timestamp(self.0)
+            .ok()
+            .filter(|at| (0..=9999).contains(&at.year()))
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        // Written digit by digit: the representation of every ad has two of these, and
+        // `write!` with widths costs ten times as much.
+        let mut text = *b"0000-00-00T00:00:00+00:00";
+        let mut put = |at: usize, width: usize, mut value: u32| {
+            for i in (at..at + width).rev() {
+                text[i] = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        put(0, 4, at.year() as u32);
+        put(5, 2, u8::from(at.month()).into());
+        put(8, 2, at.day().into());
+        put(11, 2, at.hour().into());
+        put(14, 2, at.minute().into());
+        put(17, 2, at.second().into());
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -43,29 +43,32 @@ impl<'a> AdJson<'a> {
     }
 }
 
-/// `/v1/advertisements/m123`, displayed where it is needed.
-#[derive(Clone, Copy)]
-struct AdPath<'a> {
-    version: &'a str,
-    item: ItemId,
-}
+/// Two strings written one after the other: a link made of a base made once (`/v1/advertisements/m123`)
+/// and a fixed tail (`/features`), without `format!` machinery per link.
+struct Joined<'a>(&'a str, &'a str);
 
-impl std::fmt::Display for AdPath<'_> {
+impl std::fmt::Display for Joined<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "/{}/advertisements/{}", self.version, self.item)
+        f.write_str(self.0)?;
+        f.write_str(self.1)
     }
 }
 
 impl Serialize for AdJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let record = self.record;
-        let path = AdPath {
-            version: self.hal.version,
-            item: ItemId::from_number(record.number),
-        };
+        let item = ItemId::from_number(record.number).to_string();
+        let path = format!("/{}/advertisements/{item}", self.hal.version);
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("_links", &AdLinks { ad: self, path })?;
-        map.serialize_entry("itemId", &Displayed(path.item))?;
+        map.serialize_entry(
+            "_links",
+            &AdLinks {
+                ad: self,
+                item: &item,
+                path: &path,
+            },
+        )?;
+        map.serialize_entry("itemId", &item)?;
         map.serialize_entry("title", &record.title)?;
         map.serialize_entry("description", &record.description)?;
         map.serialize_entry("categoryId", &record.category_id)?;
@@ -112,7 +115,7 @@ impl Serialize for AdJson<'_> {
                 images_key,
                 AdImages {
                     hal: self.hal,
-                    path,
+                    path: &path,
                     images: &record.images,
                 },
             ),
@@ -123,7 +126,8 @@ impl Serialize for AdJson<'_> {
 
 struct AdLinks<'a> {
     ad: &'a AdJson<'a>,
-    path: AdPath<'a>,
+    item: &'a str,
+    path: &'a str,
 }
 
 impl Serialize for AdLinks<'_> {
@@ -156,20 +160,20 @@ impl Serialize for AdLinks<'_> {
             &Href::new(format_args!("/{version}/users/{}", record.seller_id)),
         )?;
         for (rel, tail) in [
-            (Rel::AdvertisementFeatures, "features"),
-            (Rel::AdvertisementPurchasedFeatures, "purchased-features"),
-            (Rel::AdvertisementImages, "images"),
-            (Rel::AdvertisementStatistics, "statistics"),
-            (Rel::Bids, "bids"),
-            (Rel::AdvertisementTransactions, "transactions"),
-            (Rel::AdvertisementRenew, "renew"),
+            (Rel::AdvertisementFeatures, "/features"),
+            (Rel::AdvertisementPurchasedFeatures, "/purchased-features"),
+            (Rel::AdvertisementImages, "/images"),
+            (Rel::AdvertisementStatistics, "/statistics"),
+            (Rel::Bids, "/bids"),
+            (Rel::AdvertisementTransactions, "/transactions"),
+            (Rel::AdvertisementRenew, "/renew"),
         ] {
-            map.serialize_entry(hal.rel(rel), &Href::new(format_args!("{path}/{tail}")))?;
+            map.serialize_entry(hal.rel(rel), &Href::new(Joined(path, tail)))?;
         }
         map.serialize_entry(
             hal.rel(Rel::AdvertisementWebsiteLink),
             &WebsiteLink {
-                href: Displayed(format_args!("{}/a/{}", hal.base_url(), path.item)),
+                href: Displayed(format_args!("{}/a/{}", hal.base_url(), self.item)),
                 kind: "text/html",
             },
         )?;
@@ -178,6 +182,7 @@ impl Serialize for AdLinks<'_> {
 }
 
 #[derive(Serialize)]
+#[serde(bound = "D: std::fmt::Display")]
 struct WebsiteLink<D: std::fmt::Display> {
     href: Displayed<D>,
     #[serde(rename = "type")]
@@ -204,7 +209,7 @@ struct Seller<'a> {
 /// The embedded images collection: `{_links: {self}, _embedded: {<image rel>: [...]}}`.
 struct AdImages<'a> {
     hal: &'a Hal,
-    path: AdPath<'a>,
+    path: &'a str,
     images: &'a [ImageRecord],
 }
 
@@ -214,7 +219,7 @@ impl Serialize for AdImages<'_> {
         map.serialize_entry(
             "_links",
             &SelfLink {
-                link: Href::new(format_args!("{}/images", self.path)),
+                link: Href::new(Joined(self.path, "/images")),
             },
         )?;
         let images: Vec<ImageJson<'_>> = self
@@ -234,6 +239,7 @@ impl Serialize for AdImages<'_> {
 }
 
 #[derive(Serialize)]
+#[serde(bound = "D: std::fmt::Display")]
 struct SelfLink<D: std::fmt::Display> {
     #[serde(rename = "self")]
     link: Href<D>,
@@ -262,22 +268,24 @@ struct ImageLinks<'a>(&'a ImageJson<'a>);
 impl Serialize for ImageLinks<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let ImageJson { hal, image } = self.0;
-        let (version, id) = (hal.version, &image.media_id);
+        let base = format!("/{}/images/{}", hal.version, image.media_id);
         let mut map = serializer.serialize_map(Some(Size::ALL.len() + 3))?;
         for size in Size::ALL {
-            let size = size.as_str();
-            map.serialize_entry(
-                size,
-                &Href::new(format_args!("/{version}/images/{id}/{size}/blob")),
-            )?;
+            let tail = match size {
+                Size::Small => "/small/blob",
+                Size::Medium => "/medium/blob",
+                Size::Large => "/large/blob",
+                Size::Xlarge => "/xlarge/blob",
+            };
+            map.serialize_entry(size.as_str(), &Href::new(Joined(&base, tail)))?;
         }
         map.serialize_entry(
             hal.rel(Rel::ImageBlob),
-            &Href::templated(format_args!("/{version}/images/{id}/{{size}}/blob")),
+            &Href::templated(Joined(&base, "/{size}/blob")),
         )?;
         map.serialize_entry(
             hal.rel(Rel::ImageMeta),
-            &Href::templated(format_args!("/{version}/images/{id}/{{size}}/meta")),
+            &Href::templated(Joined(&base, "/{size}/meta")),
         )?;
         map.serialize_entry("describedby", &Href::new(hal.describedby(Resource::Image)))?;
         map.end()

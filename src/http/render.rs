@@ -45,10 +45,12 @@ pub enum Etag {
 
 impl Json {
     pub fn ok(body: impl Serialize) -> Self {
+        // Most bodies fit: the buffer grows (copying what it holds) less often.
+        let mut bytes = Vec::with_capacity(4096);
         Json {
             status: StatusCode::OK,
-            body: serde_json::to_vec(&body)
-                .map(Bytes::from)
+            body: serde_json::to_writer(&mut bytes, &body)
+                .map(|()| Bytes::from(bytes))
                 .map_err(|e| e.to_string()),
             location: None,
             etag: Etag::None,
