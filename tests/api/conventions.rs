@@ -9,7 +9,66 @@ both_backends!(
     get_with_an_empty_json_body_is_fine,
     request_ids_are_unique_and_kept_from_a_proxy,
     roots_link_to_every_top_level_resource,
+    links_false_leaves_links_out_of_typed_representations,
 );
+
+/// Whether a `_links` member is anywhere in `value`.
+fn has_links(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(map) => map.contains_key("_links") || map.values().any(has_links),
+        serde_json::Value::Array(items) => items.iter().any(has_links),
+        _ => false,
+    }
+}
+
+/// Advertisements are written straight to JSON (not built as a tree): `_links=false` must
+/// reach them too, down to the embedded images collection.
+async fn links_false_leaves_links_out_of_typed_representations(app: TestApp) {
+    let seller = app
+        .create_user("links@souk.test", "password-of-links")
+        .await;
+    let (token, _) = app
+        .user_token(
+            &app.app_client,
+            "links@souk.test",
+            "password-of-links",
+            None,
+        )
+        .await;
+    let body = serde_json::json!({
+        "title": "Damesfiets Gazelle", "description": "Goed onderhouden.", "categoryId": 402,
+        "location": {"postcode": "1097DN"}, "condition": "used",
+        "priceModel": {"modelType": "fixed", "askingPrice": 15000},
+    });
+    let response = app
+        .client
+        .post(app.url("/v1/advertisements?_links=false"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let created = expect_json(response, 201).await;
+    assert!(!has_links(&created), "{created}");
+    let item = created["itemId"].as_str().unwrap();
+    let with_links = app
+        .get_json(&format!("/v1/advertisements/{item}"), 200)
+        .await;
+    assert!(has_links(&with_links["_embedded"]), "{with_links}");
+    for path in [
+        format!("/v1/advertisements/{item}?_links=false"),
+        format!("/v2/users/{seller}/advertisements?_links=false"),
+    ] {
+        let read = app.get_json(&path, 200).await;
+        assert!(!has_links(&read), "{path}: {read}");
+        assert!(read.get("_embedded").is_some(), "{path}: embedded stays");
+    }
+    let read = app
+        .get_json(&format!("/v1/advertisements/{item}?_links=false"), 200)
+        .await;
+    assert_eq!(read["title"], "Damesfiets Gazelle");
+    assert_eq!(read["condition"], "used");
+}
 
 async fn unknown_routes_are_not_found(app: TestApp) {
     for path in [
