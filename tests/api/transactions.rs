@@ -9,6 +9,7 @@ both_backends!(
     transactions_as_the_original_had_them,
     transactions_are_validated_and_guarded,
     upcall_confirmations,
+    a_retried_upcall_counts_once,
     statistics_count_what_happens,
 );
 
@@ -311,6 +312,53 @@ async fn upcall_confirmations(app: TestApp) {
         stats["numberOfPhoneClicks"], 1,
         "only the accepted call counts"
     );
+}
+
+async fn phone_clicks(app: &TestApp, seller: &Party, item: &str) -> i64 {
+    expect_json(
+        app.get_with(
+            &format!("/v1/advertisements/{item}/statistics"),
+            &seller.token,
+        )
+        .await,
+        200,
+    )
+    .await["numberOfPhoneClicks"]
+        .as_i64()
+        .unwrap()
+}
+
+/// An upcall answers 201 without a body; a retry with the same Idempotency-Key replays
+/// that 201 and the call counts once.
+async fn a_retried_upcall_counts_once(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let path = format!("/v2/advertisements/{item}/upcall-confirmations");
+    let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
+                      "startTime": "2026-11-22T10:00:00+01:00", "endTime": "2026-11-22T10:05:00+01:00"});
+    let send = |body: Value| {
+        app.client
+            .post(app.url(&path))
+            .bearer_auth(&app.token)
+            .header("idempotency-key", "gesprek-1")
+            .json(&body)
+            .send()
+    };
+    let first = send(call.clone()).await.unwrap();
+    assert_eq!(first.status(), 201);
+    assert!(first.headers().get("idempotency-replayed").is_none());
+    let again = send(call.clone()).await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert!(again.bytes().await.unwrap().is_empty(), "no body");
+    assert_eq!(phone_clicks(&app, &seller, &item).await, 1, "counted once");
+    let mut other = call.clone();
+    other["endTime"] = json!("2026-11-22T10:06:00+01:00");
+    assert_eq!(
+        expect_json(send(other).await.unwrap(), 422).await["code"],
+        "idempotency-key-reused"
+    );
+    assert_eq!(phone_clicks(&app, &seller, &item).await, 1);
 }
 
 async fn statistics_count_what_happens(app: TestApp) {
