@@ -56,7 +56,7 @@ pub fn routes(api: Api) -> Api {
             .description("Every status but deleted; `status` filters (comma-separated). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
             .authenticated()
             .query_param("status", json!({"type": "string"}), "Comma-separated statuses.")
-            .query_param("offset", json!({"type": "integer", "minimum": 0}), "Default 0.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 30.")
             .ok(200, "A page of advertisements", "AdvertisementList")
             .errors(&[ValidationFailure, PaginationInvalid, Unauthorized]),
@@ -112,7 +112,7 @@ pub fn routes(api: Api) -> Api {
             .description("`limit` at most 100 (default 100) and `offset` a multiple of `limit`, else 400 `pagination-invalid`.")
             .authenticated()
             .path_param("userId", "The user id.")
-            .query_param("offset", json!({"type": "integer", "minimum": 0}), "A multiple of limit.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "A multiple of limit.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 100.")
             .ok(200, "A page of advertisements", "AdvertisementList")
             .errors(&[ValidationFailure, PaginationInvalid, UserNotFound]),

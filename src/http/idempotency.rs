@@ -133,7 +133,9 @@ fn to_keep(response: &Response) -> Option<(u16, String)> {
 
 fn replay(status: u16, stored: &str) -> Response {
     let answer = if stored.is_empty() {
-        StatusCode::from_u16(status).ok().map(IntoResponse::into_response)
+        StatusCode::from_u16(status)
+            .ok()
+            .map(IntoResponse::into_response)
     } else {
         Json::from_stored(stored).map(IntoResponse::into_response)
     };
@@ -173,10 +175,7 @@ impl Drop for PendingKey {
         // a key still pending, so it cannot undo an answer kept meanwhile.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Err(e) = db
-                    .write(move |conn| store::release(conn, &scope_key))
-                    .await
-                {
+                if let Err(e) = db.write(move |conn| store::release(conn, &scope_key)).await {
                     tracing::warn!(error = %e, "cannot free an idempotency key");
                 }
             });

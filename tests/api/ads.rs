@@ -15,6 +15,7 @@ both_backends!(
     the_lifecycle_is_enforced,
     ads_expire_on_time,
     the_sellers_list_and_a_users_online_ads,
+    offsets_out_of_range_are_refused,
     operators_reject_and_restore,
     the_expiry_sweep_writes_down_what_reads_show,
     seeded_ads_are_valid,
@@ -598,6 +599,53 @@ async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
         app.get_json("/v1/users/424242/advertisements", 404).await["code"],
         "user-not-found"
     );
+}
+
+/// Any `offset` that is not an integer from 0 to 2^63-1 is 400 `pagination-invalid` naming
+/// it, on both lists (never a 500 or a wrong page); the largest is an empty page.
+async fn offsets_out_of_range_are_refused(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    created(&app, &seller.token, &minimal("Eén fiets")).await;
+    let public = format!("/v1/users/{}/advertisements", seller.id);
+    for (path, offset) in [
+        ("/v1/advertisements", "18446744073709551615"),
+        ("/v1/advertisements", "9223372036854775808"),
+        ("/v1/advertisements", "-1"),
+        ("/v1/advertisements", "1.5"),
+        (public.as_str(), "18446744073709551600"),
+        (public.as_str(), "-100"),
+    ] {
+        let refused = expect_json(
+            app.get_with(&format!("{path}?offset={offset}"), &seller.token)
+                .await,
+            400,
+        )
+        .await;
+        assert_eq!(refused["code"], "pagination-invalid", "{path} {offset}");
+        assert_eq!(refused["details"][0]["field"], "offset", "{path} {offset}");
+    }
+    let last = expect_json(
+        app.get_with(
+            "/v1/advertisements?offset=9223372036854775807",
+            &seller.token,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(last["_embedded"]["svc:advertisement"], json!([]));
+    assert_eq!(last["totalCount"], 1);
+    assert_eq!(last["offset"], 9223372036854775807_i64);
+    let far = expect_json(
+        app.get_with(
+            &format!("{public}?limit=100&offset=9223372036854775800"),
+            &seller.token,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(far["_embedded"]["svc:advertisement"], json!([]));
 }
 
 fn souk(app: &TestApp, args: &[&str]) -> std::process::Output {
