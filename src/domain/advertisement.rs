@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus};
 use super::locale::{Locale, Text};
+use super::text::{is_multiline, is_one_line};
 use crate::error::FieldError;
 
 pub const TITLE_MIN: usize = 2;
@@ -405,8 +406,7 @@ pub fn check_attributes(
                 }
             },
             AttributeType::String => match value.as_str().map(str::trim) {
-                Some(text) if text.chars().count() <= 100 => Some(json!(text)),
-                Some(_) => {
+                Some(text) if text.chars().count() > 100 => {
                     errors.push(error(
                         key,
                         "too-long",
@@ -415,6 +415,19 @@ pub fn check_attributes(
                     ));
                     None
                 }
+                Some(text) if !is_one_line(text) => {
+                    errors.push(
+                        error(
+                            key,
+                            "invalid-value",
+                            "mag geen regeleinden of stuurtekens bevatten",
+                            "ne peut contenir ni sauts de ligne ni caractères de contrôle",
+                        )
+                        .with_value(text),
+                    );
+                    None
+                }
+                Some(text) => Some(json!(text)),
                 None => {
                     errors.push(
                         error(
@@ -678,7 +691,7 @@ pub fn check_content(
                 )
                 .with_value(title.as_str()),
             );
-        } else if title.chars().any(char::is_control) {
+        } else if !is_one_line(title) {
             // A title is one line in every listing; descriptions may have line breaks.
             errors.push(
                 error(
@@ -707,6 +720,14 @@ pub fn check_content(
                 "too-long",
                 format!("mag hoogstens {DESCRIPTION_MAX} tekens zijn"),
                 format!("ne peut dépasser {DESCRIPTION_MAX} caractères"),
+            ));
+        } else if !is_multiline(description) {
+            // Line breaks and tabs lay a description out; NUL and the rest do not.
+            errors.push(error(
+                "description",
+                "invalid-value",
+                "mag regeleinden en tabs bevatten, maar geen andere stuurtekens (zoals NUL)",
+                "peut contenir des sauts de ligne et des tabulations, mais aucun autre caractère de contrôle (comme NUL)",
             ));
         }
     }
@@ -985,6 +1006,27 @@ mod tests {
                 "{title}"
             );
         }
+    }
+
+    #[test]
+    fn no_control_characters_where_text_is_stored() {
+        let mut b = minimal();
+        b["description"] = json!("Regel één\r\nRegel\ttwee");
+        b["model"] = json!("Gazelle Orange");
+        assert!(check_content(&body(b), Some(&leaf()), Locale::NlNl, None).is_ok());
+        let mut b = minimal();
+        b["title"] = json!("Fiets\u{0}");
+        b["description"] = json!("Goed\u{0}");
+        b["model"] = json!("Gazelle\nOrange");
+        let errors = check_content(&body(b), Some(&leaf()), Locale::NlNl, None).unwrap_err();
+        assert_eq!(
+            codes(&errors),
+            [
+                ("title".to_owned(), "invalid-value"),
+                ("description".to_owned(), "invalid-value"),
+                ("model".to_owned(), "invalid-value"),
+            ]
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ both_backends!(
     ads_expire_on_time,
     the_sellers_list_and_a_users_online_ads,
     offsets_out_of_range_are_refused,
+    control_characters_are_refused_where_text_is_stored,
     operators_reject_and_restore,
     the_expiry_sweep_writes_down_what_reads_show,
     seeded_ads_are_valid,
@@ -646,6 +647,94 @@ async fn offsets_out_of_range_are_refused(app: TestApp) {
     )
     .await;
     assert_eq!(far["_embedded"]["svc:advertisement"], json!([]));
+}
+
+async fn put(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
+    app.client
+        .put(app.url(path))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The (field, code) pairs of an error body.
+fn field_codes(error: &Value) -> Vec<(String, String)> {
+    error["details"]
+        .as_array()
+        .map(|details| {
+            details
+                .iter()
+                .map(|d| {
+                    (
+                        d["field"].as_str().unwrap_or_default().to_owned(),
+                        d["code"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A NUL cannot be stored on PostgreSQL (it was a 500 there) and other control characters
+/// break listings: the title and attribute texts are one line, a description may hold
+/// line breaks and tabs but no other control character.
+async fn control_characters_are_refused_where_text_is_stored(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let mut nul = minimal("Fiets\u{0}");
+    nul["description"] = json!("Goed\u{0}onderhouden");
+    let error = expect_json(create(&app, &seller.token, &nul).await, 400).await;
+    assert_eq!(
+        field_codes(&error),
+        [
+            ("title".to_owned(), "invalid-value".to_owned()),
+            ("description".to_owned(), "invalid-value".to_owned())
+        ]
+    );
+    let mut escape = minimal("Fiets");
+    escape["description"] = json!("Rood\u{1b}[31m");
+    let error = expect_json(create(&app, &seller.token, &escape).await, 400).await;
+    assert_eq!(error["details"][0]["field"], "description");
+    let car = json!({"title": "Golf", "description": "Een auto.", "categoryId": 101,
+                     "location": {"postcode": "1000"},
+                     "priceModel": {"modelType": "fixed", "askingPrice": 500000},
+                     "fuel": "petrol", "model": "Golf\u{0}GTI"});
+    let error = expect_json(create(&app, &seller.token, &car).await, 400).await;
+    assert_eq!(
+        field_codes(&error),
+        [("model".to_owned(), "invalid-value".to_owned())]
+    );
+    let own = expect_json(app.get_with("/v1/advertisements", &seller.token).await, 200).await;
+    assert_eq!(own["totalCount"], 0, "nothing was stored");
+    // Line breaks and tabs lay a description out.
+    let mut laid_out = minimal("Fiets met mand");
+    laid_out["description"] = json!("Regel één\r\nRegel\ttwee");
+    let ad = created(&app, &seller.token, &laid_out).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(read["description"], "Regel één\r\nRegel\ttwee");
+    // A change that brings one in is refused too, and changes nothing.
+    let mut back = read.clone();
+    back["description"] = json!("Nu met\u{0}");
+    let error = expect_json(put(&app, &seller.token, &path, &back).await, 400).await;
+    assert_eq!(error["details"][0]["field"], "description");
+    let patched = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Fiets\u{7}"}]),
+        None,
+    )
+    .await;
+    assert_eq!(
+        expect_json(patched, 400).await["details"][0]["field"],
+        "title"
+    );
+    assert_eq!(
+        expect_json(app.get_with(&path, &seller.token).await, 200).await,
+        read
+    );
 }
 
 fn souk(app: &TestApp, args: &[&str]) -> std::process::Output {

@@ -14,6 +14,7 @@ both_backends!(
     change_email_takes_effect_when_confirmed,
     idempotency_keys_replay_and_refuse_reuse,
     user_brands,
+    control_characters_are_refused_in_accounts_and_brands,
 );
 
 /// The mails in the outbox, oldest first.
@@ -543,4 +544,68 @@ mod a_request_that_times_out_frees_its_key {
     async fn postgres() {
         super::a_request_that_times_out_frees_its_key(Backend::Postgres, module_path!()).await;
     }
+}
+
+/// A NUL cannot be stored on PostgreSQL (it was a 500 there): names, addresses and brands
+/// with control characters are refused, and nothing changes.
+async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
+    let refused = expect_json(
+        post_user(
+            &app,
+            json!({"email": "nul\u{0}@souk.test", "name": "Jan\u{0}", "password": "a good password"}),
+        )
+        .await,
+        400,
+    )
+    .await;
+    let fields: Vec<(&str, &str)> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["field"].as_str().unwrap(), d["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        fields,
+        [("email", "input-invalid"), ("name", "input-invalid")]
+    );
+    assert!(outbox(&app).is_empty(), "nothing was created");
+    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
+    let (token, _) = app
+        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
+        .await;
+    let changed = app
+        .client
+        .post(app.url(&format!("/v1/users/{jan}/change-email")))
+        .bearer_auth(&token)
+        .json(&json!({"newEmail": "jan\u{0}@souk.test"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(changed, 400).await["details"][0]["code"],
+        "input-invalid"
+    );
+    assert!(outbox(&app).is_empty(), "no confirmation was mailed");
+    let path = format!("/v1/users/{jan}/brands");
+    let set = |brands: Value| {
+        app.client
+            .put(app.url(&path))
+            .bearer_auth(&token)
+            .json(&json!({ "brands": brands }))
+            .send()
+    };
+    expect_json(set(json!(["Ford"])).await.unwrap(), 200).await;
+    let refused = expect_json(
+        set(json!(["Alfa\u{0}Romeo", "Fiat\nPunto"])).await.unwrap(),
+        400,
+    )
+    .await;
+    let fields: Vec<&str> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["brands[0]", "brands[1]"]);
+    assert_eq!(app.get_json(&path, 200).await["brands"], json!(["Ford"]));
 }
