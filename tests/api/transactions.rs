@@ -8,6 +8,8 @@ use crate::helpers::{TestApp, expect_json};
 both_backends!(
     transactions_as_the_original_had_them,
     transactions_are_validated_and_guarded,
+    concurrent_sales_are_numbered_in_turn,
+    the_counter_migration_continues_the_numbering,
     upcall_confirmations,
     a_retried_upcall_counts_once,
     statistics_count_what_happens,
@@ -244,6 +246,73 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     )
     .await;
     assert_eq!(gone["code"], "advertisement-not-found");
+}
+
+async fn sale(app: &TestApp, seller: &Party, item: &str, buyer: i64) -> reqwest::Response {
+    post(
+        app,
+        &seller.token,
+        &format!("/v2/advertisements/{item}/transactions"),
+        json!({"buyerId": buyer, "amount": 100, "shippingCosts": 0}),
+    )
+    .await
+}
+
+/// Sales recorded at the same moment on one ad each get their own number (on PostgreSQL
+/// two of them took the same MAX + 1 and the second was a 500); each ad counts from 1.
+async fn concurrent_sales_are_numbered_in_turn(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let buyer = party(&app, "koper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let other_item = ad_of(&app, &seller).await;
+    let mut running = tokio::task::JoinSet::new();
+    for _ in 0..12 {
+        let request = app
+            .client
+            .post(app.url(&format!("/v2/advertisements/{item}/transactions")))
+            .bearer_auth(&seller.token)
+            .json(&json!({"buyerId": buyer.id, "amount": 100, "shippingCosts": 0}))
+            .send();
+        running.spawn(request);
+    }
+    let mut ids = Vec::new();
+    while let Some(done) = running.join_next().await {
+        let body = expect_json(done.unwrap().unwrap(), 201).await;
+        ids.push(body["transactionId"].as_i64().unwrap());
+    }
+    ids.sort();
+    assert_eq!(ids, (1..=12).collect::<Vec<i64>>());
+    let first = expect_json(sale(&app, &seller, &other_item, buyer.id).await, 201).await;
+    assert_eq!(first["transactionId"], 1, "numbered within its own ad");
+    let next = expect_json(sale(&app, &seller, &item, buyer.id).await, 201).await;
+    assert_eq!(next["transactionId"], 13);
+}
+
+/// Migration 0010 gives every ad a counter starting after its last transaction, so the
+/// numbering of a database that had sales before goes on where it was.
+async fn the_counter_migration_continues_the_numbering(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let buyer = party(&app, "koper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let untouched = ad_of(&app, &seller).await;
+    for _ in 0..2 {
+        expect_json(sale(&app, &seller, &item, buyer.id).await, 201).await;
+    }
+    // Back to the schema before 0010 (the same SQL on both backends), then forward again.
+    app.db
+        .write(|conn| {
+            conn.execute_batch(
+                "ALTER TABLE advertisements DROP COLUMN transaction_count; \
+                 DELETE FROM schema_migrations WHERE version = 10;",
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 1);
+    let third = expect_json(sale(&app, &seller, &item, buyer.id).await, 201).await;
+    assert_eq!(third["transactionId"], 3);
+    let first = expect_json(sale(&app, &seller, &untouched, buyer.id).await, 201).await;
+    assert_eq!(first["transactionId"], 1);
 }
 
 async fn upcall_confirmations(app: TestApp) {
