@@ -10,9 +10,10 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::domain::advertisement::{
-    Actor, AdContent, AdStatus, ItemId, check_content, effective_status, may_transition,
-    renew_possible,
+    Actor, AdContent, AdStatus, ItemId, Stored, category_closed, check_content, effective_status,
+    may_transition, renew_possible,
 };
+use crate::domain::category::CategoryStatus;
 use crate::domain::image::Size;
 use crate::domain::locale::{Locale, Text};
 use crate::domain::time::format_timestamp;
@@ -320,14 +321,16 @@ struct Checked {
     content: AdContent,
     running_days: i64,
     parent_category_id: Option<i64>,
+    category_open: bool,
 }
 
-/// Checks content against its category (read in the same transaction).
+/// Checks content against its category (read in the same transaction); `stored` is what
+/// an update starts from.
 fn checked_content(
     conn: &mut dyn Conn,
     body: &Map<String, Value>,
     region: Locale,
-    previous: Option<&Map<String, Value>>,
+    stored: Option<Stored<'_>>,
 ) -> Result<Checked, ApiError> {
     let category_id = body.get("categoryId").and_then(|v| match v {
         Value::Number(n) => n.as_i64(),
@@ -339,8 +342,11 @@ fn checked_content(
         None => None,
     };
     let content =
-        check_content(body, category.as_ref(), region, previous).map_err(ApiError::validation)?;
+        check_content(body, category.as_ref(), region, stored).map_err(ApiError::validation)?;
     let parent_category_id = category.as_ref().and_then(|c| c.parent_id);
+    let category_open = category
+        .as_ref()
+        .is_some_and(|c| c.status == CategoryStatus::Open);
     let running_days = category
         .and_then(|c| c.leaf)
         .map_or(28, |leaf| leaf.fees.running_days);
@@ -348,6 +354,7 @@ fn checked_content(
         content,
         running_days,
         parent_category_id,
+        category_open,
     })
 }
 
@@ -584,14 +591,26 @@ async fn change(
                     )),
                 );
             }
-            let previous = serde_json::from_str::<Value>(&record.attributes).ok();
-            let previous = previous.as_ref().and_then(Value::as_object);
+            let attributes = match serde_json::from_str::<Value>(&record.attributes) {
+                Ok(Value::Object(attributes)) => attributes,
+                _ => Map::new(),
+            };
+            let stored = Stored {
+                category_id: record.category_id,
+                attributes: &attributes,
+            };
             let Checked {
                 content,
                 running_days,
+                category_open,
                 ..
-            } = checked_content(conn, &body, region, previous)?;
-            let dates = if current == AdStatus::Draft && wanted == AdStatus::Online {
+            } = checked_content(conn, &body, region, Some(stored))?;
+            let publishing = current == AdStatus::Draft && wanted == AdStatus::Online;
+            if publishing && !category_open {
+                // Publishing places the ad: a closed category takes no new ones.
+                return Err(ApiError::validation(vec![category_closed()]));
+            }
+            let dates = if publishing {
                 (Some(now), Some(now + running_days * 86_400))
             } else {
                 (record.start_date, record.close_date)
