@@ -24,9 +24,15 @@ pub const RENEW_WINDOW_DAYS: i64 = 7;
 pub struct ItemId(i64);
 
 impl ItemId {
+    /// `m` and the number as Souk writes it: no sign, no leading zero (`m012` would be a
+    /// second name for `m12`).
     pub fn parse(text: &str) -> Option<ItemId> {
         let digits = text.strip_prefix('m')?;
-        if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits.is_empty()
+            || digits.len() > 18
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         digits.parse().ok().filter(|n| *n > 0).map(ItemId)
@@ -1016,6 +1022,8 @@ mod tests {
             "m0",
             "M12",
             "m1234567890123456789",
+            "m012",
+            "m00",
         ] {
             assert!(ItemId::parse(bad).is_none(), "{bad}");
         }

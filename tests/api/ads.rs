@@ -236,10 +236,17 @@ async fn problems_come_back_together(app: TestApp) {
     );
     let own = expect_json(app.get_with("/v1/advertisements", &seller.token).await, 200).await;
     assert_eq!(own["totalCount"], 0, "nothing was stored");
-    assert_eq!(
-        app.get_json("/v1/advertisements/12", 400).await["details"][0]["field"],
-        "itemId"
-    );
+    for malformed in ["12", "m", "m0012", "m-5", "M12", "m12x"] {
+        let error = app
+            .get_json(&format!("/v1/advertisements/{malformed}"), 400)
+            .await;
+        assert_eq!(error["code"], "validation-failure");
+        assert_eq!(
+            field_codes(&error),
+            [("itemId".to_owned(), "invalid-item-id".to_owned())],
+            "{malformed}"
+        );
+    }
     assert_eq!(
         app.get_json("/v1/advertisements/m999999", 404).await["code"],
         "advertisement-not-found"
