@@ -425,8 +425,11 @@ async fn one(
         .ok_or(ErrorCode::AdvertisementNotFound)?;
     let now = state.clock.now();
     let is_seller = caller.user_id == Some(record.seller_id);
+    // What only the seller sees (other states than online, the rejection reason) needs
+    // `read`, as every private field does.
+    let sees_all = is_seller && caller.scopes.contains(Scope::Read);
     let status = status_of(&record, now);
-    if status == AdStatus::Deleted || (status != AdStatus::Online && !is_seller) {
+    if status == AdStatus::Deleted || (status != AdStatus::Online && !sees_all) {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
     if !is_seller {
@@ -436,7 +439,7 @@ async fn one(
         &state,
         &state.hal(version),
         &record,
-        is_seller,
+        sees_all,
         false,
     ))
 }

@@ -19,6 +19,7 @@ both_backends!(
     control_characters_are_refused_where_text_is_stored,
     ads_outlive_a_closed_category_and_changed_definitions,
     not_updateable_attributes_keep_their_value,
+    the_sellers_view_needs_read,
     operators_reject_and_restore,
     the_expiry_sweep_writes_down_what_reads_show,
     seeded_ads_are_valid,
@@ -969,6 +970,40 @@ async fn not_updateable_attributes_keep_their_value(app: TestApp) {
         field_codes(&error),
         [("weight".to_owned(), "not-writable".to_owned())]
     );
+}
+
+/// What only the seller sees (drafts and other states, the rejection reason) needs a token
+/// with `read`, like every private field; with `write` alone the seller sees what anyone
+/// sees. Its own reads are no views.
+async fn the_sellers_view_needs_read(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let (write_only, _) = app
+        .user_token(
+            &app.app_client,
+            "verkoper@souk.test",
+            "password-of-seller",
+            Some("write"),
+        )
+        .await;
+    let mut draft = minimal("Concept");
+    draft["status"] = json!("draft");
+    let draft = created(&app, &write_only, &draft).await;
+    let draft_path = draft["_links"]["self"]["href"].as_str().unwrap();
+    expect_json(app.get_with(draft_path, &seller.token).await, 200).await;
+    assert_eq!(
+        expect_json(app.get_with(draft_path, &write_only).await, 404).await["code"],
+        "advertisement-not-found"
+    );
+    let online = created(&app, &write_only, &minimal("Online")).await;
+    let path = online["_links"]["self"]["href"].as_str().unwrap();
+    expect_json(app.get_with(path, &write_only).await, 200).await;
+    let stats = expect_json(
+        app.get_with(&format!("{path}/statistics"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(stats["numberOfViews"], 0, "the seller's reads are no views");
 }
 
 fn souk(app: &TestApp, args: &[&str]) -> std::process::Output {
