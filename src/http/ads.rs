@@ -1,7 +1,6 @@
 //! `/v1/advertisements`: create, read, replace, patch, delete, the seller's list, and a
 //! user's online ads.
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -25,8 +24,8 @@ use crate::store::images::ImageRecord;
 use crate::store::{Conn, DbError, categories, users};
 
 use super::api::{Api, delete, get, patch, post, put};
-use super::auth::Caller;
-use super::extract::{ApiVersion, JsonBody, parse_id, parse_json, parse_page};
+use super::auth::{Caller, UserWith, need};
+use super::extract::{ApiVersion, JsonBody, PatchBody, parse_id, parse_page};
 use super::render::{Json, etag_matches};
 
 pub fn routes(api: Api) -> Api {
@@ -358,30 +357,36 @@ fn checked_content(
     })
 }
 
+/// The state a new ad starts in: online without `status`, else online or draft.
+fn new_status(body: &Map<String, Value>) -> Result<AdStatus, ApiError> {
+    match requested_status(body)? {
+        None | Some(AdStatus::Online) => Ok(AdStatus::Online),
+        Some(AdStatus::Draft) => Ok(AdStatus::Draft),
+        Some(other) => Err(ApiError::validation(vec![
+            FieldError::new(
+                "status",
+                "invalid-value",
+                Text::new(
+                    "een nieuwe advertentie is online of draft",
+                    "une nouvelle annonce est online ou draft",
+                ),
+            )
+            .with_value(other.as_str()),
+        ])),
+    }
+}
+
 async fn create(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
-    JsonBody(body): JsonBody<Map<String, Value>>,
+    UserWith(seller, _): UserWith<need::Write>,
+    body: Result<JsonBody<Map<String, Value>>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
-    let status = match requested_status(&body)? {
-        None | Some(AdStatus::Online) => AdStatus::Online,
-        Some(AdStatus::Draft) => AdStatus::Draft,
-        Some(other) => {
-            return Err(ApiError::validation(vec![
-                FieldError::new(
-                    "status",
-                    "invalid-value",
-                    Text::new(
-                        "een nieuwe advertentie is online of draft",
-                        "une nouvelle annonce est online ou draft",
-                    ),
-                )
-                .with_value(other.as_str()),
-            ]));
-        }
-    };
+    // Read here, off the writer; its problems count only once the seller may publish.
+    let request = body.and_then(|JsonBody(body)| {
+        let status = new_status(&body)?;
+        Ok((body, status))
+    });
     let region = state.config.region;
     let now = state.clock.now();
     let record = state
@@ -390,6 +395,7 @@ async fn create(
             let Some(user) = users::get(conn, seller)?.filter(|u| u.confirmed) else {
                 return Err(ApiError::new(ErrorCode::UserNotConfirmed));
             };
+            let (body, status) = request?;
             let checked = checked_content(conn, &body, region, None)?;
             let dates = match status {
                 AdStatus::Online => (Some(now), Some(now + checked.running_days * 86_400)),
@@ -444,10 +450,11 @@ async fn one(
     ))
 }
 
-/// What a PUT or a PATCH asks for.
+/// What a PUT or a PATCH asks for; a body's problems count only once the caller is known
+/// to be the seller.
 enum Change {
-    Replace(Map<String, Value>),
-    Patch(json_patch::Patch),
+    Replace(Result<JsonBody<Map<String, Value>>, ApiError>),
+    Patch(Result<PatchBody, ApiError>),
 }
 
 /// The fields a client may send back; what a patch applies to.
@@ -509,6 +516,17 @@ fn check_if_match(headers: &HeaderMap, record: &AdRecord, now: i64) -> Result<()
     }
 }
 
+/// What a caller without a part in someone else's ad gets: 403 `unauthorized` for an
+/// online ad, which anyone may know of, and 404 `advertisement-not-found` for any other, so
+/// that the existence of a draft or a paused ad does not leak (docs/LIFECYCLE.md).
+pub(super) fn outsider(record: &AdRecord, now: i64) -> ApiError {
+    if status_of(record, now) == AdStatus::Online {
+        ErrorCode::Unauthorized.into()
+    } else {
+        ErrorCode::AdvertisementNotFound.into()
+    }
+}
+
 /// Reads the ad for a change by `seller`: 404 if it is gone or not visible, 403 if it is
 /// someone else's online ad.
 fn ad_for_change(
@@ -518,16 +536,10 @@ fn ad_for_change(
     now: i64,
 ) -> Result<AdRecord, ApiError> {
     let record = ads::get(conn, item.number())?.ok_or(ErrorCode::AdvertisementNotFound)?;
-    let status = status_of(&record, now);
     if record.seller_id != seller {
-        return Err(if status == AdStatus::Online {
-            ErrorCode::Unauthorized
-        } else {
-            ErrorCode::AdvertisementNotFound
-        }
-        .into());
+        return Err(outsider(&record, now));
     }
-    if status == AdStatus::Deleted {
+    if status_of(&record, now) == AdStatus::Deleted {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
     Ok(record)
@@ -536,12 +548,11 @@ fn ad_for_change(
 async fn change(
     state: AppState,
     version: &'static str,
-    caller: Caller,
+    seller: i64,
     raw: String,
     headers: HeaderMap,
     change: Change,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
     let item = parse_item(&raw)?;
     let region = state.config.region;
     let now = state.clock.now();
@@ -551,8 +562,9 @@ async fn change(
             let record = ad_for_change(conn, item, seller, now)?;
             check_if_match(&headers, &record, now)?;
             let body = match change {
-                Change::Replace(body) => body,
+                Change::Replace(body) => body?.0,
                 Change::Patch(patch) => {
+                    let PatchBody(patch) = patch?;
                     let mut view = writable_view(&record, now);
                     apply_patch(&mut view, &patch)?;
                     match view {
@@ -644,43 +656,31 @@ async fn change(
 async fn replace(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
     headers: HeaderMap,
-    JsonBody(body): JsonBody<Map<String, Value>>,
+    body: Result<JsonBody<Map<String, Value>>, ApiError>,
 ) -> Result<Json, ApiError> {
-    change(state, version, caller, raw, headers, Change::Replace(body)).await
+    change(state, version, seller, raw, headers, Change::Replace(body)).await
 }
 
 async fn patch_ad(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<PatchBody, ApiError>,
 ) -> Result<Json, ApiError> {
-    // Who may patch comes before what the patch looks like.
-    caller.user_with(Scope::Write)?;
-    let is_patch = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json-patch+json"));
-    if !is_patch {
-        return Err(ErrorCode::IncorrectContentType.into());
-    }
-    let patch: json_patch::Patch = parse_json(&body)?;
-    change(state, version, caller, raw, headers, Change::Patch(patch)).await
+    change(state, version, seller, raw, headers, Change::Patch(body)).await
 }
 
 async fn remove(
     State(state): State<AppState>,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
     let item = parse_item(&raw)?;
     let now = state.clock.now();
     state
@@ -690,13 +690,7 @@ async fn remove(
                 return Err(ApiError::new(ErrorCode::AdvertisementNotFound));
             };
             if record.seller_id != seller {
-                let online = status_of(&record, now) == AdStatus::Online;
-                return Err(if online {
-                    ErrorCode::Unauthorized
-                } else {
-                    ErrorCode::AdvertisementNotFound
-                }
-                .into());
+                return Err(outsider(&record, now));
             }
             if status_of(&record, now) == AdStatus::Deleted {
                 return Ok(());
@@ -752,10 +746,9 @@ fn page_json(
 async fn list_own(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Read>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Read)?;
     let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
     let statuses: Vec<&'static str> = match query.status.as_deref().filter(|s| !s.is_empty()) {
         None => AdStatus::ALL

@@ -101,27 +101,50 @@ pub fn parse_page(
 
 /// A JSON request body: `Content-Type: application/json` (else 400
 /// `incorrect-content-type`), within the size limit (else 413), and parseable into `T`
-/// (else 400 `invalid-json` naming where it failed).
+/// (else 400 `invalid-json` naming where it failed). A handler whose permission depends on
+/// more than the token takes it as `Result<JsonBody<T>, ApiError>` and uses it only after
+/// that check (see `auth::UserWith`).
 pub struct JsonBody<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let is_json = request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
-        if !is_json {
-            return Err(ErrorCode::IncorrectContentType.into());
-        }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))?;
+        let bytes = body_of_type(request, state, "application/json").await?;
         parse_json(&bytes).map(JsonBody)
     }
+}
+
+/// An RFC 6902 JSON Patch body: `Content-Type: application/json-patch+json`, else as
+/// [`JsonBody`].
+pub struct PatchBody(pub json_patch::Patch);
+
+impl<S: Send + Sync> FromRequest<S> for PatchBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = body_of_type(request, state, "application/json-patch+json").await?;
+        parse_json(&bytes).map(PatchBody)
+    }
+}
+
+async fn body_of_type<S: Send + Sync>(
+    request: Request,
+    state: &S,
+    media_type: &str,
+) -> Result<Bytes, ApiError> {
+    let matches = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case(media_type));
+    if !matches {
+        return Err(ErrorCode::IncorrectContentType.into());
+    }
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))
 }
 
 /// Parses a JSON body; a syntax error or a value of the wrong shape is `invalid-json`

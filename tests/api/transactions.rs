@@ -13,6 +13,7 @@ both_backends!(
     upcall_confirmations,
     a_retried_upcall_counts_once,
     statistics_count_what_happens,
+    statistics_are_read_without_writing,
 );
 
 struct Party {
@@ -165,6 +166,29 @@ async fn transactions_as_the_original_had_them(app: TestApp) {
     assert_eq!(again["code"], "conflicting-state");
 }
 
+/// The (field, code) pairs of a validation failure.
+fn field_codes(error: &Value) -> Vec<(String, String)> {
+    assert_eq!(error["code"], "validation-failure", "{error}");
+    error["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["field"].as_str().unwrap().to_owned(),
+                d["code"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+    expected
+        .iter()
+        .map(|(f, c)| ((*f).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
 async fn transactions_are_validated_and_guarded(app: TestApp) {
     let seller = party(&app, "verkoper@souk.test").await;
     let buyer = party(&app, "koper@souk.test").await;
@@ -182,15 +206,54 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
         400,
     )
     .await;
-    let fields: Vec<&str> = bad["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["buyerId", "amount", "shippingCosts"]);
+    assert_eq!(
+        field_codes(&bad),
+        pairs(&[
+            ("buyerId", "unknown-user"),
+            ("amount", "invalid-value"),
+            ("shippingCosts", "invalid-value")
+        ])
+    );
     let missing = expect_json(post(&app, &seller.token, &path, json!({})).await, 400).await;
-    assert_eq!(missing["details"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        field_codes(&missing),
+        pairs(&[
+            ("buyerId", "missing"),
+            ("amount", "missing"),
+            ("shippingCosts", "missing")
+        ])
+    );
+    // A buyerId that is not a positive integer is no user id at all; amounts are integer
+    // cents from 0 to 1,000,000,000, as JSON numbers.
+    for (buyer_id, amount, expected) in [
+        (json!("5"), json!(100), ("buyerId", "invalid-value")),
+        (json!("x"), json!(100), ("buyerId", "invalid-value")),
+        (json!(2.5), json!(100), ("buyerId", "invalid-value")),
+        (json!(-3), json!(100), ("buyerId", "invalid-value")),
+        (
+            json!(buyer.id),
+            json!(1_000_000_001),
+            ("amount", "invalid-value"),
+        ),
+        (json!(buyer.id), json!("100"), ("amount", "invalid-value")),
+    ] {
+        let refused = expect_json(
+            post(
+                &app,
+                &seller.token,
+                &path,
+                json!({"buyerId": buyer_id, "amount": amount, "shippingCosts": 0}),
+            )
+            .await,
+            400,
+        )
+        .await;
+        assert_eq!(
+            field_codes(&refused),
+            pairs(&[expected]),
+            "{buyer_id} {amount}"
+        );
+    }
     let to_oneself = expect_json(
         post(
             &app,
@@ -202,11 +265,14 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
         400,
     )
     .await;
-    assert_eq!(to_oneself["details"][0]["field"], "buyerId");
-    assert_eq!(to_oneself["details"][0]["code"], "buyer-is-seller");
+    assert_eq!(
+        field_codes(&to_oneself),
+        pairs(&[("buyerId", "buyer-is-seller")])
+    );
     assert_eq!(
         expect_json(app.get_with(&path, &seller.token).await, 200).await["_embedded"]["svc:advertisement-transaction"],
-        json!([])
+        json!([]),
+        "nothing was recorded"
     );
     let not_seller = post(
         &app,
@@ -216,23 +282,47 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     )
     .await;
     assert_eq!(expect_json(not_seller, 403).await["code"], "unauthorized");
-    expect_json(
+    let largest = expect_json(
         post(
             &app,
             &seller.token,
             &path,
-            json!({"buyerId": buyer.id, "amount": 1, "shippingCosts": 0}),
+            json!({"buyerId": buyer.id, "amount": 1_000_000_000, "shippingCosts": 0}),
         )
         .await,
         201,
     )
     .await;
+    assert_eq!(largest["amount"], 1_000_000_000);
+    // A buyer sees their own transactions only.
     expect_json(
-        app.get_with(&format!("{path}/1"), &stranger.token).await,
-        403,
+        post(
+            &app,
+            &seller.token,
+            &path,
+            json!({"buyerId": stranger.id, "amount": 5, "shippingCosts": 0}),
+        )
+        .await,
+        201,
     )
     .await;
-    expect_json(app.get_with(&path, &stranger.token).await, 403).await;
+    let ids = |list: &Value| -> Vec<i64> {
+        list["_embedded"]["svc:advertisement-transaction"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["transactionId"].as_i64().unwrap())
+            .collect()
+    };
+    let mine = expect_json(app.get_with(&path, &buyer.token).await, 200).await;
+    assert_eq!(ids(&mine), [1]);
+    let theirs = expect_json(app.get_with(&path, &stranger.token).await, 200).await;
+    assert_eq!(ids(&theirs), [2]);
+    let all = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(ids(&all), [2, 1]);
+    expect_json(app.get_with(&format!("{path}/2"), &buyer.token).await, 403).await;
+    let outsider = party(&app, "buitenstaander@souk.test").await;
+    expect_json(app.get_with(&path, &outsider.token).await, 403).await;
     expect_json(app.get(&path).await, 403).await;
     let gone = expect_json(
         post(
@@ -246,6 +336,36 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     )
     .await;
     assert_eq!(gone["code"], "advertisement-not-found");
+    // A deleted ad has no transactions any more, for anyone.
+    let deleted = app
+        .client
+        .delete(app.url(&format!("/v1/advertisements/{item}")))
+        .bearer_auth(&seller.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    for (token, request) in [
+        (&seller.token, format!("{path}/1")),
+        (&seller.token, path.clone()),
+        (&buyer.token, path.clone()),
+    ] {
+        assert_eq!(
+            expect_json(app.get_with(&request, token).await, 404).await["code"],
+            "advertisement-not-found"
+        );
+    }
+    let after = post(
+        &app,
+        &seller.token,
+        &path,
+        json!({"buyerId": buyer.id, "amount": 1, "shippingCosts": 0}),
+    )
+    .await;
+    assert_eq!(
+        expect_json(after, 404).await["code"],
+        "advertisement-not-found"
+    );
 }
 
 async fn sale(app: &TestApp, seller: &Party, item: &str, buyer: i64) -> reqwest::Response {
@@ -466,4 +586,48 @@ async fn statistics_count_what_happens(app: TestApp) {
         "unauthorized"
     );
     expect_json(app.get(&format!("{ad}/statistics")).await, 403).await;
+}
+
+/// Views are counted in memory; reading statistics adds this replica's pending views and
+/// writes nothing, so a caller who may not read them cannot make the server write either.
+async fn statistics_are_read_without_writing(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let other = party(&app, "ander@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let number: i64 = item[1..].parse().unwrap();
+    let ad = format!("/v1/advertisements/{item}");
+    for _ in 0..3 {
+        expect_json(app.get_with(&ad, &other.token).await, 200).await;
+    }
+    let stored_views = || async {
+        app.db
+            .read(move |conn| {
+                conn.query_opt(
+                    "SELECT views FROM advertisement_statistics WHERE item_number = $1",
+                    souk::params![number],
+                )?
+                .map(|row| row.get::<i64>("views"))
+                .transpose()
+            })
+            .await
+            .unwrap()
+    };
+    assert_eq!(
+        expect_json(
+            app.get_with(&format!("{ad}/statistics"), &other.token)
+                .await,
+            403
+        )
+        .await["code"],
+        "unauthorized"
+    );
+    assert_eq!(stored_views().await, None, "a refused read wrote nothing");
+    let stats = expect_json(
+        app.get_with(&format!("{ad}/statistics"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(stats["numberOfViews"], 3, "the pending views count");
+    assert_eq!(stored_views().await, None, "reading wrote nothing");
 }
