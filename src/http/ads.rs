@@ -26,7 +26,7 @@ use crate::store::{Conn, DbError, categories, users};
 use super::api::{Api, delete, get, patch, post, put};
 use super::auth::{Caller, UserWith, need};
 use super::extract::{ApiVersion, JsonBody, PatchBody, parse_id, parse_page};
-use super::render::{Json, etag_matches};
+use super::render::{Json, etag_matches_strong};
 
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
@@ -509,7 +509,7 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), ApiErr
 
 fn check_if_match(headers: &HeaderMap, record: &AdRecord, now: i64) -> Result<(), ApiError> {
     match headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) {
-        Some(wanted) if !etag_matches(wanted, &format!("\"{}\"", tag(record, now))) => {
+        Some(wanted) if !etag_matches_strong(wanted, &format!("\"{}\"", tag(record, now))) => {
             Err(ErrorCode::PreconditionFailed.into())
         }
         _ => Ok(()),

@@ -358,6 +358,29 @@ async fn etags_guard_changes(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(cached.status(), 304);
+    // If-None-Match compares weakly: the weak form of the tag matches too.
+    let weakly = app
+        .client
+        .get(app.url(&path))
+        .bearer_auth(&seller.token)
+        .header("if-none-match", format!("W/{tag}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(weakly.status(), 304);
+    // If-Match compares strongly: a weak tag never matches, and nothing changes.
+    let weak = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Zwak"}]),
+        Some(&format!("W/{tag}")),
+    )
+    .await;
+    assert_eq!(expect_json(weak, 412).await["code"], "precondition-failed");
+    let unchanged = app.get_with(&path, &seller.token).await;
+    assert_eq!(unchanged.headers()["etag"].to_str().unwrap(), tag);
+    assert_eq!(expect_json(unchanged, 200).await["title"], "Met ETag");
     let changed = json_patch(
         &app,
         &seller.token,
@@ -398,6 +421,24 @@ async fn etags_guard_changes(app: TestApp) {
         .unwrap();
     expect_json(delete, 412).await;
     assert_eq!(app.get_json(&path, 200).await["title"], "Eerste wijziging");
+    // A PUT answers with the new ETag, the one a read then gives, and a matching If-Match
+    // lets it through.
+    let mut body = minimal("Vierde");
+    body["frameSize"] = json!(50);
+    let put = app
+        .client
+        .put(app.url(&path))
+        .bearer_auth(&seller.token)
+        .header("if-match", &new_tag)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let put_tag = put.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(put_tag, new_tag);
+    assert_eq!(expect_json(put, 200).await["title"], "Vierde");
+    let read = app.get_with(&path, &seller.token).await;
+    assert_eq!(read.headers()["etag"].to_str().unwrap(), put_tag);
     let wrong_type = app
         .client
         .patch(app.url(&path))
