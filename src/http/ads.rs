@@ -53,7 +53,7 @@ pub fn routes(api: Api) -> Api {
         get("/advertisements", "listOwnAdvertisements")
             .tag("Advertisements")
             .summary("The calling user's own advertisements, newest first")
-            .description("Every status but deleted; `status` filters (comma-separated). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
+            .description("Every status but deleted; `status` filters (comma-separated; an unknown status or `deleted` is 400 `validation-failure` on `status`). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
             .authenticated()
             .query_param("status", json!({"type": "string"}), "Comma-separated statuses.")
             .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
@@ -756,16 +756,21 @@ async fn list_own(
             .filter(|s| **s != AdStatus::Deleted)
             .map(|s| s.as_str())
             .collect(),
+        // Deleted ads are gone for everyone, their seller included: no list shows them.
         Some(list) => list
             .split(',')
-            .map(|s| AdStatus::parse(s.trim()).map(AdStatus::as_str))
+            .map(|s| AdStatus::parse(s.trim()).filter(|s| *s != AdStatus::Deleted))
+            .map(|s| s.map(AdStatus::as_str))
             .collect::<Option<_>>()
             .ok_or_else(|| {
                 ApiError::validation(vec![
                     FieldError::new(
                         "status",
                         "invalid-value",
-                        Text::new("bevat een onbekende status", "contient un statut inconnu"),
+                        Text::new(
+                            "bevat een onbekende status of `deleted` (verwijderde advertenties staan in geen lijst)",
+                            "contient un statut inconnu ou `deleted` (les annonces supprimées ne figurent dans aucune liste)",
+                        ),
                     )
                     .with_value(list),
                 ])

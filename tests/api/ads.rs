@@ -607,12 +607,23 @@ async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
     )
     .await;
     assert_eq!(paused["totalCount"], 1);
-    expect_json(
-        app.get_with("/v1/advertisements?status=sold", &seller.token)
+    // Deleted ads are in no list, not even on request.
+    for filter in ["sold", "deleted", "online,deleted"] {
+        let refused = expect_json(
+            app.get_with(
+                &format!("/v1/advertisements?status={filter}"),
+                &seller.token,
+            )
             .await,
-        400,
-    )
-    .await;
+            400,
+        )
+        .await;
+        assert_eq!(
+            field_codes(&refused),
+            [("status".to_owned(), "invalid-value".to_owned())],
+            "{filter}"
+        );
+    }
     let bad = expect_json(
         app.get_with("/v1/advertisements?limit=101", &seller.token)
             .await,
