@@ -22,6 +22,7 @@ both_backends!(
     the_sellers_view_needs_read,
     operators_reject_and_restore,
     the_expiry_sweep_writes_down_what_reads_show,
+    the_upkeep_expires_ads_by_itself,
     seeded_ads_are_valid,
 );
 
@@ -1131,6 +1132,40 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
         .unwrap();
     assert_eq!(stored.status, "expired");
     assert_eq!(stored.version, 2, "the ETag changes with it");
+}
+
+/// The upkeep `serve` starts (every minute there) writes expiry down without anyone
+/// asking; here it runs every few milliseconds.
+async fn the_upkeep_expires_ads_by_itself(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let ad = created(&app, &seller.token, &minimal("Verloopt vanzelf")).await;
+    let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
+    let stored_status = || async {
+        app.db
+            .read(move |conn| souk::store::ads::get(conn, number))
+            .await
+            .unwrap()
+            .unwrap()
+            .status
+    };
+    let state =
+        souk::app::AppState::new(app.config.clone(), app.db.clone(), app.clock.clone()).unwrap();
+    let upkeep = tokio::spawn(souk::app::sweep_periodically(
+        state,
+        std::time::Duration::from_millis(10),
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(stored_status().await, "online", "not due yet");
+    app.clock.advance(28 * 86_400);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while stored_status().await != "expired" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the upkeep did not run"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    upkeep.abort();
 }
 
 /// `souk seed` makes ads that pass the API's own checks.
