@@ -9,6 +9,11 @@ use crate::helpers::{TestApp, expect_json};
 both_backends!(
     a_client_of_the_original_works_unchanged,
     problems_come_back_together,
+    every_content_rule_has_its_field_error,
+    malformed_bodies_are_refused_and_change_nothing,
+    new_ads_start_online_or_as_drafts,
+    the_sellers_list_pages_by_30,
+    close_date_follows_the_categorys_running_days,
     only_the_seller_changes_an_ad,
     unconfirmed_users_cannot_publish,
     etags_guard_changes,
@@ -253,6 +258,428 @@ async fn problems_come_back_together(app: TestApp) {
         app.get_json("/v1/advertisements/m999999", 404).await["code"],
         "advertisement-not-found"
     );
+}
+
+/// A car (Personenauto's, 1/101): `fuel` is mandatory, `model` a STRING, 56 days running.
+fn car(title: &str) -> Value {
+    json!({
+        "title": title,
+        "description": "Een nette auto.",
+        "categoryId": 101,
+        "location": {"postcode": "1000"},
+        "priceModel": {"modelType": "fixed", "askingPrice": 500000},
+        "fuel": "petrol",
+    })
+}
+
+async fn own_count(app: &TestApp, token: &str) -> i64 {
+    expect_json(app.get_with("/v1/advertisements", token).await, 200).await["totalCount"]
+        .as_i64()
+        .unwrap()
+}
+
+/// Each rule of an ad's content, broken alone, gives its field error (and stores nothing);
+/// the bounds themselves are accepted.
+async fn every_content_rule_has_its_field_error(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let with = |base: Value, changes: &[(&str, Value)]| {
+        let mut body = base;
+        for (key, value) in changes {
+            if value.is_null() {
+                body.as_object_mut().unwrap().remove(*key);
+            } else {
+                body[*key] = value.clone();
+            }
+        }
+        body
+    };
+    let bike = minimal("Fiets");
+    let in_404 = with(minimal("Fiets"), &[("categoryId", json!(404))]);
+    let long = |n: usize| json!("x".repeat(n));
+    let refused: Vec<(Value, (&str, &str))> = vec![
+        (
+            with(bike.clone(), &[("condition", Value::Null)]),
+            ("condition", "missing"),
+        ),
+        (
+            with(bike.clone(), &[("frameSize", json!("groot"))]),
+            ("frameSize", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("frameSize", json!(53.5))]),
+            ("frameSize", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("frameSize", json!(29))]),
+            ("frameSize", "out-of-range"),
+        ),
+        (
+            with(in_404.clone(), &[("weight", json!("zwaar"))]),
+            ("weight", "invalid-value"),
+        ),
+        (
+            with(car("Golf"), &[("model", json!(42))]),
+            ("model", "invalid-value"),
+        ),
+        (
+            with(car("Golf"), &[("model", long(101))]),
+            ("model", "too-long"),
+        ),
+        (
+            with(car("Golf"), &[("fuel", json!("steam"))]),
+            ("fuel", "unknown-option"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[("attributes", json!([{"key": "condition", "value": "new"}]))],
+            ),
+            ("attributes[0]", "duplicate"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[("attributes", json!([{"key": "condition"}]))],
+            ),
+            ("attributes[0]", "invalid-value"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[(
+                    "priceModel",
+                    json!({"modelType": "fixed", "askingPrice": 1_000_000_001}),
+                )],
+            ),
+            ("priceModel.askingPrice", "too-large"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[(
+                    "priceModel",
+                    json!({"modelType": "fixed", "askingPrice": 12.5}),
+                )],
+            ),
+            ("priceModel.askingPrice", "invalid-value"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[(
+                    "priceModel",
+                    json!({"modelType": "fixed", "askingPrice": 100, "minimalBid": 50}),
+                )],
+            ),
+            ("priceModel.minimalBid", "not-allowed"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[("priceModel", json!({"modelType": "free"}))],
+            ),
+            ("priceModel.modelType", "unknown-model-type"),
+        ),
+        (
+            with(bike.clone(), &[("priceModel", Value::Null)]),
+            ("priceModel", "missing"),
+        ),
+        (
+            with(bike.clone(), &[("categoryId", json!(9999))]),
+            ("categoryId", "unknown-category"),
+        ),
+        (
+            with(bike.clone(), &[("categoryId", json!("fietsen"))]),
+            ("categoryId", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("description", json!(""))]),
+            ("description", "too-short"),
+        ),
+        (
+            with(bike.clone(), &[("description", json!("   "))]),
+            ("description", "too-short"),
+        ),
+        (
+            with(bike.clone(), &[("description", long(4001))]),
+            ("description", "too-long"),
+        ),
+        (
+            with(bike.clone(), &[("description", json!(12))]),
+            ("description", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("title", long(61))]),
+            ("title", "too-long"),
+        ),
+        (
+            with(bike.clone(), &[("title", Value::Null)]),
+            ("title", "missing"),
+        ),
+        (
+            with(bike.clone(), &[("location", json!({"postcode": "0123AB"}))]),
+            ("location.postcode", "invalid-postcode"),
+        ),
+        (
+            with(bike.clone(), &[("locale", json!("de-DE"))]),
+            ("locale", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("reserved", json!("ja"))]),
+            ("reserved", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("showOnMap", json!(1))]),
+            ("showOnMap", "invalid-value"),
+        ),
+    ];
+    for (body, expected) in &refused {
+        let error = expect_json(create(&app, &seller.token, body).await, 400).await;
+        assert_eq!(error["code"], "validation-failure");
+        assert_eq!(
+            field_codes(&error),
+            [(expected.0.to_owned(), expected.1.to_owned())],
+            "{body}"
+        );
+    }
+    let above = with(
+        bike.clone(),
+        &[(
+            "priceModel",
+            json!({"modelType": "bidding", "minimalBid": 600, "askingPrice": 500}),
+        )],
+    );
+    let error = expect_json(create(&app, &seller.token, &above).await, 400).await;
+    assert_eq!(error["details"][0]["code"], "above-asking-price");
+    assert_eq!(
+        error["details"][0]["fields"],
+        json!(["priceModel.minimalBid", "priceModel.askingPrice"])
+    );
+    assert_eq!(
+        own_count(&app, &seller.token).await,
+        0,
+        "nothing was stored"
+    );
+    // The bounds themselves are fine, and so are numeric strings where numbers go.
+    let accepted = [
+        with(
+            bike.clone(),
+            &[("title", long(60)), ("description", long(4000))],
+        ),
+        with(
+            bike.clone(),
+            &[("title", json!("ab")), ("frameSize", json!("70"))],
+        ),
+        with(
+            bike.clone(),
+            &[(
+                "priceModel",
+                json!({"modelType": "fixed", "askingPrice": "1000000000"}),
+            )],
+        ),
+        with(in_404, &[("weight", json!("12.5"))]),
+        with(car("Golf"), &[("model", long(100))]),
+        with(
+            bike,
+            &[
+                ("priceModel", json!({"modelType": "to be discussed"})),
+                ("reserved", json!(true)),
+            ],
+        ),
+    ];
+    for body in &accepted {
+        expect_json(create(&app, &seller.token, body).await, 201).await;
+    }
+    assert_eq!(own_count(&app, &seller.token).await, accepted.len() as i64);
+}
+
+/// A body of another type or malformed JSON is refused on POST, PUT and PATCH, and a
+/// refused change changes nothing.
+async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let raw = |method: reqwest::Method, path: &str, content_type: &str, body: &str| {
+        app.client
+            .request(method, app.url(path))
+            .bearer_auth(&seller.token)
+            .header("content-type", content_type)
+            .body(body.to_owned())
+            .send()
+    };
+    let wrong_type = raw(
+        reqwest::Method::POST,
+        "/v1/advertisements",
+        "text/plain",
+        &minimal("Fiets").to_string(),
+    );
+    assert_eq!(
+        expect_json(wrong_type.await.unwrap(), 400).await["code"],
+        "incorrect-content-type"
+    );
+    for broken in ["{\"title\": ", "[1, 2]", "\"fiets\""] {
+        let response = raw(
+            reqwest::Method::POST,
+            "/v1/advertisements",
+            "application/json",
+            broken,
+        );
+        assert_eq!(
+            expect_json(response.await.unwrap(), 400).await["code"],
+            "invalid-json",
+            "{broken}"
+        );
+    }
+    assert_eq!(own_count(&app, &seller.token).await, 0);
+    let response = create(&app, &seller.token, &minimal("Fiets")).await;
+    let tag = response.headers()["etag"].clone();
+    let ad = expect_json(response, 201).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    for (method, content_type, body, code) in [
+        (
+            reqwest::Method::PUT,
+            "text/plain",
+            minimal("Ander").to_string(),
+            "incorrect-content-type",
+        ),
+        (
+            reqwest::Method::PUT,
+            "application/json",
+            "{\"title\": ".to_owned(),
+            "invalid-json",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "application/json-patch+json",
+            "[{\"op\": ".to_owned(),
+            "invalid-json",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "application/json-patch+json",
+            "{\"title\": \"Ander\"}".to_owned(),
+            "invalid-json",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "application/json-patch+json",
+            "[{\"op\": \"replace\", \"value\": 1}]".to_owned(),
+            "invalid-json",
+        ),
+        (
+            reqwest::Method::PATCH,
+            "application/json",
+            json!([{"op": "replace", "path": "/title", "value": "Ander"}]).to_string(),
+            "incorrect-content-type",
+        ),
+    ] {
+        let response = raw(method.clone(), &path, content_type, &body)
+            .await
+            .unwrap();
+        assert_eq!(
+            expect_json(response, 400).await["code"],
+            code,
+            "{method} {content_type} {body}"
+        );
+    }
+    let read = app.get_with(&path, &seller.token).await;
+    assert_eq!(read.headers()["etag"], tag, "nothing changed");
+    assert_eq!(expect_json(read, 200).await, ad);
+}
+
+/// A new ad is online without `status`, a draft with `"status": "draft"`; any other
+/// state is refused (and nothing is stored).
+async fn new_ads_start_online_or_as_drafts(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    for status in ["paused", "closed", "expired", "deleted", "rejected", "sold"] {
+        let mut body = minimal("Fiets");
+        body["status"] = json!(status);
+        let error = expect_json(create(&app, &seller.token, &body).await, 400).await;
+        assert_eq!(
+            field_codes(&error),
+            [("status".to_owned(), "invalid-value".to_owned())],
+            "{status}"
+        );
+    }
+    assert_eq!(own_count(&app, &seller.token).await, 0);
+    let mut online = minimal("Fiets");
+    online["status"] = json!("online");
+    assert_eq!(
+        created(&app, &seller.token, &online).await["status"],
+        "online"
+    );
+    assert_eq!(
+        created(&app, &seller.token, &minimal("Fiets")).await["status"],
+        "online"
+    );
+}
+
+/// `GET /v1/advertisements` pages by 30 unless `limit` says otherwise.
+async fn the_sellers_list_pages_by_30(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    for i in 0..31 {
+        created(&app, &seller.token, &minimal(&format!("Fiets {i}"))).await;
+    }
+    let first = expect_json(app.get_with("/v1/advertisements", &seller.token).await, 200).await;
+    assert_eq!(first["limit"], 30);
+    assert_eq!(first["offset"], 0);
+    assert_eq!(first["totalCount"], 31);
+    assert_eq!(
+        first["_embedded"]["svc:advertisement"]
+            .as_array()
+            .unwrap()
+            .len(),
+        30
+    );
+    let next = first["_links"]["next"]["href"].as_str().unwrap();
+    assert_eq!(next, "/v1/advertisements?offset=30&limit=30");
+    let second = expect_json(app.get_with(next, &seller.token).await, 200).await;
+    let last: Vec<&str> = second["_embedded"]["svc:advertisement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(last, ["Fiets 0"], "the oldest comes last");
+    assert!(second["_links"].get("next").is_none());
+}
+
+/// `closeDate` is `startDate` plus the category's `runningDays`: 56 for cars, 28 for
+/// bicycles; a draft gets its dates when it is published.
+async fn close_date_follows_the_categorys_running_days(app: TestApp) {
+    use souk::domain::time::parse_timestamp;
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let running = |ad: &Value| {
+        let start = parse_timestamp(ad["startDate"].as_str().unwrap()).unwrap();
+        let close = parse_timestamp(ad["closeDate"].as_str().unwrap()).unwrap();
+        (start, (close - start) / 86_400)
+    };
+    let fees = app.get_json("/v1/categories/1/101/fees", 200).await;
+    assert_eq!(fees["runningDays"], 56);
+    let car_ad = created(&app, &seller.token, &car("Golf")).await;
+    assert_eq!(running(&car_ad), (app.clock.now(), 56));
+    let bike = created(&app, &seller.token, &minimal("Fiets")).await;
+    assert_eq!(running(&bike).1, 28);
+    let mut draft = car("Polo");
+    draft["status"] = json!("draft");
+    let draft = created(&app, &seller.token, &draft).await;
+    assert!(draft["startDate"].is_null() && draft["closeDate"].is_null());
+    app.clock.advance(3 * 86_400);
+    let (token, _) = app
+        .user_token(
+            &app.app_client,
+            "verkoper@souk.test",
+            "password-of-seller",
+            None,
+        )
+        .await;
+    let published = status(
+        &app,
+        &token,
+        draft["_links"]["self"]["href"].as_str().unwrap(),
+        "online",
+    )
+    .await;
+    let published = expect_json(published, 200).await;
+    assert_eq!(running(&published), (app.clock.now(), 56));
 }
 
 async fn only_the_seller_changes_an_ad(app: TestApp) {
