@@ -18,6 +18,9 @@ both_backends!(
     unconfirmed_users_cannot_publish,
     etags_guard_changes,
     the_lifecycle_is_enforced,
+    the_sellers_transitions_and_no_others,
+    operators_restore_to_where_the_ad_was,
+    a_users_list_shows_online_ads_only,
     ads_expire_on_time,
     the_sellers_list_and_a_users_online_ads,
     offsets_out_of_range_are_refused,
@@ -948,6 +951,216 @@ async fn the_lifecycle_is_enforced(app: TestApp) {
     assert_eq!(again.status(), 204, "DELETE is idempotent");
     expect_json(app.get_with(&path, &seller.token).await, 404).await;
     expect_json(status(&app, &seller.token, &path, "online").await, 404).await;
+}
+
+const STATES: [&str; 7] = [
+    "draft", "online", "paused", "expired", "closed", "deleted", "rejected",
+];
+
+/// docs/LIFECYCLE.md: what a seller may do; sending the current state is no change.
+fn seller_may(from: &str, to: &str) -> bool {
+    from == to
+        || matches!(
+            (from, to),
+            ("draft", "online")
+                | ("online", "paused")
+                | ("paused", "online")
+                | ("online" | "paused", "closed")
+                | (_, "deleted")
+        )
+}
+
+/// A new ad of `seller` in state `state` (not deleted); its path.
+async fn ad_in(app: &TestApp, seller: &Seller, state: &str) -> String {
+    let mut body = minimal(&format!("In staat {state}"));
+    if state == "draft" {
+        body["status"] = json!("draft");
+    }
+    let ad = created(app, &seller.token, &body).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let item = souk::domain::advertisement::ItemId::parse(ad["itemId"].as_str().unwrap()).unwrap();
+    match state {
+        "paused" | "closed" => {
+            expect_json(status(app, &seller.token, &path, state).await, 200).await;
+        }
+        "expired" => {
+            let past = app.clock.now() - 1;
+            app.db
+                .write(move |conn| {
+                    conn.execute(
+                        "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+                        souk::params![past, item.number()],
+                    )
+                })
+                .await
+                .unwrap();
+        }
+        "rejected" => souk::moderation::reject(&app.db, item, "Verboden", app.clock.now())
+            .await
+            .unwrap(),
+        _ => {}
+    }
+    let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(read["status"], state);
+    path
+}
+
+/// Every change of state a seller may ask for (PATCH `status`) against docs/LIFECYCLE.md:
+/// the allowed ones land, every other is 409 `conflicting-state` and changes nothing.
+async fn the_sellers_transitions_and_no_others(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    for from in STATES.iter().filter(|s| **s != "deleted") {
+        for to in STATES {
+            let path = ad_in(&app, &seller, from).await;
+            let response = status(&app, &seller.token, &path, to).await;
+            if seller_may(from, to) {
+                assert_eq!(
+                    expect_json(response, 200).await["status"],
+                    to,
+                    "{from} -> {to}"
+                );
+                let read = app.get_with(&path, &seller.token).await;
+                if to == "deleted" {
+                    assert_eq!(read.status(), 404, "{from} -> deleted: gone");
+                } else {
+                    assert_eq!(expect_json(read, 200).await["status"], to);
+                }
+            } else {
+                let refused = expect_json(response, 409).await;
+                assert_eq!(refused["code"], "conflicting-state", "{from} -> {to}");
+                let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+                assert_eq!(read["status"], *from, "{from} -> {to} changed nothing");
+            }
+        }
+    }
+}
+
+/// An operator restores a rejected ad to online if it has running time left, to expired if
+/// not, to draft if it was never published; closed, expired and deleted ads cannot be
+/// rejected; a reason is text without NUL.
+async fn operators_restore_to_where_the_ad_was(app: TestApp) {
+    use souk::domain::advertisement::{AdStatus, ItemId};
+    use souk::moderation::{ModerationError, reject, restore};
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let item = |path: &str| ItemId::parse(path.rsplit('/').next().unwrap()).unwrap();
+    let now = app.clock.now();
+    let draft = ad_in(&app, &seller, "draft").await;
+    reject(&app.db, item(&draft), "Namaak", now).await.unwrap();
+    assert_eq!(
+        restore(&app.db, item(&draft), now).await.unwrap(),
+        AdStatus::Draft
+    );
+    let read = expect_json(app.get_with(&draft, &seller.token).await, 200).await;
+    assert_eq!(read["status"], "draft");
+    assert!(read["startDate"].is_null());
+    let online = ad_in(&app, &seller, "online").await;
+    reject(&app.db, item(&online), "Namaak", now).await.unwrap();
+    let later = now + 29 * 86_400;
+    assert_eq!(
+        restore(&app.db, item(&online), later).await.unwrap(),
+        AdStatus::Expired
+    );
+    app.clock.advance(29 * 86_400);
+    let (token, _) = app
+        .user_token(
+            &app.app_client,
+            "verkoper@souk.test",
+            "password-of-seller",
+            None,
+        )
+        .await;
+    let read = expect_json(app.get_with(&online, &token).await, 200).await;
+    assert_eq!(read["status"], "expired");
+    assert!(read.get("rejectionReason").is_none());
+    let now = app.clock.now();
+    let seller = Seller {
+        id: seller.id,
+        token,
+    };
+    for state in ["closed", "expired", "deleted"] {
+        let path = if state == "deleted" {
+            let path = ad_in(&app, &seller, "online").await;
+            let deleted = app
+                .client
+                .delete(app.url(&path))
+                .bearer_auth(&seller.token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(deleted.status(), 204);
+            path
+        } else {
+            ad_in(&app, &seller, state).await
+        };
+        let refused = reject(&app.db, item(&path), "Te laat", now).await;
+        assert!(
+            matches!(refused, Err(ModerationError::NotAllowed(..))),
+            "{state}: {refused:?}"
+        );
+        let stored = app
+            .db
+            .read(move |conn| souk::store::ads::get(conn, item(&path).number()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.rejection_reason, None, "{state}");
+    }
+    let open = ad_in(&app, &seller, "online").await;
+    for reason in ["Namaak\u{0}", "Rood\u{1b}[31m", " "] {
+        let refused = reject(&app.db, item(&open), reason, now).await;
+        assert!(
+            matches!(refused, Err(ModerationError::BadReason)),
+            "{reason:?}"
+        );
+    }
+    reject(
+        &app.db,
+        item(&open),
+        "Verboden product.\nZie de regels.",
+        now,
+    )
+    .await
+    .unwrap();
+    let read = expect_json(app.get_with(&open, &seller.token).await, 200).await;
+    assert_eq!(read["rejectionReason"], "Verboden product.\nZie de regels.");
+}
+
+/// A user's public list holds their online ads only: no drafts, paused, closed, expired or
+/// rejected ones; `limit` at most 100.
+async fn a_users_list_shows_online_ads_only(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let online = ad_in(&app, &seller, "online").await;
+    for state in ["draft", "paused", "expired", "closed", "rejected"] {
+        ad_in(&app, &seller, state).await;
+    }
+    let public = app
+        .get_json(&format!("/v1/users/{}/advertisements", seller.id), 200)
+        .await;
+    assert_eq!(public["totalCount"], 1);
+    let listed: Vec<&str> = public["_embedded"]["svc:advertisement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["_links"]["self"]["href"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [online.as_str()]);
+    assert!(
+        public["_embedded"]["svc:advertisement"][0]
+            .get("rejectionReason")
+            .is_none()
+    );
+    let own = expect_json(app.get_with("/v1/advertisements", &seller.token).await, 200).await;
+    assert_eq!(own["totalCount"], 6, "the seller's own list has them all");
+    for limit in ["101", "0", "x"] {
+        let refused = app
+            .get_json(
+                &format!("/v1/users/{}/advertisements?limit={limit}", seller.id),
+                400,
+            )
+            .await;
+        assert_eq!(refused["code"], "pagination-invalid");
+        assert_eq!(refused["details"][0]["field"], "limit", "{limit}");
+    }
 }
 
 async fn ads_expire_on_time(app: TestApp) {
