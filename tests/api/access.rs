@@ -15,7 +15,8 @@ use crate::helpers::TestApp;
 
 both_backends!(
     the_access_table_holds,
-    an_ad_that_is_not_online_is_not_found
+    an_ad_that_is_not_online_is_not_found,
+    scopes_are_needed,
 );
 
 /// What a caller gets: the status, or 2xx/3xx as `OK`.
@@ -606,4 +607,136 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
         .map(|t| t["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["CANCELLED", "CREATED"]);
+}
+
+/// The owner's own token is not enough without the scope: `write` to change (ads, sales,
+/// brands), `read` to read what is private (the own list, statistics, sales, `me`).
+async fn scopes_are_needed(app: TestApp) {
+    let users = users(&app).await;
+    let ad = send(
+        &app,
+        "post",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        Some(("application/json", ad_body().to_string())),
+    )
+    .await;
+    let ad: serde_json::Value = ad.json().await.unwrap();
+    let item = ad["itemId"].as_str().unwrap().to_owned();
+    sale(&app, &users, &item).await;
+    let scoped = |scope: &'static str| {
+        let app = &app;
+        async move {
+            app.user_token(
+                &app.app_client,
+                "owner@souk.test",
+                "password-of-owner",
+                Some(scope),
+            )
+            .await
+            .0
+        }
+    };
+    let (read_only, write_only) = (scoped("read").await, scoped("write").await);
+    let path = format!("/v1/advertisements/{item}");
+    let json = |value: serde_json::Value| Some(("application/json", value.to_string()));
+    let needs_write: Vec<(&str, String, Option<(&str, String)>)> = vec![
+        ("post", "/v1/advertisements".into(), json(ad_body())),
+        ("put", path.clone(), json(ad_body())),
+        (
+            "patch",
+            path.clone(),
+            Some((
+                "application/json-patch+json",
+                json!([{"op": "replace", "path": "/title", "value": "Gewijzigd"}]).to_string(),
+            )),
+        ),
+        ("delete", path.clone(), None),
+        (
+            "post",
+            format!("{path}/transactions"),
+            json(json!({"buyerId": users.buyer, "amount": 1, "shippingCosts": 0})),
+        ),
+        (
+            "post",
+            format!("{path}/transactions/1/actions/complete"),
+            json(json!({})),
+        ),
+        (
+            "post",
+            format!("{path}/transactions/1/actions/cancel"),
+            json(json!({})),
+        ),
+        (
+            "put",
+            format!("/v1/users/{}/brands", users.owner),
+            json(json!({"brands": ["Ford"]})),
+        ),
+    ];
+    for (method, path, body) in &needs_write {
+        let response = send(&app, method, path, Some(&read_only), body.clone()).await;
+        assert_eq!(response.status(), 403, "{method} {path} without write");
+    }
+    let needs_read = [
+        "/v1/advertisements".to_owned(),
+        format!("{path}/statistics"),
+        format!("{path}/transactions"),
+        format!("{path}/transactions/1"),
+        "/v1/me".to_owned(),
+    ];
+    for path in &needs_read {
+        let response = send(&app, "get", path, Some(&write_only), None).await;
+        assert_eq!(response.status(), 403, "GET {path} without read");
+    }
+    let response = send(
+        &app,
+        "post",
+        &format!("/v1/users/{}/change-email", users.owner),
+        Some(&write_only),
+        json(json!({"newEmail": "ander@souk.test"})),
+    )
+    .await;
+    assert_eq!(response.status(), 403, "change-email without read");
+    // Nothing changed: the ad, its one open sale, the brands, the list.
+    let read = send(&app, "get", &path, Some(&users.owner_token), None).await;
+    let read: serde_json::Value = read.json().await.unwrap();
+    assert_eq!(read, ad);
+    let sales = send(
+        &app,
+        "get",
+        &format!("{path}/transactions"),
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    let sales: serde_json::Value = sales.json().await.unwrap();
+    let sales = sales["_embedded"]["svc:advertisement-transaction"]
+        .as_array()
+        .unwrap();
+    assert_eq!(sales.len(), 1);
+    assert_eq!(sales[0]["status"], "CREATED");
+    let brands = send(
+        &app,
+        "get",
+        &format!("/v1/users/{}/brands", users.owner),
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    assert_eq!(
+        brands.json::<serde_json::Value>().await.unwrap()["brands"],
+        json!([])
+    );
+    let own = send(
+        &app,
+        "get",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    assert_eq!(
+        own.json::<serde_json::Value>().await.unwrap()["totalCount"],
+        1
+    );
 }
