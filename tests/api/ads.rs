@@ -127,15 +127,47 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
         ad["location"],
         json!({"postcode": "1097DN", "cityName": "Amsterdam"})
     );
-    assert_eq!(ad["seller"]["sellerId"], seller.id);
+    let profile = app.get_json(&format!("/v1/users/{}", seller.id), 200).await;
+    assert_eq!(
+        ad["seller"],
+        json!({"sellerId": seller.id, "sellerName": profile["name"], "phoneNumber": null,
+               "acceptPaypal": false, "showEmail": false})
+    );
     assert_eq!(ad["_links"]["svc:category"]["href"], "/v1/categories/4/402");
     assert_eq!(
         ad["_links"]["svc:seller"]["href"],
         format!("/v1/users/{}", seller.id)
     );
+    for (rel, tail) in [
+        ("svc:advertisement-features", "/features"),
+        (
+            "svc:advertisement-purchased-features",
+            "/purchased-features",
+        ),
+        ("svc:advertisement-images", "/images"),
+        ("svc:advertisement-statistics", "/statistics"),
+        ("svc:bids", "/bids"),
+        ("svc:advertisement-transactions", "/transactions"),
+        ("svc:advertisement-renew", "/renew"),
+    ] {
+        assert_eq!(
+            ad["_links"][rel]["href"],
+            format!("{location}{tail}"),
+            "{rel}"
+        );
+    }
     assert_eq!(
-        ad["_links"]["svc:advertisement-website-link"]["type"],
-        "text/html"
+        ad["_links"]["svc:advertisement-website-link"],
+        json!({"href": app.url(&format!("/a/{}", ad["itemId"].as_str().unwrap())), "type": "text/html"})
+    );
+    assert_eq!(
+        ad["_links"]["describedby"]["href"],
+        app.url("/docs/resources/advertisement")
+    );
+    assert_eq!(ad["_links"]["curies"][0]["name"], "svc");
+    assert_eq!(
+        ad["_embedded"]["svc:advertisement-images"]["_links"]["self"]["href"],
+        format!("{location}/images")
     );
     assert!(
         ad["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
@@ -194,6 +226,40 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
     assert_eq!(
         expect_json(put, 200).await["description"],
         "Nieuwe beschrijving."
+    );
+    // List the ad's transactions (under /v2, as the original documented them): none yet,
+    // then the one the seller records.
+    let transactions = format!("/v2/advertisements/{item}/transactions");
+    let none = expect_json(app.get_with(&transactions, &seller.token).await, 200).await;
+    assert_eq!(none["_links"]["self"]["href"], transactions);
+    assert!(none["_links"]["curies"].is_array());
+    assert_eq!(
+        none["_embedded"]["svc:advertisement-transaction"],
+        json!([])
+    );
+    let buyer = app
+        .create_user("koper@souk.test", "password-of-buyer")
+        .await;
+    let sale = app
+        .client
+        .post(app.url(&transactions))
+        .bearer_auth(&seller.token)
+        .json(&json!({"buyerId": buyer, "amount": 15000, "shippingCosts": 0}))
+        .send()
+        .await
+        .unwrap();
+    expect_json(sale, 201).await;
+    let listed = expect_json(app.get_with(&transactions, &seller.token).await, 200).await;
+    let listed = listed["_embedded"]["svc:advertisement-transaction"]
+        .as_array()
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["transactionId"], 1);
+    assert_eq!(listed[0]["buyerId"], buyer);
+    assert_eq!(listed[0]["status"], "CREATED");
+    assert_eq!(
+        listed[0]["_links"]["self"]["href"],
+        format!("{transactions}/1")
     );
 }
 

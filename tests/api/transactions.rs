@@ -11,7 +11,9 @@ both_backends!(
     concurrent_sales_are_numbered_in_turn,
     the_counter_migration_continues_the_numbering,
     upcall_confirmations,
+    every_upcall_field_is_checked,
     a_retried_upcall_counts_once,
+    idempotency_keys_on_ads_sales_and_actions,
     statistics_count_what_happens,
     statistics_are_read_without_writing,
 );
@@ -501,6 +503,165 @@ async fn upcall_confirmations(app: TestApp) {
         stats["numberOfPhoneClicks"], 1,
         "only the accepted call counts"
     );
+}
+
+/// Each upcall field alone: required, a string, the phone numbers plausible (6 to 20
+/// digits, at most 32 characters), times ISO 8601 with an offset, the end not before the
+/// start (equal is fine). Refused calls are not counted.
+async fn every_upcall_field_is_checked(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let path = format!("/v1/advertisements/{item}/upcall-confirmations");
+    let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
+                      "startTime": "2026-11-22T10:00:00+01:00", "endTime": "2026-11-22T10:05:00+01:00"});
+    let with = |key: &str, value: Value| {
+        let mut body = call.clone();
+        if value.is_null() {
+            body.as_object_mut().unwrap().remove(key);
+        } else {
+            body[key] = value;
+        }
+        body
+    };
+    let mut refused = Vec::new();
+    for key in [
+        "callerPhoneNumber",
+        "calleePhoneNumber",
+        "startTime",
+        "endTime",
+    ] {
+        refused.push((with(key, Value::Null), (key, "missing")));
+        refused.push((with(key, json!(612345678)), (key, "invalid-value")));
+    }
+    for phone in [
+        "12345",
+        "123456789012345678901",
+        "+31 (0)6 - 12 34 56 78 .  . . .  .",
+        "06-1234abcd",
+    ] {
+        refused.push((
+            with("callerPhoneNumber", json!(phone)),
+            ("callerPhoneNumber", "invalid-phone-number"),
+        ));
+    }
+    for time in ["2026-11-22T10:00:00", "2026-11-22", "22-11-2026 10:00"] {
+        refused.push((
+            with("startTime", json!(time)),
+            ("startTime", "invalid-timestamp"),
+        ));
+    }
+    for (body, (field, code)) in &refused {
+        let error = expect_json(post(&app, &app.token, &path, body.clone()).await, 400).await;
+        assert_eq!(field_codes(&error), pairs(&[(field, code)]), "{body}");
+    }
+    assert_eq!(phone_clicks(&app, &seller, &item).await, 0, "none counted");
+    for body in [
+        with("callerPhoneNumber", json!("123456")),
+        with("callerPhoneNumber", json!("12345678901234567890")),
+        with("calleePhoneNumber", json!("+32 (0)2 555.01.00")),
+        with("endTime", json!("2026-11-22T09:00:00Z")),
+    ] {
+        let accepted = post(&app, &app.token, &path, body.clone()).await;
+        assert_eq!(accepted.status(), 201, "{body}");
+    }
+    assert_eq!(phone_clicks(&app, &seller, &item).await, 4);
+}
+
+async fn post_with_key(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    key: &str,
+    body: Value,
+) -> reqwest::Response {
+    app.client
+        .post(app.url(path))
+        .bearer_auth(token)
+        .header("idempotency-key", key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `Idempotency-Key` on the other POSTs: placing an ad, recording a sale, the actions. A
+/// retry replays the first answer and does nothing again; a failed request keeps nothing.
+async fn idempotency_keys_on_ads_sales_and_actions(app: TestApp) {
+    let seller = party(&app, "verkoper@souk.test").await;
+    let buyer = party(&app, "koper@souk.test").await;
+    let ad = json!({"title": "Herenfiets", "description": "Stevige fiets.", "categoryId": 403,
+                    "location": {"postcode": "9000"}, "priceModel": {"modelType": "fixed", "askingPrice": 20000},
+                    "condition": "used"});
+    let first = post_with_key(
+        &app,
+        &seller.token,
+        "/v1/advertisements",
+        "ad-1",
+        ad.clone(),
+    )
+    .await;
+    let (location, tag) = (
+        first.headers()["location"].clone(),
+        first.headers()["etag"].clone(),
+    );
+    let first = expect_json(first, 201).await;
+    let again = post_with_key(
+        &app,
+        &seller.token,
+        "/v1/advertisements",
+        "ad-1",
+        ad.clone(),
+    )
+    .await;
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert_eq!(again.headers()["location"], location);
+    assert_eq!(again.headers()["etag"], tag);
+    assert_eq!(expect_json(again, 201).await, first);
+    let own = expect_json(app.get_with("/v1/advertisements", &seller.token).await, 200).await;
+    assert_eq!(own["totalCount"], 1, "placed once");
+    let mut other = ad.clone();
+    other["title"] = json!("Damesfiets");
+    let reused = post_with_key(&app, &seller.token, "/v1/advertisements", "ad-1", other).await;
+    assert_eq!(
+        expect_json(reused, 422).await["code"],
+        "idempotency-key-reused"
+    );
+    let item = first["itemId"].as_str().unwrap();
+    let path = format!("/v2/advertisements/{item}/transactions");
+    let sale = json!({"buyerId": buyer.id, "amount": 100, "shippingCosts": 0});
+    for _ in 0..2 {
+        let response = post_with_key(&app, &seller.token, &path, "sale-1", sale.clone()).await;
+        assert_eq!(expect_json(response, 201).await["transactionId"], 1);
+    }
+    let listed = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(
+        listed["_embedded"]["svc:advertisement-transaction"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "recorded once"
+    );
+    let cancel = format!("{path}/1/actions/cancel");
+    let done = expect_json(
+        post_with_key(&app, &buyer.token, &cancel, "stop-1", json!({})).await,
+        200,
+    )
+    .await;
+    let replayed = post_with_key(&app, &buyer.token, &cancel, "stop-1", json!({})).await;
+    assert_eq!(replayed.headers()["idempotency-replayed"], "true");
+    assert_eq!(
+        expect_json(replayed, 200).await,
+        done,
+        "not a 409: the first answer"
+    );
+    // A refused action keeps nothing: its retry runs (and is refused) again.
+    let complete = format!("{path}/1/actions/complete");
+    for _ in 0..2 {
+        let refused = post_with_key(&app, &seller.token, &complete, "finish-1", json!({})).await;
+        assert!(refused.headers().get("idempotency-replayed").is_none());
+        assert_eq!(expect_json(refused, 409).await["code"], "conflicting-state");
+    }
 }
 
 async fn phone_clicks(app: &TestApp, seller: &Party, item: &str) -> i64 {

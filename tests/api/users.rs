@@ -465,6 +465,49 @@ async fn user_brands(app: TestApp) {
         app.get_json("/v2/users/424242/brands", 404).await["code"],
         "user-not-found"
     );
+    // Names of 1 to 50 characters, at most 50 of them, the list required.
+    let fifty = "x".repeat(50);
+    let body = expect_json(set(json!({"brands": [fifty]})).await.unwrap(), 200).await;
+    assert_eq!(body["brands"], json!([fifty]));
+    let too_long = expect_json(
+        set(json!({"brands": ["Ford", "x".repeat(51)]}))
+            .await
+            .unwrap(),
+        400,
+    )
+    .await;
+    assert_eq!(too_long["details"][0]["field"], "brands[1]");
+    assert_eq!(too_long["details"][0]["code"], "input-invalid");
+    let many: Vec<String> = (0..51).map(|i| format!("Merk {i}")).collect();
+    let too_many = expect_json(set(json!({ "brands": many })).await.unwrap(), 400).await;
+    assert_eq!(too_many["details"][0]["field"], "brands");
+    assert_eq!(too_many["details"][0]["code"], "too-many");
+    let missing = expect_json(set(json!({})).await.unwrap(), 400).await;
+    assert_eq!(missing["details"][0]["code"], "missing");
+    assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
+    // Another user, or a client, may not set them, and nothing changes.
+    app.create_user("ander@souk.test", "password-of-ander")
+        .await;
+    let (other, _) = app
+        .user_token(
+            &app.app_client,
+            "ander@souk.test",
+            "password-of-ander",
+            None,
+        )
+        .await;
+    for token in [other.as_str(), app.token.as_str()] {
+        let refused = app
+            .client
+            .put(app.url(&path))
+            .bearer_auth(token)
+            .json(&json!({"brands": ["Gekaapt"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(expect_json(refused, 403).await["code"], "unauthorized");
+    }
+    assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
 }
 
 /// A request that ends before its answer is kept (here: the request timeout, while the mail
