@@ -301,6 +301,9 @@ async fn users(app: &TestApp) -> Users {
     }
 }
 
+/// A request to try: method, path, and the body with its content type.
+type Request = (&'static str, String, Option<(&'static str, String)>);
+
 async fn send(
     app: &TestApp,
     method: &str,
@@ -504,7 +507,7 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
                       "startTime": "2026-01-01T10:00:00Z", "endTime": "2026-01-01T10:05:00Z"})
     .to_string();
     let json = |text: &str| Some(("application/json", text.to_owned()));
-    let requests: Vec<(&str, String, Option<(&str, String)>)> = vec![
+    let requests: Vec<Request> = vec![
         ("get", ad.clone(), None),
         ("put", ad.clone(), json(&ad_body().to_string())),
         (
@@ -640,7 +643,7 @@ async fn scopes_are_needed(app: TestApp) {
     let (read_only, write_only) = (scoped("read").await, scoped("write").await);
     let path = format!("/v1/advertisements/{item}");
     let json = |value: serde_json::Value| Some(("application/json", value.to_string()));
-    let needs_write: Vec<(&str, String, Option<(&str, String)>)> = vec![
+    let needs_write: Vec<Request> = vec![
         ("post", "/v1/advertisements".into(), json(ad_body())),
         ("put", path.clone(), json(ad_body())),
         (
