@@ -119,12 +119,12 @@ fn valid_key(key: &str) -> bool {
 /// What a successful answer leaves for replay: its status and its JSON answer, or an empty
 /// text for an answer without a body (an upcall confirmation's 201). Failures keep nothing.
 fn to_keep(response: &Response) -> Option<(u16, String)> {
-    // A `Json` answer's body is written later, by the render middleware.
+    // A `Json` answer's body is written later, by the render middleware; one with nothing
+    // to keep (its body could not be written, which render answers as a 500) keeps nothing.
     if let Some(json) = response.extensions().get::<Json>() {
-        return json
-            .status()
-            .is_success()
-            .then(|| (json.status().as_u16(), json.to_stored()));
+        let stored = json.to_stored();
+        return (json.status().is_success() && !stored.is_empty())
+            .then(|| (json.status().as_u16(), stored));
     }
     let bodiless = response.body().size_hint().exact() == Some(0);
     (response.status().is_success() && bodiless)
