@@ -834,6 +834,18 @@ async fn unconfirmed_users_cannot_publish(app: TestApp) {
         .await;
     let error = expect_json(create(&app, &token, &minimal("Te vroeg")).await, 403).await;
     assert_eq!(error["code"], "user-not-confirmed");
+    // Whatever the body: who may not publish learns nothing about it.
+    let broken = app
+        .client
+        .post(app.url("/v1/advertisements"))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .body("{\"title\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(expect_json(broken, 403).await["code"], "user-not-confirmed");
+    assert_eq!(own_count(&app, &token).await, 0);
 }
 
 async fn etags_guard_changes(app: TestApp) {
