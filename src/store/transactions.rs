@@ -33,6 +33,9 @@ const COLUMNS: &str =
 /// Stores a transaction with the ad's next number. The number comes from the ad's counter:
 /// the `UPDATE` holds the ad's row lock until the commit, so concurrent sales of one ad
 /// take their numbers in turn on PostgreSQL (on SQLite the one writer serializes them).
+/// The counter also steps over numbers it did not hand out (a replica of the release before
+/// it, during a rolling upgrade, numbers with MAX + 1); looking for them is one probe of the
+/// primary key that normally finds nothing.
 pub fn insert(
     conn: &mut dyn Conn,
     item_number: i64,
@@ -43,7 +46,11 @@ pub fn insert(
 ) -> Result<Transaction, DbError> {
     let id: i64 = conn
         .query_one(
-            "UPDATE advertisements SET transaction_count = transaction_count + 1 \
+            "UPDATE advertisements SET transaction_count = 1 + COALESCE( \
+                 (SELECT MAX(t.transaction_id) FROM advertisement_transactions t \
+                  WHERE t.item_number = advertisements.item_number \
+                    AND t.transaction_id > advertisements.transaction_count), \
+                 transaction_count) \
              WHERE item_number = $1 RETURNING transaction_count",
             params![item_number],
         )?
