@@ -186,6 +186,62 @@ impl Drop for PendingKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{DbOptions, migrations};
+
+    /// A request that panics or is dropped (a timeout, a client gone) holding a claimed
+    /// key frees it: the layers that catch those sit outside this middleware.
+    #[tokio::test]
+    async fn a_claimed_key_is_freed_when_its_request_ends_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
+        migrations::run(&db).await.unwrap();
+        let claim = |db: Db, key: &'static str| async move {
+            db.write(move |conn| store::claim(conn, key, "fingerprint", 10, 0))
+                .await
+                .unwrap()
+        };
+        let pending = |db: &Db, key: &str| PendingKey {
+            db: Some(db.clone()),
+            scope_key: key.to_owned(),
+        };
+        for key in ["panicked", "dropped", "settled"] {
+            assert_eq!(claim(db.clone(), key).await, None, "{key} was free");
+        }
+        let guard = pending(&db, "panicked");
+        let panicked = tokio::spawn(async move {
+            let _guard = guard;
+            panic!("a handler panics");
+        });
+        assert!(panicked.await.unwrap_err().is_panic());
+        let guard = pending(&db, "dropped");
+        let dropped = tokio::time::timeout(std::time::Duration::from_millis(10), async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        });
+        assert!(dropped.await.is_err(), "timed out");
+        pending(&db, "settled").settled();
+        // The release runs on a task of its own: give it a moment.
+        for key in ["panicked", "dropped"] {
+            let mut freed = false;
+            for _ in 0..200 {
+                let free = claim(db.clone(), key).await.is_none();
+                if free {
+                    freed = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            assert!(freed, "{key} stays pending");
+        }
+        assert!(
+            matches!(
+                claim(db.clone(), "settled").await,
+                Some(Stored::Pending { .. })
+            ),
+            "a settled key is left to the middleware"
+        );
+    }
 
     #[test]
     fn keys_are_visible_ascii() {
