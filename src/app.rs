@@ -114,7 +114,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }
     let state = AppState::new(config.clone(), db, clock)?;
-    tokio::spawn(sweep_periodically(state.clone()));
+    tokio::spawn(sweep_periodically(
+        state.clone(),
+        std::time::Duration::from_secs(60),
+    ));
     tokio::spawn(flush_views_periodically(state.clone()));
     let shutdown = shutdown_signal()?;
     tracing::info!(
@@ -244,13 +247,15 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     Ok(())
 }
 
-/// Background upkeep, every minute: writes down the expiry of ads whose `closeDate` has
-/// passed (reads already show them expired) and, hourly, forgets idempotency keys older
-/// than a day and the tokens nothing needs any more. On PostgreSQL every replica does it; the statements are idempotent.
-async fn sweep_periodically(state: AppState) {
-    let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+/// Background upkeep, every `period` (a minute when serving; tests take less): writes down
+/// the expiry of ads whose `closeDate` has passed (reads already show them expired) and,
+/// every 60th time (hourly), forgets idempotency keys older than a day and the tokens
+/// nothing needs any more. On PostgreSQL every replica does it; the statements are
+/// idempotent.
+pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
+    let mut every = tokio::time::interval(period);
     for tick in 0_u64.. {
-        every_minute.tick().await;
+        every.tick().await;
         let now = state.clock.now();
         if let Err(e) = state
             .db

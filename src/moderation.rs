@@ -13,7 +13,9 @@ pub enum ModerationError {
     NotFound(ItemId),
     #[error("{0} is {1}: it cannot be {2}")]
     NotAllowed(ItemId, &'static str, &'static str),
-    #[error("the reason must be 1 to {REASON_MAX} characters")]
+    #[error(
+        "the reason must be 1 to {REASON_MAX} characters, without control characters other than line breaks and tabs"
+    )]
     BadReason,
     #[error("{0} changed meanwhile: try again")]
     Changed(ItemId),
@@ -24,7 +26,11 @@ pub enum ModerationError {
 /// Rejects an ad; the seller sees `reason`.
 pub async fn reject(db: &Db, item: ItemId, reason: &str, now: i64) -> Result<(), ModerationError> {
     let reason = reason.trim().to_owned();
-    if reason.is_empty() || reason.chars().count() > REASON_MAX {
+    // The seller reads it in the ad: text of lines, no NUL (PostgreSQL refuses it).
+    if reason.is_empty()
+        || reason.chars().count() > REASON_MAX
+        || !crate::domain::text::is_multiline(&reason)
+    {
         return Err(ModerationError::BadReason);
     }
     db.write(move |conn| {

@@ -1,7 +1,7 @@
 //! Views of advertisements, counted in memory and written in batches: a write per read
 //! would cost the hottest route (R1) a database write. A replica's counts reach the
-//! database within [`FLUSH_SECONDS`] (or when its statistics are read); a crash loses at
-//! most that window of views, and nothing a client was told.
+//! database within [`FLUSH_SECONDS`] (the seller's statistics add the views not written
+//! yet); a crash loses at most that window of views, and nothing a client was told.
 
 use std::collections::HashMap;
 
@@ -20,6 +20,16 @@ pub struct ViewCounter {
 impl ViewCounter {
     pub fn record(&self, item_number: i64) {
         *self.pending.lock().entry(item_number).or_default() += 1;
+    }
+
+    /// The views of an ad counted here and not written yet (the seller's statistics add
+    /// them, so reading statistics needs no write).
+    pub fn pending(&self, item_number: i64) -> i64 {
+        self.pending
+            .lock()
+            .get(&item_number)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Writes the pending counts; on failure they are kept for the next flush.

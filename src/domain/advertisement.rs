@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus};
 use super::locale::{Locale, Text};
+use super::text::{is_multiline, is_one_line};
 use crate::error::FieldError;
 
 pub const TITLE_MIN: usize = 2;
@@ -23,9 +24,15 @@ pub const RENEW_WINDOW_DAYS: i64 = 7;
 pub struct ItemId(i64);
 
 impl ItemId {
+    /// `m` and the number as Souk writes it: no sign, no leading zero (`m012` would be a
+    /// second name for `m12`).
     pub fn parse(text: &str) -> Option<ItemId> {
         let digits = text.strip_prefix('m')?;
-        if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if digits.is_empty()
+            || digits.len() > 18
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         digits.parse().ok().filter(|n| *n > 0).map(ItemId)
@@ -317,8 +324,15 @@ pub fn collect_attributes(
     }
 }
 
-/// Checks attributes against the leaf's definitions; `previous` holds the stored values on
-/// an update (for `updateable: false`). Returns the typed values.
+/// Checks attributes against the leaf's definitions; `previous` holds the values the ad
+/// has stored on an update in the same category. Returns the typed values.
+///
+/// On an update, a value the ad already holds is kept as it is without being judged again:
+/// the category's definitions may have changed since the ad was placed (an option or an
+/// attribute removed, a bound moved, an attribute made mandatory), and the seller must
+/// still be able to pause, close or edit the ad (docs/LIFECYCLE.md). What a request
+/// changes or adds meets the definitions of today. An attribute that is not `updateable`
+/// keeps the value it has: changing or removing it is `not-updateable`.
 pub fn check_attributes(
     given: &BTreeMap<String, Value>,
     definitions: &[AttributeDefinition],
@@ -326,8 +340,22 @@ pub fn check_attributes(
 ) -> Result<Map<String, Value>, Vec<FieldError>> {
     let mut errors = Vec::new();
     let mut checked = Map::new();
-    for key in given.keys() {
-        if !definitions.iter().any(|d| &d.key == key) {
+    let stored = |key: &str| previous.and_then(|p| p.get(key));
+    let not_updateable = |key: &str| {
+        error(
+            key,
+            "not-updateable",
+            "kan niet meer worden gewijzigd",
+            "ne peut plus être modifié",
+        )
+    };
+    for (key, value) in given {
+        if definitions.iter().any(|d| &d.key == key) {
+            continue;
+        }
+        if stored(key) == Some(value) {
+            checked.insert(key.clone(), value.clone());
+        } else {
             errors.push(error(
                 key,
                 "unknown-attribute",
@@ -338,13 +366,21 @@ pub fn check_attributes(
     }
     for definition in definitions {
         let key = &definition.key;
+        let before = stored(key);
         let value = given.get(key).filter(|v| !v.is_null() && *v != &json!(""));
         let Some(value) = value else {
-            if definition.mandatory {
+            if before.is_some() && !definition.updateable {
+                errors.push(not_updateable(key));
+            } else if definition.mandatory && (previous.is_none() || before.is_some()) {
+                // (An ad placed before the attribute became mandatory may go on without it.)
                 errors.push(missing(key));
             }
             continue;
         };
+        if before == Some(value) {
+            checked.insert(key.clone(), value.clone());
+            continue;
+        }
         if !definition.writable {
             errors.push(error(
                 key,
@@ -405,8 +441,7 @@ pub fn check_attributes(
                 }
             },
             AttributeType::String => match value.as_str().map(str::trim) {
-                Some(text) if text.chars().count() <= 100 => Some(json!(text)),
-                Some(_) => {
+                Some(text) if text.chars().count() > 100 => {
                     errors.push(error(
                         key,
                         "too-long",
@@ -415,6 +450,19 @@ pub fn check_attributes(
                     ));
                     None
                 }
+                Some(text) if !is_one_line(text) => {
+                    errors.push(
+                        error(
+                            key,
+                            "invalid-value",
+                            "mag geen regeleinden of stuurtekens bevatten",
+                            "ne peut contenir ni sauts de ligne ni caractères de contrôle",
+                        )
+                        .with_value(text),
+                    );
+                    None
+                }
+                Some(text) => Some(json!(text)),
                 None => {
                     errors.push(
                         error(
@@ -430,16 +478,8 @@ pub fn check_attributes(
             },
         };
         if let Some(typed) = typed {
-            if let Some(previous) = previous
-                && !definition.updateable
-                && previous.get(key).is_some_and(|old| old != &typed)
-            {
-                errors.push(error(
-                    key,
-                    "not-updateable",
-                    "kan niet meer worden gewijzigd",
-                    "ne peut plus être modifié",
-                ));
+            if !definition.updateable && before.is_some_and(|old| old != &typed) {
+                errors.push(not_updateable(key));
                 continue;
             }
             checked.insert(key.clone(), typed);
@@ -624,14 +664,33 @@ pub const STANDARD_FIELDS: &[&str] = &[
     "attributes",
 ];
 
+/// What an update starts from: the ad's category and attribute values as stored.
+#[derive(Clone, Copy, Debug)]
+pub struct Stored<'a> {
+    pub category_id: i64,
+    pub attributes: &'a Map<String, Value>,
+}
+
+/// The refusal of a closed category.
+pub fn category_closed() -> FieldError {
+    error(
+        "categoryId",
+        "category-closed",
+        "deze categorie neemt geen nieuwe advertenties meer aan",
+        "cette catégorie n'accepte plus de nouvelles annonces",
+    )
+}
+
 /// Checks a body (POST or PUT, or the result of a PATCH) against the rules and the leaf
-/// category; `category` is what `categoryId` names (None if it does not exist). Every
-/// problem at once.
+/// category; `category` is what `categoryId` names (None if it does not exist), `stored`
+/// what an update starts from (None for a new ad). A closed category takes no new ads and
+/// no ad moved into it, but an ad already in it stays editable, as do the attribute values
+/// it holds (see [`check_attributes`]). Every problem at once.
 pub fn check_content(
     body: &Map<String, Value>,
     category: Option<&Category>,
     default_locale: Locale,
-    previous_attributes: Option<&Map<String, Value>>,
+    stored: Option<Stored<'_>>,
 ) -> Result<AdContent, Vec<FieldError>> {
     let mut errors = Vec::new();
     let text = |key: &str, errors: &mut Vec<FieldError>| -> Option<String> {
@@ -678,7 +737,7 @@ pub fn check_content(
                 )
                 .with_value(title.as_str()),
             );
-        } else if title.chars().any(char::is_control) {
+        } else if !is_one_line(title) {
             // A title is one line in every listing; descriptions may have line breaks.
             errors.push(
                 error(
@@ -707,6 +766,14 @@ pub fn check_content(
                 "too-long",
                 format!("mag hoogstens {DESCRIPTION_MAX} tekens zijn"),
                 format!("ne peut dépasser {DESCRIPTION_MAX} caractères"),
+            ));
+        } else if !is_multiline(description) {
+            // Line breaks and tabs lay a description out; NUL and the rest do not.
+            errors.push(error(
+                "description",
+                "invalid-value",
+                "mag regeleinden en tabs bevatten, maar geen andere stuurtekens (zoals NUL)",
+                "peut contenir des sauts de ligne et des tabulations, mais aucun autre caractère de contrôle (comme NUL)",
             ));
         }
     }
@@ -738,13 +805,10 @@ pub fn check_content(
             ));
             None
         }
-        (Some(_), Some(c)) if c.status == CategoryStatus::Closed => {
-            errors.push(error(
-                "categoryId",
-                "category-closed",
-                "deze categorie neemt geen nieuwe advertenties meer aan",
-                "cette catégorie n'accepte plus de nouvelles annonces",
-            ));
+        (Some(id), Some(c))
+            if c.status == CategoryStatus::Closed && stored.is_none_or(|s| s.category_id != id) =>
+        {
+            errors.push(category_closed());
             None
         }
         (Some(id), None) => {
@@ -817,9 +881,15 @@ pub fn check_content(
     let show_on_map = flag("showOnMap", &mut errors);
     let attributes = match collect_attributes(body, STANDARD_FIELDS) {
         Ok(given) => match leaf {
-            Some(leaf) => check_attributes(&given, &leaf.attributes, previous_attributes)
-                .map_err(|e| errors.extend(e))
-                .ok(),
+            Some(leaf) => {
+                // Stored values count only where the ad stays in its category.
+                let previous = stored
+                    .filter(|s| Some(s.category_id) == category_id)
+                    .map(|s| s.attributes);
+                check_attributes(&given, &leaf.attributes, previous)
+                    .map_err(|e| errors.extend(e))
+                    .ok()
+            }
             // Without a valid leaf the attributes cannot be judged; the category error says why.
             None => None,
         },
@@ -952,6 +1022,8 @@ mod tests {
             "m0",
             "M12",
             "m1234567890123456789",
+            "m012",
+            "m00",
         ] {
             assert!(ItemId::parse(bad).is_none(), "{bad}");
         }
@@ -985,6 +1057,27 @@ mod tests {
                 "{title}"
             );
         }
+    }
+
+    #[test]
+    fn no_control_characters_where_text_is_stored() {
+        let mut b = minimal();
+        b["description"] = json!("Regel één\r\nRegel\ttwee");
+        b["model"] = json!("Gazelle Orange");
+        assert!(check_content(&body(b), Some(&leaf()), Locale::NlNl, None).is_ok());
+        let mut b = minimal();
+        b["title"] = json!("Fiets\u{0}");
+        b["description"] = json!("Goed\u{0}");
+        b["model"] = json!("Gazelle\nOrange");
+        let errors = check_content(&body(b), Some(&leaf()), Locale::NlNl, None).unwrap_err();
+        assert_eq!(
+            codes(&errors),
+            [
+                ("title".to_owned(), "invalid-value"),
+                ("description".to_owned(), "invalid-value"),
+                ("model".to_owned(), "invalid-value"),
+            ]
+        );
     }
 
     #[test]
@@ -1054,13 +1147,72 @@ mod tests {
         let previous = check_content(&body(b.clone()), Some(&leaf()), Locale::NlNl, None)
             .unwrap()
             .attributes;
+        let stored = Stored {
+            category_id: 101,
+            attributes: &previous,
+        };
         b["constructionYear"] = json!(2020);
         let errors =
-            check_content(&body(b), Some(&leaf()), Locale::NlNl, Some(&previous)).unwrap_err();
+            check_content(&body(b.clone()), Some(&leaf()), Locale::NlNl, Some(stored)).unwrap_err();
         assert_eq!(
             codes(&errors),
             [("constructionYear".to_owned(), "not-updateable")]
         );
+        // Taking it out is a change too (else: remove, then add another value).
+        b.as_object_mut().unwrap().remove("constructionYear");
+        let errors =
+            check_content(&body(b.clone()), Some(&leaf()), Locale::NlNl, Some(stored)).unwrap_err();
+        assert_eq!(
+            codes(&errors),
+            [("constructionYear".to_owned(), "not-updateable")]
+        );
+        b["constructionYear"] = json!("2019");
+        assert!(check_content(&body(b), Some(&leaf()), Locale::NlNl, Some(stored)).is_ok());
+    }
+
+    #[test]
+    fn stored_values_outlive_changed_definitions() {
+        // Placed when `colour` existed, `condition` had the option `broken`, `weight` had
+        // no upper bound and `model` was optional.
+        let mut b = minimal();
+        b["condition"] = json!("broken");
+        b["colour"] = json!("red");
+        b["weight"] = json!(9000.5);
+        let stored_attributes = b.as_object().unwrap().clone();
+        let mut category = leaf();
+        let leaf_of = category.leaf.as_mut().unwrap();
+        leaf_of.attributes[2].max_value = Some(100.0);
+        leaf_of.attributes[3].mandatory = true;
+        let stored = Stored {
+            category_id: 101,
+            attributes: &stored_attributes,
+        };
+        let mut edit = b.clone();
+        edit["title"] = json!("Fiets, nu goedkoper");
+        let content = check_content(
+            &body(edit.clone()),
+            Some(&category),
+            Locale::NlNl,
+            Some(stored),
+        )
+        .unwrap();
+        assert_eq!(content.attributes["condition"], "broken", "kept as it is");
+        assert_eq!(content.attributes["colour"], "red");
+        // What the request changes meets today's definitions.
+        edit["condition"] = json!("kapot");
+        edit["weight"] = json!(9001);
+        let errors =
+            check_content(&body(edit), Some(&category), Locale::NlNl, Some(stored)).unwrap_err();
+        assert_eq!(
+            codes(&errors),
+            [
+                ("condition".to_owned(), "unknown-option"),
+                ("weight".to_owned(), "out-of-range")
+            ]
+        );
+        // A new ad meets them all.
+        let errors = check_content(&body(b), Some(&category), Locale::NlNl, None).unwrap_err();
+        assert_eq!(errors.len(), 4, "{:?}", codes(&errors));
     }
 
     #[test]
@@ -1069,6 +1221,20 @@ mod tests {
         closed.status = CategoryStatus::Closed;
         let errors =
             check_content(&body(minimal()), Some(&closed), Locale::NlNl, None).unwrap_err();
+        assert_eq!(errors[0].code, "category-closed");
+        // An ad already in the closed category stays editable; one moved into it is refused.
+        let attributes = minimal().as_object().unwrap().clone();
+        let stays = Stored {
+            category_id: 101,
+            attributes: &attributes,
+        };
+        assert!(check_content(&body(minimal()), Some(&closed), Locale::NlNl, Some(stays)).is_ok());
+        let moved = Stored {
+            category_id: 102,
+            ..stays
+        };
+        let errors =
+            check_content(&body(minimal()), Some(&closed), Locale::NlNl, Some(moved)).unwrap_err();
         assert_eq!(errors[0].code, "category-closed");
         let errors = check_content(&body(minimal()), None, Locale::NlNl, None).unwrap_err();
         assert_eq!(errors[0].code, "unknown-category");

@@ -5,5 +5,6 @@ pub mod category;
 pub mod image;
 pub mod locale;
 pub mod places;
+pub mod text;
 pub mod time;
 pub mod user;

@@ -1,6 +1,7 @@
 //! Rules for user accounts.
 
 use crate::domain::locale::Text;
+use crate::domain::text::is_one_line;
 use crate::error::FieldError;
 
 pub const NAME_MAX: usize = 30;
@@ -9,7 +10,7 @@ pub const PASSWORD_MIN: usize = 8;
 pub const PASSWORD_MAX: usize = 200;
 
 /// A plausible e-mail address: one `@`, something before, a dotted domain after, no
-/// spaces, at most 254 characters. (Whether it receives mail is what the confirmation
+/// spaces or control characters, at most 254 characters. (Whether it receives mail is what the confirmation
 /// link finds out.)
 pub fn valid_email(email: &str) -> bool {
     let email = email.trim();
@@ -23,6 +24,7 @@ pub fn valid_email(email: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && !email.chars().any(char::is_whitespace)
+        && is_one_line(email)
 }
 
 /// The fields of a new account, checked together.
@@ -67,15 +69,15 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
         Some(_) => {}
     }
     if let Some(name) = account.name
-        && (name.trim().is_empty() || name.chars().count() > NAME_MAX)
+        && (name.trim().is_empty() || name.chars().count() > NAME_MAX || !is_one_line(name))
     {
         errors.push(
             FieldError::new(
                 "name",
                 "input-invalid",
                 Text::new(
-                    format!("moet 1 tot {NAME_MAX} tekens lang zijn"),
-                    format!("doit comporter de 1 à {NAME_MAX} caractères"),
+                    format!("moet 1 tot {NAME_MAX} tekens lang zijn, op één regel"),
+                    format!("doit comporter de 1 à {NAME_MAX} caractères, sur une ligne"),
                 ),
             )
             .with_value(name),
@@ -134,14 +136,16 @@ pub fn check_brands(brands: &[String]) -> Result<Vec<String>, Vec<FieldError>> {
     for (i, brand) in brands.iter().enumerate() {
         let brand = brand.trim();
         let field = format!("brands[{i}]");
-        if brand.is_empty() || brand.chars().count() > BRAND_LENGTH_MAX {
+        if brand.is_empty() || brand.chars().count() > BRAND_LENGTH_MAX || !is_one_line(brand) {
             errors.push(
                 FieldError::new(
                     field,
                     "input-invalid",
                     Text::new(
-                        format!("een merk heeft 1 tot {BRAND_LENGTH_MAX} tekens"),
-                        format!("une marque comporte de 1 à {BRAND_LENGTH_MAX} caractères"),
+                        format!("een merk heeft 1 tot {BRAND_LENGTH_MAX} tekens, op één regel"),
+                        format!(
+                            "une marque comporte de 1 à {BRAND_LENGTH_MAX} caractères, sur une ligne"
+                        ),
                     ),
                 )
                 .with_value(brand),
@@ -200,6 +204,8 @@ mod tests {
         let codes: Vec<&str> = errors.iter().map(|e| e.code).collect();
         assert_eq!(codes, ["duplicate", "input-invalid"]);
         assert_eq!(errors[0].fields, ["brands[1]"]);
+        let control = check_brands(&["Fo\u{0}rd".into(), "Alfa\nRomeo".into()]).unwrap_err();
+        assert_eq!(control.len(), 2, "no NUL, no line break");
         let many: Vec<String> = (0..51).map(|i| format!("b{i}")).collect();
         assert_eq!(check_brands(&many).unwrap_err()[0].code, "too-many");
     }
@@ -209,7 +215,15 @@ mod tests {
         assert!(valid_email("a@b.nl"));
         assert!(valid_email("jan.de.vries+souk@example.co.uk"));
         for bad in [
-            "", "a", "a@b", "@b.nl", "a@@b.nl", "a b@c.nl", "a@.nl", "a@b.",
+            "",
+            "a",
+            "a@b",
+            "@b.nl",
+            "a@@b.nl",
+            "a b@c.nl",
+            "a@.nl",
+            "a@b.",
+            "a\u{0}@b.nl",
         ] {
             assert!(!valid_email(bad), "{bad}");
         }
@@ -237,5 +251,13 @@ mod tests {
             phone_number: Some("+31 (0)20-1234567"),
         });
         assert!(ok.is_empty());
+        let nul = check_new_account(&NewAccount {
+            email: Some("a@b.nl"),
+            password: None,
+            name: Some("Jan\u{0}"),
+            postcode: None,
+            phone_number: None,
+        });
+        assert_eq!(nul[1].fields, ["name"]);
     }
 }

@@ -1,7 +1,6 @@
 //! `/v1/advertisements`: create, read, replace, patch, delete, the seller's list, and a
 //! user's online ads.
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -10,8 +9,10 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::domain::advertisement::{
-    Actor, AdContent, AdStatus, ItemId, check_content, effective_status, may_transition,
+    Actor, AdContent, AdStatus, ItemId, Stored, category_closed, check_content, effective_status,
+    may_transition,
 };
+use crate::domain::category::CategoryStatus;
 use crate::domain::locale::{Locale, Text};
 use crate::error::{ApiError, ErrorCode, FieldError};
 use crate::hal::{Embedded, Hal, Page, Rel, Resource};
@@ -21,9 +22,9 @@ use crate::store::{Conn, DbError, categories, users};
 
 use super::ad_json::{AdJson, AdPageJson};
 use super::api::{Api, delete, get, patch, post, put};
-use super::auth::Caller;
-use super::extract::{ApiVersion, JsonBody, parse_id, parse_json, parse_page};
-use super::render::{Json, etag_matches};
+use super::auth::{Caller, UserWith, need};
+use super::extract::{ApiVersion, JsonBody, PatchBody, parse_id, parse_page};
+use super::render::{Json, etag_matches_strong};
 
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
@@ -50,10 +51,10 @@ pub fn routes(api: Api) -> Api {
         get("/advertisements", "listOwnAdvertisements")
             .tag("Advertisements")
             .summary("The calling user's own advertisements, newest first")
-            .description("Every status but deleted; `status` filters (comma-separated). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
+            .description("Every status but deleted; `status` filters (comma-separated; an unknown status or `deleted` is 400 `validation-failure` on `status`). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
             .authenticated()
             .query_param("status", json!({"type": "string"}), "Comma-separated statuses.")
-            .query_param("offset", json!({"type": "integer", "minimum": 0}), "Default 0.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 30.")
             .ok(200, "A page of advertisements", "AdvertisementList")
             .errors(&[ValidationFailure, PaginationInvalid, Unauthorized]),
@@ -109,7 +110,7 @@ pub fn routes(api: Api) -> Api {
             .description("`limit` at most 100 (default 100) and `offset` a multiple of `limit`, else 400 `pagination-invalid`.")
             .authenticated()
             .path_param("userId", "The user id.")
-            .query_param("offset", json!({"type": "integer", "minimum": 0}), "A multiple of limit.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "A multiple of limit.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 100.")
             .ok(200, "A page of advertisements", "AdvertisementList")
             .errors(&[ValidationFailure, PaginationInvalid, UserNotFound]),
@@ -209,14 +210,16 @@ struct Checked {
     content: AdContent,
     running_days: i64,
     parent_category_id: Option<i64>,
+    category_open: bool,
 }
 
-/// Checks content against its category (read in the same transaction).
+/// Checks content against its category (read in the same transaction); `stored` is what
+/// an update starts from.
 fn checked_content(
     conn: &mut dyn Conn,
     body: &Map<String, Value>,
     region: Locale,
-    previous: Option<&Map<String, Value>>,
+    stored: Option<Stored<'_>>,
 ) -> Result<Checked, ApiError> {
     let category_id = body.get("categoryId").and_then(|v| match v {
         Value::Number(n) => n.as_i64(),
@@ -228,8 +231,11 @@ fn checked_content(
         None => None,
     };
     let content =
-        check_content(body, category.as_ref(), region, previous).map_err(ApiError::validation)?;
+        check_content(body, category.as_ref(), region, stored).map_err(ApiError::validation)?;
     let parent_category_id = category.as_ref().and_then(|c| c.parent_id);
+    let category_open = category
+        .as_ref()
+        .is_some_and(|c| c.status == CategoryStatus::Open);
     let running_days = category
         .and_then(|c| c.leaf)
         .map_or(28, |leaf| leaf.fees.running_days);
@@ -237,33 +243,40 @@ fn checked_content(
         content,
         running_days,
         parent_category_id,
+        category_open,
     })
+}
+
+/// The state a new ad starts in: online without `status`, else online or draft.
+fn new_status(body: &Map<String, Value>) -> Result<AdStatus, ApiError> {
+    match requested_status(body)? {
+        None | Some(AdStatus::Online) => Ok(AdStatus::Online),
+        Some(AdStatus::Draft) => Ok(AdStatus::Draft),
+        Some(other) => Err(ApiError::validation(vec![
+            FieldError::new(
+                "status",
+                "invalid-value",
+                Text::new(
+                    "een nieuwe advertentie is online of draft",
+                    "une nouvelle annonce est online ou draft",
+                ),
+            )
+            .with_value(other.as_str()),
+        ])),
+    }
 }
 
 async fn create(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
-    JsonBody(body): JsonBody<Map<String, Value>>,
+    UserWith(seller, _): UserWith<need::Write>,
+    body: Result<JsonBody<Map<String, Value>>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
-    let status = match requested_status(&body)? {
-        None | Some(AdStatus::Online) => AdStatus::Online,
-        Some(AdStatus::Draft) => AdStatus::Draft,
-        Some(other) => {
-            return Err(ApiError::validation(vec![
-                FieldError::new(
-                    "status",
-                    "invalid-value",
-                    Text::new(
-                        "een nieuwe advertentie is online of draft",
-                        "une nouvelle annonce est online ou draft",
-                    ),
-                )
-                .with_value(other.as_str()),
-            ]));
-        }
-    };
+    // Read here, off the writer; its problems count only once the seller may publish.
+    let request = body.and_then(|JsonBody(body)| {
+        let status = new_status(&body)?;
+        Ok((body, status))
+    });
     let region = state.config.region;
     let now = state.clock.now();
     let record = state
@@ -272,6 +285,7 @@ async fn create(
             let Some(user) = users::get(conn, seller)?.filter(|u| u.confirmed) else {
                 return Err(ApiError::new(ErrorCode::UserNotConfirmed));
             };
+            let (body, status) = request?;
             let checked = checked_content(conn, &body, region, None)?;
             let dates = match status {
                 AdStatus::Online => (Some(now), Some(now + checked.running_days * 86_400)),
@@ -307,8 +321,11 @@ async fn one(
         .ok_or(ErrorCode::AdvertisementNotFound)?;
     let now = state.clock.now();
     let is_seller = caller.user_id == Some(record.seller_id);
+    // What only the seller sees (other states than online, the rejection reason) needs
+    // `read`, as every private field does.
+    let sees_all = is_seller && caller.scopes.contains(Scope::Read);
     let status = status_of(&record, now);
-    if status == AdStatus::Deleted || (status != AdStatus::Online && !is_seller) {
+    if status == AdStatus::Deleted || (status != AdStatus::Online && !sees_all) {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
     if !is_seller {
@@ -318,15 +335,16 @@ async fn one(
         &state,
         &state.hal(version),
         &record,
-        is_seller,
+        sees_all,
         false,
     ))
 }
 
-/// What a PUT or a PATCH asks for.
+/// What a PUT or a PATCH asks for; a body's problems count only once the caller is known
+/// to be the seller.
 enum Change {
-    Replace(Map<String, Value>),
-    Patch(json_patch::Patch),
+    Replace(Result<JsonBody<Map<String, Value>>, ApiError>),
+    Patch(Result<PatchBody, ApiError>),
 }
 
 /// The fields a client may send back; what a patch applies to.
@@ -381,10 +399,21 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), ApiErr
 
 fn check_if_match(headers: &HeaderMap, record: &AdRecord, now: i64) -> Result<(), ApiError> {
     match headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) {
-        Some(wanted) if !etag_matches(wanted, &format!("\"{}\"", tag(record, now))) => {
+        Some(wanted) if !etag_matches_strong(wanted, &format!("\"{}\"", tag(record, now))) => {
             Err(ErrorCode::PreconditionFailed.into())
         }
         _ => Ok(()),
+    }
+}
+
+/// What a caller without a part in someone else's ad gets: 403 `unauthorized` for an
+/// online ad, which anyone may know of, and 404 `advertisement-not-found` for any other, so
+/// that the existence of a draft or a paused ad does not leak (docs/LIFECYCLE.md).
+pub(super) fn outsider(record: &AdRecord, now: i64) -> ApiError {
+    if status_of(record, now) == AdStatus::Online {
+        ErrorCode::Unauthorized.into()
+    } else {
+        ErrorCode::AdvertisementNotFound.into()
     }
 }
 
@@ -397,16 +426,10 @@ fn ad_for_change(
     now: i64,
 ) -> Result<AdRecord, ApiError> {
     let record = ads::get(conn, item.number())?.ok_or(ErrorCode::AdvertisementNotFound)?;
-    let status = status_of(&record, now);
     if record.seller_id != seller {
-        return Err(if status == AdStatus::Online {
-            ErrorCode::Unauthorized
-        } else {
-            ErrorCode::AdvertisementNotFound
-        }
-        .into());
+        return Err(outsider(&record, now));
     }
-    if status == AdStatus::Deleted {
+    if status_of(&record, now) == AdStatus::Deleted {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
     Ok(record)
@@ -415,12 +438,11 @@ fn ad_for_change(
 async fn change(
     state: AppState,
     version: &'static str,
-    caller: Caller,
+    seller: i64,
     raw: String,
     headers: HeaderMap,
     change: Change,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
     let item = parse_item(&raw)?;
     let region = state.config.region;
     let now = state.clock.now();
@@ -430,8 +452,9 @@ async fn change(
             let record = ad_for_change(conn, item, seller, now)?;
             check_if_match(&headers, &record, now)?;
             let body = match change {
-                Change::Replace(body) => body,
+                Change::Replace(body) => body?.0,
                 Change::Patch(patch) => {
+                    let PatchBody(patch) = patch?;
                     let mut view = writable_view(&record, now);
                     apply_patch(&mut view, &patch)?;
                     match view {
@@ -473,14 +496,26 @@ async fn change(
                     )),
                 );
             }
-            let previous = serde_json::from_str::<Value>(&record.attributes).ok();
-            let previous = previous.as_ref().and_then(Value::as_object);
+            let attributes = match serde_json::from_str::<Value>(&record.attributes) {
+                Ok(Value::Object(attributes)) => attributes,
+                _ => Map::new(),
+            };
+            let stored = Stored {
+                category_id: record.category_id,
+                attributes: &attributes,
+            };
             let Checked {
                 content,
                 running_days,
+                category_open,
                 ..
-            } = checked_content(conn, &body, region, previous)?;
-            let dates = if current == AdStatus::Draft && wanted == AdStatus::Online {
+            } = checked_content(conn, &body, region, Some(stored))?;
+            let publishing = current == AdStatus::Draft && wanted == AdStatus::Online;
+            if publishing && !category_open {
+                // Publishing places the ad: a closed category takes no new ones.
+                return Err(ApiError::validation(vec![category_closed()]));
+            }
+            let dates = if publishing {
                 (Some(now), Some(now + running_days * 86_400))
             } else {
                 (record.start_date, record.close_date)
@@ -511,43 +546,31 @@ async fn change(
 async fn replace(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
     headers: HeaderMap,
-    JsonBody(body): JsonBody<Map<String, Value>>,
+    body: Result<JsonBody<Map<String, Value>>, ApiError>,
 ) -> Result<Json, ApiError> {
-    change(state, version, caller, raw, headers, Change::Replace(body)).await
+    change(state, version, seller, raw, headers, Change::Replace(body)).await
 }
 
 async fn patch_ad(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<PatchBody, ApiError>,
 ) -> Result<Json, ApiError> {
-    // Who may patch comes before what the patch looks like.
-    caller.user_with(Scope::Write)?;
-    let is_patch = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json-patch+json"));
-    if !is_patch {
-        return Err(ErrorCode::IncorrectContentType.into());
-    }
-    let patch: json_patch::Patch = parse_json(&body)?;
-    change(state, version, caller, raw, headers, Change::Patch(patch)).await
+    change(state, version, seller, raw, headers, Change::Patch(body)).await
 }
 
 async fn remove(
     State(state): State<AppState>,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
     let item = parse_item(&raw)?;
     let now = state.clock.now();
     state
@@ -557,13 +580,7 @@ async fn remove(
                 return Err(ApiError::new(ErrorCode::AdvertisementNotFound));
             };
             if record.seller_id != seller {
-                let online = status_of(&record, now) == AdStatus::Online;
-                return Err(if online {
-                    ErrorCode::Unauthorized
-                } else {
-                    ErrorCode::AdvertisementNotFound
-                }
-                .into());
+                return Err(outsider(&record, now));
             }
             if status_of(&record, now) == AdStatus::Deleted {
                 return Ok(());
@@ -622,10 +639,9 @@ fn page_json(
 async fn list_own(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Read>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Read)?;
     let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
     let statuses: Vec<&'static str> = match query.status.as_deref().filter(|s| !s.is_empty()) {
         None => AdStatus::ALL
@@ -633,16 +649,21 @@ async fn list_own(
             .filter(|s| **s != AdStatus::Deleted)
             .map(|s| s.as_str())
             .collect(),
+        // Deleted ads are gone for everyone, their seller included: no list shows them.
         Some(list) => list
             .split(',')
-            .map(|s| AdStatus::parse(s.trim()).map(AdStatus::as_str))
+            .map(|s| AdStatus::parse(s.trim()).filter(|s| *s != AdStatus::Deleted))
+            .map(|s| s.map(AdStatus::as_str))
             .collect::<Option<_>>()
             .ok_or_else(|| {
                 ApiError::validation(vec![
                     FieldError::new(
                         "status",
                         "invalid-value",
-                        Text::new("bevat een onbekende status", "contient un statut inconnu"),
+                        Text::new(
+                            "bevat een onbekende status of `deleted` (verwijderde advertenties staan in geen lijst)",
+                            "contient un statut inconnu ou `deleted` (les annonces supprimées ne figurent dans aucune liste)",
+                        ),
                     )
                     .with_value(list),
                 ])

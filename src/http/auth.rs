@@ -6,6 +6,7 @@
 //! the cache at once.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::header;
@@ -36,8 +37,9 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// The user of a user token that carries `scope`; 403 otherwise.
-    pub fn user_with(&self, scope: Scope) -> Result<i64, ApiError> {
+    /// The user of a user token that carries `scope`; 403 otherwise (handlers ask through
+    /// [`UserWith`]).
+    fn user_with(&self, scope: Scope) -> Result<i64, ApiError> {
         match self.user_id {
             Some(user) if self.scopes.contains(scope) => Ok(user),
             Some(_) => Err(forbidden(&format!(
@@ -48,8 +50,9 @@ impl Caller {
         }
     }
 
-    /// The client of a client-credentials token that carries `scope`; 403 otherwise.
-    pub fn client_with(&self, scope: Scope) -> Result<&str, ApiError> {
+    /// The client of a client-credentials token that carries `scope`; 403 otherwise
+    /// (handlers ask through [`ClientWith`]).
+    fn client_with(&self, scope: Scope) -> Result<&str, ApiError> {
         match self.user_id {
             None if self.scopes.contains(scope) => Ok(&self.client_id),
             None => Err(forbidden(&format!(
@@ -77,6 +80,65 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             .get::<Caller>()
             .cloned()
             .ok_or_else(|| unauthenticated(None))
+    }
+}
+
+/// The scopes an extractor can ask for, as types: `UserWith<need::Write>`.
+pub mod need {
+    use crate::oauth::scope::Scope;
+
+    pub trait Needs {
+        const SCOPE: Scope;
+    }
+
+    macro_rules! needs {
+        ($($name:ident = $scope:ident),+) => {$(
+            pub struct $name;
+            impl Needs for $name {
+                const SCOPE: Scope = Scope::$scope;
+            }
+        )+};
+    }
+
+    needs!(
+        Read = Read,
+        Write = Write,
+        CreateAccount = CreateAccount,
+        ConfirmUpcall = ConfirmUpcall
+    );
+}
+
+/// The user of a user token that carries the scope `N`, else 403 `unauthorized`.
+///
+/// This is how a handler says who may call it. Being an extractor placed before the body
+/// (axum runs the request-parts extractors first, in argument order), it answers 403
+/// before anything about the body is judged; a handler whose permission also depends on
+/// the resource (the ad's seller, the user in the path) takes its body as
+/// `Result<JsonBody<T>, ApiError>` and uses it only once that check passed.
+pub struct UserWith<N>(pub i64, pub(super) PhantomData<N>);
+
+impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for UserWith<N> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        Ok(UserWith(caller.user_with(N::SCOPE)?, PhantomData))
+    }
+}
+
+/// The client of a client-credentials token that carries the scope `N`, else 403
+/// `unauthorized` (see [`UserWith`]).
+pub struct ClientWith<N>(pub String, pub(super) PhantomData<N>);
+
+impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for ClientWith<N> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        Ok(ClientWith(
+            caller.client_with(N::SCOPE)?.to_owned(),
+            PhantomData,
+        ))
     }
 }
 

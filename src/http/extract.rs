@@ -50,8 +50,10 @@ pub fn parse_optional_id(field: &str, raw: Option<&str>) -> Result<Option<i64>, 
     raw.map(|raw| parse_id(field, raw)).transpose()
 }
 
-/// `offset` and `limit` of a collection request: `offset` at least 0, `limit` 1 to `max`
-/// (default `default`); out of range is 400 `pagination-invalid` naming the parameter.
+/// `offset` and `limit` of a collection request: `offset` 0 to `i64::MAX` (the largest
+/// both databases take, so it passes to SQL unchanged and `offset + limit` cannot
+/// overflow), `limit` 1 to `max` (default `default`); anything else, a number too large
+/// included, is 400 `pagination-invalid` naming the parameter.
 pub fn parse_page(
     offset: Option<&str>,
     limit: Option<&str>,
@@ -66,14 +68,18 @@ pub fn parse_page(
     };
     let offset = match offset {
         None => 0,
-        Some(raw) => raw.parse::<u64>().map_err(|_| {
-            bad(
-                "offset",
-                raw,
-                "moet 0 of meer zijn".into(),
-                "doit être 0 ou plus".into(),
-            )
-        })?,
+        Some(raw) => raw
+            .parse::<i64>()
+            .ok()
+            .and_then(|offset| u64::try_from(offset).ok())
+            .ok_or_else(|| {
+                bad(
+                    "offset",
+                    raw,
+                    format!("moet een geheel getal van 0 tot {} zijn", i64::MAX),
+                    format!("doit être un nombre entier de 0 à {}", i64::MAX),
+                )
+            })?,
     };
     let limit = match limit {
         None => default,
@@ -95,27 +101,50 @@ pub fn parse_page(
 
 /// A JSON request body: `Content-Type: application/json` (else 400
 /// `incorrect-content-type`), within the size limit (else 413), and parseable into `T`
-/// (else 400 `invalid-json` naming where it failed).
+/// (else 400 `invalid-json` naming where it failed). A handler whose permission depends on
+/// more than the token takes it as `Result<JsonBody<T>, ApiError>` and uses it only after
+/// that check (see `auth::UserWith`).
 pub struct JsonBody<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let is_json = request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"));
-        if !is_json {
-            return Err(ErrorCode::IncorrectContentType.into());
-        }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))?;
+        let bytes = body_of_type(request, state, "application/json").await?;
         parse_json(&bytes).map(JsonBody)
     }
+}
+
+/// An RFC 6902 JSON Patch body: `Content-Type: application/json-patch+json`, else as
+/// [`JsonBody`].
+pub struct PatchBody(pub json_patch::Patch);
+
+impl<S: Send + Sync> FromRequest<S> for PatchBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = body_of_type(request, state, "application/json-patch+json").await?;
+        parse_json(&bytes).map(PatchBody)
+    }
+}
+
+async fn body_of_type<S: Send + Sync>(
+    request: Request,
+    state: &S,
+    media_type: &str,
+) -> Result<Bytes, ApiError> {
+    let matches = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case(media_type));
+    if !matches {
+        return Err(ErrorCode::IncorrectContentType.into());
+    }
+    Bytes::from_request(request, state)
+        .await
+        .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))
 }
 
 /// Parses a JSON body; a syntax error or a value of the wrong shape is `invalid-json`
@@ -146,6 +175,27 @@ mod tests {
             let err = parse_id("categoryId", bad).unwrap_err();
             assert_eq!(err.code, ErrorCode::ValidationFailure);
             assert_eq!(err.details[0].fields, vec!["categoryId".to_owned()]);
+        }
+    }
+
+    #[test]
+    fn offsets_stay_within_what_the_databases_take() {
+        let page = parse_page(Some("9223372036854775807"), None, 30, 100).unwrap();
+        assert_eq!(page.offset, i64::MAX as u64);
+        for bad in [
+            "-1",
+            "9223372036854775808",
+            "18446744073709551615",
+            "1e3",
+            "x",
+        ] {
+            let err = parse_page(Some(bad), None, 30, 100).unwrap_err();
+            assert_eq!(err.code, ErrorCode::PaginationInvalid, "{bad}");
+            assert_eq!(err.details[0].fields, vec!["offset".to_owned()]);
+        }
+        for bad in ["0", "101", "-1", "18446744073709551616"] {
+            let err = parse_page(None, Some(bad), 30, 100).unwrap_err();
+            assert_eq!(err.details[0].fields, vec!["limit".to_owned()], "{bad}");
         }
     }
 

@@ -2,9 +2,9 @@
 //! replays the first successful answer for 24 hours; with a different request it is 422
 //! `idempotency-key-reused`. Keys live in the database, so every replica honours them.
 
-use axum::body::{Body, to_bytes};
+use axum::body::{Body, HttpBody, to_bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::app::AppState;
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
+use crate::store::Db;
 use crate::store::idempotency::{self as store, Stored};
 
 use super::auth::Caller;
@@ -32,7 +33,7 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         return next.run(request).await;
     };
     let key = match key.to_str() {
-        Ok(key) if (1..=255).contains(&key.len()) => key.to_owned(),
+        Ok(key) if valid_key(key) => key.to_owned(),
         _ => {
             return ApiError::new(ErrorCode::InvalidRequest)
                 .with_message(Text::new(
@@ -72,17 +73,9 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         Err(e) => ApiError::from(e).into_response(),
         Ok(Some(Stored::Done {
             fingerprint: first,
+            status,
             response,
-        })) if first == fingerprint => match Json::from_stored(&response) {
-            Some(json) => {
-                let mut response = json.into_response();
-                response
-                    .headers_mut()
-                    .insert("idempotency-replayed", HeaderValue::from_static("true"));
-                response
-            }
-            None => ApiError::internal("an unreadable idempotent response").into_response(),
-        },
+        })) if first == fingerprint => replay(status, &response),
         Ok(Some(Stored::Pending { fingerprint: first })) if first == fingerprint => {
             ApiError::new(ErrorCode::ConflictingState)
                 .with_message(Text::new(
@@ -93,26 +86,169 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         }
         Ok(Some(_)) => ApiError::new(ErrorCode::IdempotencyKeyReused).into_response(),
         Ok(None) => {
+            let pending = PendingKey {
+                db: Some(state.db.clone()),
+                scope_key: scope_key.clone(),
+            };
             let response = next
                 .run(Request::from_parts(parts, Body::from(bytes)))
                 .await;
-            let stored = response
-                .extensions()
-                .get::<Json>()
-                .filter(|json| json.status().is_success())
-                .map(|json| (json.status().as_u16(), json.to_stored()));
+            let kept = to_keep(&response);
             let result = state
                 .db
-                .write(move |conn| match stored {
+                .write(move |conn| match kept {
                     Some((status, text)) => store::complete(conn, &scope_key, status, &text),
                     None => store::release(conn, &scope_key),
                 })
                 .await;
+            pending.settled();
             if let Err(e) = result {
                 // The request itself succeeded; a retry would run it again.
                 tracing::error!(error = %e, "cannot keep an idempotent response");
             }
             response
+        }
+    }
+}
+
+/// 1 to 255 visible ASCII characters (no spaces or tabs).
+fn valid_key(key: &str) -> bool {
+    (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// What a successful answer leaves for replay: its status and its JSON answer, or an empty
+/// text for an answer without a body (an upcall confirmation's 201). Failures keep nothing.
+fn to_keep(response: &Response) -> Option<(u16, String)> {
+    // A `Json` answer's body is written later, by the render middleware; one with nothing
+    // to keep (its body could not be written, which render answers as a 500) keeps nothing.
+    if let Some(json) = response.extensions().get::<Json>() {
+        let stored = json.to_stored();
+        return (json.status().is_success() && !stored.is_empty())
+            .then(|| (json.status().as_u16(), stored));
+    }
+    let bodiless = response.body().size_hint().exact() == Some(0);
+    (response.status().is_success() && bodiless)
+        .then(|| (response.status().as_u16(), String::new()))
+}
+
+fn replay(status: u16, stored: &str) -> Response {
+    let answer = if stored.is_empty() {
+        StatusCode::from_u16(status)
+            .ok()
+            .map(IntoResponse::into_response)
+    } else {
+        Json::from_stored(stored).map(IntoResponse::into_response)
+    };
+    match answer {
+        Some(mut response) => {
+            response
+                .headers_mut()
+                .insert("idempotency-replayed", HeaderValue::from_static("true"));
+            response
+        }
+        None => ApiError::internal("an unreadable idempotent response").into_response(),
+    }
+}
+
+/// A claimed key whose answer is not kept yet. If the request ends before that (a timeout,
+/// a client that hung up, a panic: the layers outside drop this middleware's future), the
+/// guard frees the key on drop, so that a retry runs again instead of meeting 409 for a day.
+struct PendingKey {
+    /// `None` once the answer was kept or the key released.
+    db: Option<Db>,
+    scope_key: String,
+}
+
+impl PendingKey {
+    fn settled(mut self) {
+        self.db = None;
+    }
+}
+
+impl Drop for PendingKey {
+    fn drop(&mut self) {
+        let Some(db) = self.db.take() else {
+            return;
+        };
+        let scope_key = std::mem::take(&mut self.scope_key);
+        // Drop cannot wait: the release runs as a task of its own. `release` only deletes
+        // a key still pending, so it cannot undo an answer kept meanwhile.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = db.write(move |conn| store::release(conn, &scope_key)).await {
+                    tracing::warn!(error = %e, "cannot free an idempotency key");
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{DbOptions, migrations};
+
+    /// A request that panics or is dropped (a timeout, a client gone) holding a claimed
+    /// key frees it: the layers that catch those sit outside this middleware.
+    #[tokio::test]
+    async fn a_claimed_key_is_freed_when_its_request_ends_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
+        migrations::run(&db).await.unwrap();
+        let claim = |db: Db, key: &'static str| async move {
+            db.write(move |conn| store::claim(conn, key, "fingerprint", 10, 0))
+                .await
+                .unwrap()
+        };
+        let pending = |db: &Db, key: &str| PendingKey {
+            db: Some(db.clone()),
+            scope_key: key.to_owned(),
+        };
+        for key in ["panicked", "dropped", "settled"] {
+            assert_eq!(claim(db.clone(), key).await, None, "{key} was free");
+        }
+        let guard = pending(&db, "panicked");
+        let panicked = tokio::spawn(async move {
+            let _guard = guard;
+            panic!("a handler panics");
+        });
+        assert!(panicked.await.unwrap_err().is_panic());
+        let guard = pending(&db, "dropped");
+        let dropped = tokio::time::timeout(std::time::Duration::from_millis(10), async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        });
+        assert!(dropped.await.is_err(), "timed out");
+        pending(&db, "settled").settled();
+        // The release runs on a task of its own: give it a moment.
+        for key in ["panicked", "dropped"] {
+            let mut freed = false;
+            for _ in 0..200 {
+                let free = claim(db.clone(), key).await.is_none();
+                if free {
+                    freed = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            assert!(freed, "{key} stays pending");
+        }
+        assert!(
+            matches!(
+                claim(db.clone(), "settled").await,
+                Some(Stored::Pending { .. })
+            ),
+            "a settled key is left to the middleware"
+        );
+    }
+
+    #[test]
+    fn keys_are_visible_ascii() {
+        assert!(valid_key("a-b_c.1:2"));
+        assert!(valid_key(&"k".repeat(255)));
+        for bad in ["", "a b", "a\tb", "sleutel-é", &"k".repeat(256)] {
+            assert!(!valid_key(bad), "{bad:?}");
         }
     }
 }

@@ -461,8 +461,11 @@ async fn submit(
     let username = field("username").unwrap_or_default();
     let password = field("password").unwrap_or_default();
     let address = peer.ip().to_string();
+    // Control characters are left out of the throttling key: PostgreSQL cannot store a NUL,
+    // and adding them must not open a fresh count for the same account.
+    let account: String = username.chars().filter(|c| !c.is_control()).collect();
     let keys = [
-        format!("account:{}", username.trim().to_lowercase()),
+        format!("account:{}", account.trim().to_lowercase()),
         format!("address:{address}"),
     ];
     let now = state.clock.now();

@@ -298,13 +298,23 @@ fn without_links(bytes: &[u8]) -> Bytes {
     }
 }
 
-/// `If-None-Match` and `If-Match` hold `*` or a list of tags (weak ones compare by their
-/// opaque part).
+/// `If-None-Match` holds `*` or a list of tags, compared weakly (RFC 9110 §13.1.2): a weak
+/// tag matches by its opaque part.
 pub fn etag_matches(header: &str, tag: &str) -> bool {
     header
         .split(',')
         .map(str::trim)
         .any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == tag)
+}
+
+/// `If-Match` holds `*` or a list of tags, compared strongly (RFC 9110 §13.1.1): a weak tag
+/// never matches, since a change guarded by it could land on different bytes.
+pub fn etag_matches_strong(header: &str, tag: &str) -> bool {
+    !tag.starts_with("W/")
+        && header
+            .split(',')
+            .map(str::trim)
+            .any(|candidate| candidate == "*" || candidate == tag)
 }
 
 fn query_says_no_links(query: Option<&str>) -> bool {
@@ -330,6 +340,10 @@ mod tests {
         assert!(etag_matches("W/\"b\"", "\"b\""));
         assert!(etag_matches("*", "\"b\""));
         assert!(!etag_matches("\"a\"", "\"b\""));
+        assert!(etag_matches_strong("\"a\", \"b\"", "\"b\""));
+        assert!(etag_matches_strong("*", "\"b\""));
+        assert!(!etag_matches_strong("W/\"b\"", "\"b\""));
+        assert!(!etag_matches_strong("\"b\"", "W/\"b\""));
     }
 
     #[test]

@@ -13,14 +13,13 @@ use crate::domain::time::{format_timestamp, parse_timestamp};
 use crate::domain::user::plausible_phone;
 use crate::error::{ApiError, ErrorCode, FieldError};
 use crate::hal::{Hal, Rel, Resource};
-use crate::oauth::scope::Scope;
 use crate::store::ads::{self, AdRecord};
 use crate::store::transactions::{self, Counter, Transaction, Upcall};
 use crate::store::{Conn, users};
 
-use super::ads::{parse_item, status_of};
+use super::ads::{outsider, parse_item, status_of};
 use super::api::{Api, get, post};
-use super::auth::Caller;
+use super::auth::{ClientWith, UserWith, need};
 use super::extract::{ApiVersion, JsonBody, parse_id};
 use super::render::Json;
 
@@ -94,7 +93,7 @@ pub fn routes(api: Api) -> Api {
         post("/advertisements/{itemId}/upcall-confirmations", "confirmUpcall")
             .tag("Advertisements")
             .summary("Report a phone call about an ad (client token with scope `confirm_upcall`)")
-            .description("Body `{callerPhoneNumber, calleePhoneNumber, startTime, endTime}`, all required strings; times ISO 8601 with an offset, `endTime` not before `startTime`. Answers 201 with no body; the call counts in the ad's statistics as a phone click.")
+            .description("Body `{callerPhoneNumber, calleePhoneNumber, startTime, endTime}`, all required strings; times ISO 8601 with an offset, `endTime` not before `startTime`. Answers 201 with no body; the call counts in the ad's statistics as a phone click. Only online ads take calls: any other is 404, as is an unknown one, whatever the body.")
             .authenticated()
             .name_param("itemId", "`m` followed by digits.")
             .ok_empty(201, "Recorded")
@@ -118,6 +117,26 @@ fn existing_ad(conn: &mut dyn Conn, item: ItemId, now: i64) -> Result<AdRecord, 
     ads::get(conn, item.number())?
         .filter(|ad| status_of(ad, now) != AdStatus::Deleted)
         .ok_or_else(|| ErrorCode::AdvertisementNotFound.into())
+}
+
+/// The ad behind a transaction request of `user`: 404 if it is gone, or if it is not online
+/// and `user` has no part in it (neither its seller nor the buyer of one of its
+/// transactions), so that a draft's existence does not leak. A buyer keeps seeing their
+/// transactions after the seller paused or closed the ad.
+fn ad_for_transactions(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    user: i64,
+    now: i64,
+) -> Result<AdRecord, ApiError> {
+    let ad = existing_ad(conn, item, now)?;
+    if status_of(&ad, now) != AdStatus::Online
+        && ad.seller_id != user
+        && transactions::list(conn, ad.number, Some(user))?.is_empty()
+    {
+        return Err(ErrorCode::AdvertisementNotFound.into());
+    }
+    Ok(ad)
 }
 
 fn transaction_json(hal: &Hal, item: ItemId, t: &Transaction) -> Value {
@@ -177,20 +196,20 @@ fn amount(name: &str, value: Option<&Value>, errors: &mut Vec<FieldError>) -> Op
 async fn create(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(seller, _): UserWith<need::Write>,
     Path(raw): Path<String>,
-    JsonBody(body): JsonBody<CreateBody>,
+    body: Result<JsonBody<CreateBody>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let seller = caller.user_with(Scope::Write)?;
     let item = parse_item(&raw)?;
     let now = state.clock.now();
     let transaction = state
         .db
         .write(move |conn| {
-            let ad = existing_ad(conn, item, now)?;
+            let ad = ad_for_transactions(conn, item, seller, now)?;
             if ad.seller_id != seller {
                 return Err(ApiError::new(ErrorCode::Unauthorized));
             }
+            let JsonBody(body) = body?;
             let mut errors = Vec::new();
             let buyer = match body.buyer_id.as_ref() {
                 None | Some(Value::Null) => {
@@ -202,7 +221,20 @@ async fn create(
                     ));
                     None
                 }
+                // A user id is a positive integer; anything else is not one at all.
                 Some(value) => match value.as_i64().filter(|id| *id > 0) {
+                    None => {
+                        errors.push(
+                            field(
+                                "buyerId",
+                                "invalid-value",
+                                "moet een gebruikersnummer (een positief geheel getal) zijn",
+                                "doit être un numéro d'utilisateur (un nombre entier positif)",
+                            )
+                            .with_value(value.clone()),
+                        );
+                        None
+                    }
                     Some(id) if id == seller => {
                         // A sale to oneself would inflate the seller's record.
                         errors.push(
@@ -217,7 +249,7 @@ async fn create(
                         None
                     }
                     Some(id) if users::get(conn, id)?.is_some() => Some(id),
-                    _ => {
+                    Some(_) => {
                         errors.push(
                             field(
                                 "buyerId",
@@ -253,16 +285,15 @@ async fn create(
 async fn list(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Read>,
     Path(raw): Path<String>,
 ) -> Result<Json, ApiError> {
-    let user = caller.user_with(Scope::Read)?;
     let item = parse_item(&raw)?;
     let now = state.clock.now();
     let listed = state
         .db
         .read(move |conn| {
-            let ad = existing_ad(conn, item, now)?;
+            let ad = ad_for_transactions(conn, item, user, now)?;
             let only = (ad.seller_id != user).then_some(user);
             let listed = transactions::list(conn, item.number(), only)?;
             if only.is_some() && listed.is_empty() {
@@ -286,7 +317,8 @@ async fn list(
     })))
 }
 
-/// Reads a transaction for `user`: the seller and the buyer see it, others get 403.
+/// Reads a transaction for `user`: the seller and the buyer see it, others get 403 (or 404
+/// for an ad that is not online, see [`ad_for_transactions`]).
 fn visible_transaction(
     conn: &mut dyn Conn,
     item: ItemId,
@@ -294,7 +326,7 @@ fn visible_transaction(
     user: i64,
     now: i64,
 ) -> Result<(AdRecord, Transaction), ApiError> {
-    let ad = existing_ad(conn, item, now)?;
+    let ad = ad_for_transactions(conn, item, user, now)?;
     let transaction =
         transactions::get(conn, item.number(), id)?.ok_or(ErrorCode::TransactionNotFound)?;
     if ad.seller_id != user && transaction.buyer_id != user {
@@ -306,10 +338,9 @@ fn visible_transaction(
 async fn one(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Read>,
     Path((raw, raw_id)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
-    let user = caller.user_with(Scope::Read)?;
     let item = parse_item(&raw)?;
     let id = parse_id("transactionId", &raw_id)?;
     let now = state.clock.now();
@@ -328,12 +359,11 @@ async fn one(
 async fn finish(
     state: AppState,
     version: &'static str,
-    caller: Caller,
+    user: i64,
     raw: String,
     raw_id: String,
     to: &'static str,
 ) -> Result<Json, ApiError> {
-    let user = caller.user_with(Scope::Write)?;
     let item = parse_item(&raw)?;
     let id = parse_id("transactionId", &raw_id)?;
     let now = state.clock.now();
@@ -367,19 +397,19 @@ async fn finish(
 async fn complete(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Write>,
     Path((raw, raw_id)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
-    finish(state, version, caller, raw, raw_id, "COMPLETED").await
+    finish(state, version, user, raw, raw_id, "COMPLETED").await
 }
 
 async fn cancel(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Write>,
     Path((raw, raw_id)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
-    finish(state, version, caller, raw, raw_id, "CANCELLED").await
+    finish(state, version, user, raw, raw_id, "CANCELLED").await
 }
 
 #[derive(Deserialize)]
@@ -391,14 +421,16 @@ struct UpcallBody {
     end_time: Option<Value>,
 }
 
-async fn upcall(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(raw): Path<String>,
-    JsonBody(body): JsonBody<UpcallBody>,
-) -> Result<Response, ApiError> {
-    let client = caller.client_with(Scope::ConfirmUpcall)?.to_owned();
-    let item = parse_item(&raw)?;
+/// A checked upcall confirmation.
+struct Call {
+    caller_phone: String,
+    callee_phone: String,
+    start_time: i64,
+    end_time: i64,
+}
+
+/// Every problem of an upcall body at once.
+fn check_call(body: UpcallBody) -> Result<Call, ApiError> {
     let mut errors = Vec::new();
     let mut text = |name: &str, value: &Option<Value>| -> Option<String> {
         match value {
@@ -473,21 +505,46 @@ async fn upcall(
         error.fields = vec!["startTime".into(), "endTime".into()];
         errors.push(error);
     }
+    match (caller_phone, callee_phone, start_time, end_time) {
+        (Some(caller_phone), Some(callee_phone), Some(start_time), Some(end_time))
+            if errors.is_empty() =>
+        {
+            Ok(Call {
+                caller_phone,
+                callee_phone,
+                start_time,
+                end_time,
+            })
+        }
+        _ => Err(ApiError::validation(errors)),
+    }
+}
+
+async fn upcall(
+    State(state): State<AppState>,
+    ClientWith(client, _): ClientWith<need::ConfirmUpcall>,
+    Path(raw): Path<String>,
+    body: Result<JsonBody<UpcallBody>, ApiError>,
+) -> Result<Response, ApiError> {
+    let item = parse_item(&raw)?;
+    let call = body.and_then(|JsonBody(body)| check_call(body));
     let now = state.clock.now();
     state
         .db
         .write(move |conn| {
-            // An unknown ad is 404 before the body's problems: there is nothing to report on.
+            // Calls are about ads people can see: any other is 404, before the body's
+            // problems (there is nothing to report on).
             let ad = existing_ad(conn, item, now)?;
-            if !errors.is_empty() {
-                return Err(ApiError::validation(errors));
+            if status_of(&ad, now) != AdStatus::Online {
+                return Err(ErrorCode::AdvertisementNotFound.into());
             }
+            let call = call?;
             let upcall = Upcall {
                 client_id: &client,
-                caller_phone: caller_phone.as_deref().unwrap_or_default(),
-                callee_phone: callee_phone.as_deref().unwrap_or_default(),
-                start_time: start_time.unwrap_or_default(),
-                end_time: end_time.unwrap_or_default(),
+                caller_phone: &call.caller_phone,
+                callee_phone: &call.callee_phone,
+                start_time: call.start_time,
+                end_time: call.end_time,
             };
             transactions::insert_upcall(conn, ad.number, &upcall, now)?;
             transactions::count(conn, ad.number, Counter::PhoneClicks, 1)?;
@@ -500,24 +557,23 @@ async fn upcall(
 async fn statistics(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Read>,
     Path(raw): Path<String>,
 ) -> Result<Json, ApiError> {
-    let user = caller.user_with(Scope::Read)?;
     let item = parse_item(&raw)?;
-    // This replica's pending views first, so the seller sees them.
-    state.views.flush(&state.db).await?;
     let now = state.clock.now();
-    let counts = state
+    let mut counts = state
         .db
         .read(move |conn| {
             let ad = existing_ad(conn, item, now)?;
             if ad.seller_id != user {
-                return Err(ApiError::new(ErrorCode::Unauthorized));
+                return Err(outsider(&ad, now));
             }
             Ok(transactions::statistics(conn, ad.number)?)
         })
         .await?;
+    // Views this replica has counted but not written yet: a read does no write.
+    counts.views += state.views.pending(item.number());
     let hal = state.hal(version);
     let ad = hal.path(&format!("/advertisements/{item}"));
     Ok(Json::ok(json!({

@@ -19,7 +19,7 @@ use crate::store::oauth::{self as oauth_store, EmailConfirmation};
 use crate::store::users::{self, NewUser, User};
 
 use super::api::{Api, get, post, put};
-use super::auth::Caller;
+use super::auth::{Caller, ClientWith, UserWith, need};
 use super::extract::{ApiVersion, JsonBody, parse_id};
 use super::render::Json;
 
@@ -158,10 +158,10 @@ fn email_in_use(email: &str) -> ApiError {
 async fn create(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
-    JsonBody(body): JsonBody<CreateBody>,
+    _client: ClientWith<need::CreateAccount>,
+    body: Result<JsonBody<CreateBody>, ApiError>,
 ) -> Result<Json, ApiError> {
-    caller.client_with(Scope::CreateAccount)?;
+    let JsonBody(body) = body?;
     let errors = check_new_account(&NewAccount {
         email: body.email.as_deref(),
         // Without a password the owner chooses one when confirming.
@@ -284,8 +284,10 @@ async fn one(
     Ok(Json::ok(user_json(&state.hal(version), &user, private)))
 }
 
-async fn me(ApiVersion(version): ApiVersion, caller: Caller) -> Result<Response, ApiError> {
-    let user = caller.user_with(Scope::Read)?;
+async fn me(
+    ApiVersion(version): ApiVersion,
+    UserWith(user, _): UserWith<need::Read>,
+) -> Result<Response, ApiError> {
     let mut response = StatusCode::FOUND.into_response();
     let location = format!("/{version}/users/{user}");
     response.headers_mut().insert(
@@ -304,15 +306,15 @@ struct ChangeEmailBody {
 async fn change_email(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Read>,
     Path(raw): Path<String>,
-    JsonBody(body): JsonBody<ChangeEmailBody>,
+    body: Result<JsonBody<ChangeEmailBody>, ApiError>,
 ) -> Result<Json, ApiError> {
     let id = parse_id("userId", &raw)?;
-    let user = caller.user_with(Scope::Read)?;
     if user != id {
         return Err(ApiError::new(ErrorCode::Unauthorized));
     }
+    let JsonBody(body) = body?;
     let email = body.new_email.unwrap_or_default().trim().to_lowercase();
     if !valid_email(&email) {
         return Err(ApiError::validation(vec![
@@ -403,14 +405,15 @@ struct BrandsBody {
 async fn set_brands(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
-    caller: Caller,
+    UserWith(user, _): UserWith<need::Write>,
     Path(raw): Path<String>,
-    JsonBody(body): JsonBody<BrandsBody>,
+    body: Result<JsonBody<BrandsBody>, ApiError>,
 ) -> Result<Json, ApiError> {
     let id = parse_id("userId", &raw)?;
-    if caller.user_with(Scope::Write)? != id {
+    if user != id {
         return Err(ApiError::new(ErrorCode::Unauthorized));
     }
+    let JsonBody(body) = body?;
     let Some(brands) = body.brands else {
         return Err(ApiError::validation(vec![FieldError::new(
             "brands",

@@ -9,8 +9,11 @@ use super::{Conn, DbError};
 pub enum Stored {
     /// The first request with this key is still running.
     Pending { fingerprint: String },
+    /// The first request's answer: its status and the stored JSON answer (empty for an
+    /// answer without a body).
     Done {
         fingerprint: String,
+        status: u16,
         response: String,
     },
 }
@@ -37,20 +40,27 @@ pub fn claim(
         return Ok(None);
     }
     let row = conn.query_one(
-        "SELECT fingerprint, response FROM idempotency_keys WHERE scope_key = $1",
+        "SELECT fingerprint, status, response FROM idempotency_keys WHERE scope_key = $1",
         params![scope_key],
     )?;
     let fingerprint = row.get("fingerprint")?;
-    Ok(Some(match row.get::<Option<String>>("response")? {
-        Some(response) => Stored::Done {
-            fingerprint,
-            response,
+    Ok(Some(
+        match (
+            row.get::<Option<i64>>("status")?,
+            row.get::<Option<String>>("response")?,
+        ) {
+            (Some(status), Some(response)) => Stored::Done {
+                fingerprint,
+                status: u16::try_from(status)
+                    .map_err(|_| DbError::Decode(format!("status {status}")))?,
+                response,
+            },
+            _ => Stored::Pending { fingerprint },
         },
-        None => Stored::Pending { fingerprint },
-    }))
+    ))
 }
 
-/// Keeps the response of a claimed key.
+/// Keeps the answer of a claimed key (`response` empty for an answer without a body).
 pub fn complete(
     conn: &mut dyn Conn,
     scope_key: &str,

@@ -30,6 +30,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(7, "0007_images"),
     migration!(8, "0008_token_families"),
     migration!(9, "0009_token_upkeep"),
+    migration!(10, "0010_transaction_counter"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -45,6 +45,11 @@ const CLIENT_COLUMNS: &str =
     "client_id, name, secret_hash, redirect_uris, scopes, default_scopes, grants";
 
 pub fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbError> {
+    // Client ids are Souk's own, without control characters; a NUL would not even reach
+    // the query on PostgreSQL (TEXT cannot hold it), so such an id is simply unknown.
+    if !crate::domain::text::is_one_line(id) {
+        return Ok(None);
+    }
     conn.query_opt(
         &format!("SELECT {CLIENT_COLUMNS} FROM clients WHERE client_id = $1"),
         params![id],

@@ -30,9 +30,12 @@ fn from_row(row: &Row) -> Result<Transaction, DbError> {
 const COLUMNS: &str =
     "item_number, transaction_id, buyer_id, amount, shipping_costs, status, created_at";
 
-/// Stores a transaction numbered after the ad's last one (the writer serializes this on
-/// SQLite; on PostgreSQL the primary key refuses a duplicate number, and the caller's
-/// retry takes the next).
+/// Stores a transaction with the ad's next number. The number comes from the ad's counter:
+/// the `UPDATE` holds the ad's row lock until the commit, so concurrent sales of one ad
+/// take their numbers in turn on PostgreSQL (on SQLite the one writer serializes them).
+/// The counter also steps over numbers it did not hand out (a replica of the release before
+/// it, during a rolling upgrade, numbers with MAX + 1); looking for them is one probe of the
+/// primary key that normally finds nothing.
 pub fn insert(
     conn: &mut dyn Conn,
     item_number: i64,
@@ -41,16 +44,25 @@ pub fn insert(
     shipping_costs: i64,
     now: i64,
 ) -> Result<Transaction, DbError> {
+    let id: i64 = conn
+        .query_one(
+            "UPDATE advertisements SET transaction_count = 1 + COALESCE( \
+                 (SELECT MAX(t.transaction_id) FROM advertisement_transactions t \
+                  WHERE t.item_number = advertisements.item_number \
+                    AND t.transaction_id > advertisements.transaction_count), \
+                 transaction_count) \
+             WHERE item_number = $1 RETURNING transaction_count",
+            params![item_number],
+        )?
+        .get("transaction_count")?;
     let row = conn.query_one(
         &format!(
             "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
                  amount, shipping_costs, status, created_at, updated_at) \
-             VALUES ($1, (SELECT COALESCE(MAX(transaction_id), 0) + 1 \
-                          FROM advertisement_transactions WHERE item_number = $1), \
-                     $2, $3, $4, 'CREATED', $5, $5) \
+             VALUES ($1, $2, $3, $4, $5, 'CREATED', $6, $6) \
              RETURNING {COLUMNS}"
         ),
-        params![item_number, buyer_id, amount, shipping_costs, now],
+        params![item_number, id, buyer_id, amount, shipping_costs, now],
     )?;
     from_row(&row)
 }

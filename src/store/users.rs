@@ -67,6 +67,11 @@ pub fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<User>, DbError> {
 }
 
 pub fn by_email(conn: &mut dyn Conn, email: &str) -> Result<Option<User>, DbError> {
+    // No stored address holds a control character (`valid_email`); a NUL would not even
+    // reach the query on PostgreSQL, so such an address is simply unknown.
+    if !crate::domain::text::is_one_line(email) {
+        return Ok(None);
+    }
     conn.query_opt(
         &format!("SELECT {COLUMNS} FROM users WHERE email = $1"),
         params![email.trim().to_lowercase()],

@@ -1,7 +1,10 @@
-//! The access table of api.md §4 for every endpoint that exists: each is tried with no
-//! token, a client token, a user token of another user and the right token. A test also
-//! checks that every `/v1` operation of the OpenAPI document is in the table, so a new
-//! endpoint cannot skip it.
+//! The access table of api.md §4 for every endpoint that exists: each is tried under `/v1`
+//! and `/v2` with no token, a client token, a user token of another user, of the buyer of
+//! the ad's transactions and of the owner; a caller who may not act gets the same answer
+//! whatever the body holds (authorization comes before the body). A test also checks that
+//! every `/v1` operation of the OpenAPI document is in the table, so a new endpoint cannot
+//! skip it. Another test tries every operation on an ad that is not online: to anyone but
+//! the seller (and the buyer, for their transactions) it does not exist.
 
 use std::collections::BTreeSet;
 
@@ -10,7 +13,11 @@ use serde_json::json;
 use crate::both_backends;
 use crate::helpers::TestApp;
 
-both_backends!(the_access_table_holds);
+both_backends!(
+    the_access_table_holds,
+    an_ad_that_is_not_online_is_not_found,
+    scopes_are_needed,
+);
 
 /// What a caller gets: the status, or 2xx/3xx as `OK`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +31,8 @@ struct Row {
     method: &'static str,
     /// The OpenAPI path (template) the row covers.
     template: &'static str,
-    /// The concrete path, with `{me}` for the right user's id and `{ad}` for their ad.
+    /// The concrete path, with `{me}` for the right user's id, `{ad}` for their ad and
+    /// `{tx}` for a transaction of it made for each request (so each caller finds it open).
     path: &'static str,
     /// The body, with `"{me}"` for the owner's id, `"{buyer}"` for a third user's and
     /// `{n}` for a number unique to the request.
@@ -32,6 +40,8 @@ struct Row {
     anonymous: Outcome,
     client: Outcome,
     other_user: Outcome,
+    /// The buyer of the ad's transactions.
+    buyer: Outcome,
     owner: Outcome,
 }
 
@@ -44,6 +54,7 @@ fn rows() -> Vec<Row> {
         anonymous: Status(401),
         client: Allowed,
         other_user: Allowed,
+        buyer: Allowed,
         owner: Allowed,
     };
     vec![
@@ -77,6 +88,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Allowed,
+            buyer: Allowed,
             owner: Allowed,
         },
         Row {
@@ -87,6 +99,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Allowed,
+            buyer: Allowed,
             owner: Allowed,
         },
         Row {
@@ -97,6 +110,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Status(403),
+            buyer: Status(403),
             owner: Allowed,
         },
         Row {
@@ -107,6 +121,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Status(403),
+            buyer: Status(403),
             owner: Allowed,
         },
         Row {
@@ -117,6 +132,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Status(403),
+            buyer: Status(403),
             owner: Allowed,
         },
         Row {
@@ -127,6 +143,7 @@ fn rows() -> Vec<Row> {
             anonymous: Allowed,
             client: Allowed,
             other_user: Allowed,
+            buyer: Allowed,
             owner: Allowed,
         },
         Row {
@@ -137,6 +154,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Allowed,
             other_user: Status(403),
+            buyer: Status(403),
             owner: Status(403),
         },
         Row {
@@ -147,6 +165,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Allowed,
+            buyer: Allowed,
             owner: Allowed,
         },
         Row {
@@ -157,6 +176,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Status(403),
+            buyer: Status(403),
             owner: Allowed,
         },
         Row {
@@ -170,25 +190,28 @@ fn rows() -> Vec<Row> {
             method: "get",
             template: "/v1/advertisements/{itemId}/transactions",
             path: "/v1/advertisements/{ad}/transactions",
+            buyer: Allowed,
             ..owner_only()
         },
         Row {
             method: "get",
             template: "/v1/advertisements/{itemId}/transactions/{transactionId}",
             path: "/v1/advertisements/{ad}/transactions/1",
+            buyer: Allowed,
             ..owner_only()
         },
         Row {
             method: "post",
             template: "/v1/advertisements/{itemId}/transactions/{transactionId}/actions/cancel",
-            path: "/v1/advertisements/{ad}/transactions/1/actions/cancel",
+            path: "/v1/advertisements/{ad}/transactions/{tx}/actions/cancel",
             body: Some(json!({})),
+            buyer: Allowed,
             ..owner_only()
         },
         Row {
             method: "post",
             template: "/v1/advertisements/{itemId}/transactions/{transactionId}/actions/complete",
-            path: "/v1/advertisements/{ad}/transactions/2/actions/complete",
+            path: "/v1/advertisements/{ad}/transactions/{tx}/actions/complete",
             body: Some(json!({})),
             ..owner_only()
         },
@@ -209,6 +232,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Allowed,
             other_user: Status(403),
+            buyer: Status(403),
             owner: Status(403),
         },
         // Last: it deletes the ad the rows above use.
@@ -220,6 +244,7 @@ fn rows() -> Vec<Row> {
             anonymous: Status(401),
             client: Status(403),
             other_user: Status(403),
+            buyer: Status(403),
             owner: Allowed,
         },
     ]
@@ -235,6 +260,7 @@ fn owner_only() -> Row {
         anonymous: Status(401),
         client: Status(403),
         other_user: Status(403),
+        buyer: Status(403),
         owner: Allowed,
     }
 }
@@ -245,102 +271,184 @@ fn ad_body() -> serde_json::Value {
            "condition": "used"})
 }
 
+/// The users of the access table: the owner (of `{me}` and `{ad}`), another user and the
+/// buyer of the owner's sales, with a user token each.
+struct Users {
+    owner: i64,
+    owner_token: String,
+    other_token: String,
+    buyer: i64,
+    buyer_token: String,
+}
+
+async fn users(app: &TestApp) -> Users {
+    let mut tokens = Vec::new();
+    let mut ids = Vec::new();
+    for name in ["owner", "other", "buyer"] {
+        let (email, password) = (format!("{name}@souk.test"), format!("password-of-{name}"));
+        ids.push(app.create_user(&email, &password).await);
+        let (token, _) = app
+            .user_token(&app.app_client, &email, &password, None)
+            .await;
+        tokens.push(token);
+    }
+    Users {
+        owner: ids[0],
+        owner_token: tokens[0].clone(),
+        other_token: tokens[1].clone(),
+        buyer: ids[2],
+        buyer_token: tokens[2].clone(),
+    }
+}
+
+/// A request to try: method, path, and the body with its content type.
+type Request = (&'static str, String, Option<(&'static str, String)>);
+
+async fn send(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<(&str, String)>,
+) -> reqwest::Response {
+    let mut request = match method {
+        "get" => app.client.get(app.url(path)),
+        "put" => app.client.put(app.url(path)),
+        "patch" => app.client.patch(app.url(path)),
+        "delete" => app.client.delete(app.url(path)),
+        _ => app.client.post(app.url(path)),
+    };
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some((content_type, text)) = body {
+        request = request.header("content-type", content_type).body(text);
+    }
+    request.send().await.unwrap()
+}
+
+/// A sale of `item` from the owner to the buyer; its transactionId.
+async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
+    let response = send(
+        app,
+        "post",
+        &format!("/v1/advertisements/{item}/transactions"),
+        Some(&users.owner_token),
+        Some((
+            "application/json",
+            json!({"buyerId": users.buyer, "amount": 100, "shippingCosts": 0}).to_string(),
+        )),
+    )
+    .await;
+    assert_eq!(response.status(), 201);
+    response.json::<serde_json::Value>().await.unwrap()["transactionId"]
+        .as_i64()
+        .unwrap()
+}
+
+/// The error code that goes with each status the table expects.
+fn code_of(status: u16) -> &'static str {
+    match status {
+        401 => "unauthenticated",
+        403 => "unauthorized",
+        404 => "advertisement-not-found",
+        _ => unreachable!("the table expects 401, 403 or 404"),
+    }
+}
+
 async fn the_access_table_holds(app: TestApp) {
-    let owner = app
-        .create_user("owner@souk.test", "password-of-owner")
-        .await;
-    app.create_user("other@souk.test", "password-of-other")
-        .await;
-    // The buyer of the ad's transactions: neither the owner nor the other user.
-    let buyer = app
-        .create_user("buyer@souk.test", "password-of-buyer")
-        .await;
-    let (owner_token, _) = app
-        .user_token(
-            &app.app_client,
-            "owner@souk.test",
-            "password-of-owner",
-            None,
-        )
-        .await;
-    let (other_token, _) = app
-        .user_token(
-            &app.app_client,
-            "other@souk.test",
-            "password-of-other",
-            None,
-        )
-        .await;
-    let ad = app
-        .client
-        .post(app.url("/v1/advertisements"))
-        .bearer_auth(&owner_token)
-        .json(&ad_body())
-        .send()
-        .await
-        .unwrap();
+    let users = users(&app).await;
+    let ad = send(
+        &app,
+        "post",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        Some(("application/json", ad_body().to_string())),
+    )
+    .await;
     let ad: serde_json::Value = ad.json().await.unwrap();
     let item = ad["itemId"].as_str().unwrap().to_owned();
-    for _ in 0..2 {
-        let sale = app
-            .client
-            .post(app.url(&format!("/v1/advertisements/{item}/transactions")))
-            .bearer_auth(&owner_token)
-            .json(&json!({"buyerId": buyer, "amount": 100, "shippingCosts": 0}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(sale.status(), 201);
-    }
+    sale(&app, &users, &item).await;
     let mut n = 0;
     for row in rows() {
-        let path = row
-            .path
-            .replace("{me}", &owner.to_string())
-            .replace("{ad}", &item);
         for (who, token, expected) in [
             ("anonymous", None, row.anonymous),
             ("client", Some(app.token.as_str()), row.client),
-            ("other user", Some(other_token.as_str()), row.other_user),
-            ("owner", Some(owner_token.as_str()), row.owner),
+            (
+                "other user",
+                Some(users.other_token.as_str()),
+                row.other_user,
+            ),
+            ("buyer", Some(users.buyer_token.as_str()), row.buyer),
+            ("owner", Some(users.owner_token.as_str()), row.owner),
         ] {
-            n += 1;
-            let mut request = match row.method {
-                "get" => app.client.get(app.url(&path)),
-                "put" => app.client.put(app.url(&path)),
-                "patch" => app.client.patch(app.url(&path)),
-                "delete" => app.client.delete(app.url(&path)),
-                _ => app.client.post(app.url(&path)),
-            };
-            if let Some(token) = token {
-                request = request.bearer_auth(token);
-            }
-            if let Some(body) = &row.body {
-                let text = body
-                    .to_string()
-                    .replace("{n}", &n.to_string())
-                    .replace("\"{me}\"", &owner.to_string())
-                    .replace("\"{buyer}\"", &buyer.to_string());
+            for prefix in ["/v1", "/v2"] {
+                n += 1;
+                let mut path = row
+                    .path
+                    .replacen("/v1", prefix, 1)
+                    .replace("{me}", &users.owner.to_string())
+                    .replace("{ad}", &item);
+                if path.contains("{tx}") {
+                    path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
+                }
                 let content_type = if row.method == "patch" {
                     "application/json-patch+json"
                 } else {
                     "application/json"
                 };
-                request = request.header("content-type", content_type).body(text);
+                let body = row.body.as_ref().map(|body| {
+                    body.to_string()
+                        .replace("{n}", &n.to_string())
+                        .replace("\"{me}\"", &users.owner.to_string())
+                        .replace("\"{buyer}\"", &users.buyer.to_string())
+                });
+                let response = send(
+                    &app,
+                    row.method,
+                    &path,
+                    token,
+                    body.clone().map(|b| (content_type, b)),
+                )
+                .await;
+                let status = response.status().as_u16();
+                let actual = if status < 400 {
+                    Allowed
+                } else {
+                    Status(status)
+                };
+                let text = response.text().await.unwrap_or_default();
+                assert_eq!(actual, expected, "{} {path} as {who}: {text}", row.method);
+                let Status(status) = expected else {
+                    continue;
+                };
+                let error: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(
+                    error["code"],
+                    code_of(status),
+                    "{} {path} as {who}",
+                    row.method
+                );
+                // Who may not act learns nothing about the body: not its type, not its shape.
+                if body.is_some() {
+                    for bad in [(content_type, "{\"broken\": "), ("text/plain", "{}")] {
+                        let response = send(
+                            &app,
+                            row.method,
+                            &path,
+                            token,
+                            Some((bad.0, bad.1.to_owned())),
+                        )
+                        .await;
+                        assert_eq!(
+                            response.status().as_u16(),
+                            status,
+                            "{} {path} as {who} with the body {bad:?}",
+                            row.method
+                        );
+                    }
+                }
             }
-            let response = request.send().await.unwrap();
-            let status = response.status().as_u16();
-            let actual = if status < 400 {
-                Allowed
-            } else {
-                Status(status)
-            };
-            let text = response.text().await.unwrap_or_default();
-            assert_eq!(
-                actual, expected,
-                "{} {} as {who}: {text}",
-                row.method, row.path
-            );
         }
     }
     // Every versioned operation of the document is in the table.
@@ -360,4 +468,278 @@ async fn the_access_table_holds(app: TestApp) {
             );
         }
     }
+}
+
+/// Every operation on an ad that is not online (here: paused), by anyone but its seller, is
+/// 404 `advertisement-not-found`, as if it did not exist; its buyer still sees and cancels
+/// their transactions. Upcalls are for online ads only.
+async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
+    let users = users(&app).await;
+    let ad = send(
+        &app,
+        "post",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        Some(("application/json", ad_body().to_string())),
+    )
+    .await;
+    let item = ad.json::<serde_json::Value>().await.unwrap()["itemId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    sale(&app, &users, &item).await;
+    sale(&app, &users, &item).await;
+    let paused = send(
+        &app,
+        "patch",
+        &format!("/v1/advertisements/{item}"),
+        Some(&users.owner_token),
+        Some((
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/status", "value": "paused"}]).to_string(),
+        )),
+    )
+    .await;
+    assert_eq!(paused.status(), 200);
+    let ad = format!("/v1/advertisements/{item}");
+    let sale_body = json!({"buyerId": users.buyer, "amount": 1, "shippingCosts": 0}).to_string();
+    let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
+                      "startTime": "2026-01-01T10:00:00Z", "endTime": "2026-01-01T10:05:00Z"})
+    .to_string();
+    let json = |text: &str| Some(("application/json", text.to_owned()));
+    let requests: Vec<Request> = vec![
+        ("get", ad.clone(), None),
+        ("put", ad.clone(), json(&ad_body().to_string())),
+        (
+            "patch",
+            ad.clone(),
+            Some((
+                "application/json-patch+json",
+                json!([{"op": "replace", "path": "/title", "value": "Gekaapt"}]).to_string(),
+            )),
+        ),
+        ("get", format!("{ad}/statistics"), None),
+        ("post", format!("{ad}/transactions"), json(&sale_body)),
+        ("get", format!("{ad}/transactions"), None),
+        ("get", format!("{ad}/transactions/1"), None),
+        (
+            "post",
+            format!("{ad}/transactions/1/actions/cancel"),
+            json("{}"),
+        ),
+        (
+            "post",
+            format!("{ad}/transactions/1/actions/complete"),
+            json("{}"),
+        ),
+        ("delete", ad.clone(), None),
+    ];
+    for (method, path, body) in &requests {
+        for prefix in ["/v1", "/v2"] {
+            let path = path.replacen("/v1", prefix, 1);
+            let response = send(&app, method, &path, Some(&users.other_token), body.clone()).await;
+            assert_eq!(response.status(), 404, "{method} {path}");
+            let error: serde_json::Value = response.json().await.unwrap();
+            assert_eq!(error["code"], "advertisement-not-found", "{method} {path}");
+        }
+    }
+    // Upcalls are counted on online ads only.
+    let upcall = send(
+        &app,
+        "post",
+        &format!("{ad}/upcall-confirmations"),
+        Some(&app.token),
+        json(&call),
+    )
+    .await;
+    assert_eq!(upcall.status(), 404);
+    // The buyer sees their transactions on the paused ad, and cancels one; the ad itself,
+    // its statistics and new sales stay the seller's.
+    for path in [format!("{ad}/transactions"), format!("{ad}/transactions/1")] {
+        let response = send(&app, "get", &path, Some(&users.buyer_token), None).await;
+        assert_eq!(response.status(), 200, "{path}");
+    }
+    let cancelled = send(
+        &app,
+        "post",
+        &format!("{ad}/transactions/2/actions/cancel"),
+        Some(&users.buyer_token),
+        json("{}"),
+    )
+    .await;
+    assert_eq!(cancelled.status(), 200);
+    let response = send(&app, "get", &ad, Some(&users.buyer_token), None).await;
+    assert_eq!(response.status(), 404);
+    let response = send(
+        &app,
+        "post",
+        &format!("{ad}/transactions"),
+        Some(&users.buyer_token),
+        json(&sale_body),
+    )
+    .await;
+    assert_eq!(response.status(), 403);
+    // Nothing the others tried changed anything.
+    let statistics = send(
+        &app,
+        "get",
+        &format!("{ad}/statistics"),
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    let statistics: serde_json::Value = statistics.json().await.unwrap();
+    assert_eq!(statistics["numberOfPhoneClicks"], 0);
+    let own = send(&app, "get", &ad, Some(&users.owner_token), None).await;
+    let own: serde_json::Value = own.json().await.unwrap();
+    assert_eq!(own["title"], "Damesfiets");
+    assert_eq!(own["status"], "paused");
+    let listed = send(
+        &app,
+        "get",
+        &format!("{ad}/transactions"),
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    let listed: serde_json::Value = listed.json().await.unwrap();
+    let statuses: Vec<&str> = listed["_embedded"]["svc:advertisement-transaction"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["CANCELLED", "CREATED"]);
+}
+
+/// The owner's own token is not enough without the scope: `write` to change (ads, sales,
+/// brands), `read` to read what is private (the own list, statistics, sales, `me`).
+async fn scopes_are_needed(app: TestApp) {
+    let users = users(&app).await;
+    let ad = send(
+        &app,
+        "post",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        Some(("application/json", ad_body().to_string())),
+    )
+    .await;
+    let ad: serde_json::Value = ad.json().await.unwrap();
+    let item = ad["itemId"].as_str().unwrap().to_owned();
+    sale(&app, &users, &item).await;
+    let scoped = |scope: &'static str| {
+        let app = &app;
+        async move {
+            app.user_token(
+                &app.app_client,
+                "owner@souk.test",
+                "password-of-owner",
+                Some(scope),
+            )
+            .await
+            .0
+        }
+    };
+    let (read_only, write_only) = (scoped("read").await, scoped("write").await);
+    let path = format!("/v1/advertisements/{item}");
+    let json = |value: serde_json::Value| Some(("application/json", value.to_string()));
+    let needs_write: Vec<Request> = vec![
+        ("post", "/v1/advertisements".into(), json(ad_body())),
+        ("put", path.clone(), json(ad_body())),
+        (
+            "patch",
+            path.clone(),
+            Some((
+                "application/json-patch+json",
+                json!([{"op": "replace", "path": "/title", "value": "Gewijzigd"}]).to_string(),
+            )),
+        ),
+        ("delete", path.clone(), None),
+        (
+            "post",
+            format!("{path}/transactions"),
+            json(json!({"buyerId": users.buyer, "amount": 1, "shippingCosts": 0})),
+        ),
+        (
+            "post",
+            format!("{path}/transactions/1/actions/complete"),
+            json(json!({})),
+        ),
+        (
+            "post",
+            format!("{path}/transactions/1/actions/cancel"),
+            json(json!({})),
+        ),
+        (
+            "put",
+            format!("/v1/users/{}/brands", users.owner),
+            json(json!({"brands": ["Ford"]})),
+        ),
+    ];
+    for (method, path, body) in &needs_write {
+        let response = send(&app, method, path, Some(&read_only), body.clone()).await;
+        assert_eq!(response.status(), 403, "{method} {path} without write");
+    }
+    let needs_read = [
+        "/v1/advertisements".to_owned(),
+        format!("{path}/statistics"),
+        format!("{path}/transactions"),
+        format!("{path}/transactions/1"),
+        "/v1/me".to_owned(),
+    ];
+    for path in &needs_read {
+        let response = send(&app, "get", path, Some(&write_only), None).await;
+        assert_eq!(response.status(), 403, "GET {path} without read");
+    }
+    let response = send(
+        &app,
+        "post",
+        &format!("/v1/users/{}/change-email", users.owner),
+        Some(&write_only),
+        json(json!({"newEmail": "ander@souk.test"})),
+    )
+    .await;
+    assert_eq!(response.status(), 403, "change-email without read");
+    // Nothing changed: the ad, its one open sale, the brands, the list.
+    let read = send(&app, "get", &path, Some(&users.owner_token), None).await;
+    let read: serde_json::Value = read.json().await.unwrap();
+    assert_eq!(read, ad);
+    let sales = send(
+        &app,
+        "get",
+        &format!("{path}/transactions"),
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    let sales: serde_json::Value = sales.json().await.unwrap();
+    let sales = sales["_embedded"]["svc:advertisement-transaction"]
+        .as_array()
+        .unwrap();
+    assert_eq!(sales.len(), 1);
+    assert_eq!(sales[0]["status"], "CREATED");
+    let brands = send(
+        &app,
+        "get",
+        &format!("/v1/users/{}/brands", users.owner),
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    assert_eq!(
+        brands.json::<serde_json::Value>().await.unwrap()["brands"],
+        json!([])
+    );
+    let own = send(
+        &app,
+        "get",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        None,
+    )
+    .await;
+    assert_eq!(
+        own.json::<serde_json::Value>().await.unwrap()["totalCount"],
+        1
+    );
 }

@@ -36,6 +36,7 @@ both_backends!(
     revocation_elsewhere_takes_effect_within_five_seconds,
     revocation_introspection_and_metadata,
     spent_tokens_are_forgotten,
+    control_characters_are_unknown_not_errors,
 );
 
 fn authorize_query(client: &TestClient, extra: &str) -> String {
@@ -1214,4 +1215,43 @@ async fn spent_tokens_are_forgotten(app: TestApp) {
         "unknown now, refused all the same"
     );
     expect_json(refresh(&app, &client, &live, None).await, 200).await;
+}
+
+/// PostgreSQL cannot take a NUL in a query: a client id or a sign-in address holding one is
+/// simply unknown (never a 500), on both backends.
+async fn control_characters_are_unknown_not_errors(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let page = raw_authorize(
+        &app,
+        &format!(
+            "response_type=code&client_id={}&redirect_uri={}",
+            encode("a\0b"),
+            encode(&app.app_client.redirect_uri)
+        ),
+    )
+    .await;
+    assert_eq!(page.status(), 400);
+    assert!(page.headers().get("location").is_none());
+    let response = app
+        .client
+        .post(app.url("/accounts/oauth/token"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", "a\0b"),
+            ("client_secret", "x"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    oauth_error(response, 401, "invalid_client").await;
+    let query = authorize_query(&app.app_client, "");
+    let signed_in = app.sign_in(&query, "jan\0@souk.test", PASSWORD).await;
+    assert_eq!(signed_in.status(), 200);
+    assert!(
+        signed_in
+            .text()
+            .await
+            .unwrap()
+            .contains("Onjuist e-mailadres of wachtwoord.")
+    );
 }

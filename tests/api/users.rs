@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json, hidden_field};
+use crate::helpers::{Backend, TestApp, expect_json, hidden_field};
 
 both_backends!(
     a_client_creates_an_unconfirmed_account_confirmed_by_mail,
@@ -14,6 +14,7 @@ both_backends!(
     change_email_takes_effect_when_confirmed,
     idempotency_keys_replay_and_refuse_reuse,
     user_brands,
+    control_characters_are_refused_in_accounts_and_brands,
 );
 
 /// The mails in the outbox, oldest first.
@@ -360,6 +361,24 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
         expect_json(post("key-2", bad).await.unwrap(), 400).await["code"],
         "validation-failure"
     );
+    // A key is 1 to 255 visible ASCII characters: no spaces, nothing empty.
+    for bad in ["met spatie", "", &"k".repeat(256)] {
+        let refused = app
+            .client
+            .post(app.url("/v1/users"))
+            .bearer_auth(&app.token)
+            .header("idempotency-key", bad)
+            .json(&json!({"email": "spatie@souk.test", "password": "a good password"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            expect_json(refused, 400).await["code"],
+            "invalid-request",
+            "{bad:?}"
+        );
+    }
+    assert_eq!(outbox(&app).len(), 1, "nothing was created");
     // After 24 hours the key is forgotten and the request runs anew.
     app.clock.advance(86_401);
     let token = app.client_token(&app.app_client, None).await;
@@ -446,4 +465,190 @@ async fn user_brands(app: TestApp) {
         app.get_json("/v2/users/424242/brands", 404).await["code"],
         "user-not-found"
     );
+    // Names of 1 to 50 characters, at most 50 of them, the list required.
+    let fifty = "x".repeat(50);
+    let body = expect_json(set(json!({"brands": [fifty]})).await.unwrap(), 200).await;
+    assert_eq!(body["brands"], json!([fifty]));
+    let too_long = expect_json(
+        set(json!({"brands": ["Ford", "x".repeat(51)]}))
+            .await
+            .unwrap(),
+        400,
+    )
+    .await;
+    assert_eq!(too_long["details"][0]["field"], "brands[1]");
+    assert_eq!(too_long["details"][0]["code"], "input-invalid");
+    let many: Vec<String> = (0..51).map(|i| format!("Merk {i}")).collect();
+    let too_many = expect_json(set(json!({ "brands": many })).await.unwrap(), 400).await;
+    assert_eq!(too_many["details"][0]["field"], "brands");
+    assert_eq!(too_many["details"][0]["code"], "too-many");
+    let missing = expect_json(set(json!({})).await.unwrap(), 400).await;
+    assert_eq!(missing["details"][0]["code"], "missing");
+    assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
+    // Another user, or a client, may not set them, and nothing changes.
+    app.create_user("ander@souk.test", "password-of-ander")
+        .await;
+    let (other, _) = app
+        .user_token(
+            &app.app_client,
+            "ander@souk.test",
+            "password-of-ander",
+            None,
+        )
+        .await;
+    for token in [other.as_str(), app.token.as_str()] {
+        let refused = app
+            .client
+            .put(app.url(&path))
+            .bearer_auth(token)
+            .json(&json!({"brands": ["Gekaapt"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(expect_json(refused, 403).await["code"], "unauthorized");
+    }
+    assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
+}
+
+/// A request that ends before its answer is kept (here: the request timeout, while the mail
+/// server does not answer) frees its Idempotency-Key: the retry runs again instead of
+/// meeting 409 for a day. While the first request runs, the same key is 409.
+async fn a_request_that_times_out_frees_its_key(backend: Backend, test: &str) {
+    // A mail server that accepts connections and never says a word.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let smtp = format!("smtp://{}", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let Some(app) = TestApp::start_with(
+        backend,
+        test,
+        &[("SOUK_REQUEST_TIMEOUT_SECS", "1"), ("SOUK_SMTP_URL", &smtp)],
+    )
+    .await
+    else {
+        return;
+    };
+    let post = || {
+        app.client
+            .post(app.url("/v1/users"))
+            .bearer_auth(&app.token)
+            .header("idempotency-key", "traag")
+            .json(&json!({"email": "traag@souk.test"}))
+            .send()
+    };
+    let keys = || async {
+        app.db
+            .read(|conn| {
+                conn.query_one("SELECT COUNT(*) AS n FROM idempotency_keys", &[])?
+                    .get::<i64>("n")
+            })
+            .await
+            .unwrap()
+    };
+    let first = tokio::spawn(post());
+    while keys().await == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let meanwhile = post().await.unwrap();
+    assert_eq!(
+        expect_json(meanwhile, 409).await["code"],
+        "conflicting-state",
+        "the first request still runs"
+    );
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(expect_json(first, 408).await["code"], "request-timeout");
+    // The key is freed (by a task of its own, right after the request ended).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while keys().await != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the key stays pending"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The retry runs again: the account was made before the mail hung, so now it is taken.
+    let retry = expect_json(post().await.unwrap(), 400).await;
+    assert_eq!(retry["details"][0]["code"], "email-in-use");
+}
+
+mod a_request_that_times_out_frees_its_key {
+    use crate::helpers::Backend;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::a_request_that_times_out_frees_its_key(Backend::Sqlite, module_path!()).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        super::a_request_that_times_out_frees_its_key(Backend::Postgres, module_path!()).await;
+    }
+}
+
+/// A NUL cannot be stored on PostgreSQL (it was a 500 there): names, addresses and brands
+/// with control characters are refused, and nothing changes.
+async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
+    let refused = expect_json(
+        post_user(
+            &app,
+            json!({"email": "nul\u{0}@souk.test", "name": "Jan\u{0}", "password": "a good password"}),
+        )
+        .await,
+        400,
+    )
+    .await;
+    let fields: Vec<(&str, &str)> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["field"].as_str().unwrap(), d["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        fields,
+        [("email", "input-invalid"), ("name", "input-invalid")]
+    );
+    assert!(outbox(&app).is_empty(), "nothing was created");
+    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
+    let (token, _) = app
+        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
+        .await;
+    let changed = app
+        .client
+        .post(app.url(&format!("/v1/users/{jan}/change-email")))
+        .bearer_auth(&token)
+        .json(&json!({"newEmail": "jan\u{0}@souk.test"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_json(changed, 400).await["details"][0]["code"],
+        "input-invalid"
+    );
+    assert!(outbox(&app).is_empty(), "no confirmation was mailed");
+    let path = format!("/v1/users/{jan}/brands");
+    let set = |brands: Value| {
+        app.client
+            .put(app.url(&path))
+            .bearer_auth(&token)
+            .json(&json!({ "brands": brands }))
+            .send()
+    };
+    expect_json(set(json!(["Ford"])).await.unwrap(), 200).await;
+    let refused = expect_json(
+        set(json!(["Alfa\u{0}Romeo", "Fiat\nPunto"])).await.unwrap(),
+        400,
+    )
+    .await;
+    let fields: Vec<&str> = refused["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["brands[0]", "brands[1]"]);
+    assert_eq!(app.get_json(&path, 200).await["brands"], json!(["Ford"]));
 }
