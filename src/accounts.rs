@@ -101,7 +101,7 @@ pub async fn create_client(
         default_scopes: defaults.to_string(),
         grants,
     };
-    db.write(move |conn| store::insert_client(conn, &client, now))
+    db.write(move |conn| Box::pin(async move { store::insert_client(conn, &client, now).await }))
         .await?;
     Ok((id, client_secret))
 }
@@ -158,19 +158,22 @@ pub async fn create_user(db: &Db, spec: UserSpec, now: i64) -> Result<i64, Accou
     });
     let result = db
         .write(move |conn| {
-            users::insert(
-                conn,
-                &NewUser {
-                    email: spec.email.trim(),
-                    password_hash: &hash,
-                    name: &name,
-                    postcode: spec.postcode.as_deref(),
-                    phone_number: spec.phone_number.as_deref(),
-                    locale: &spec.locale,
-                    confirmed: true,
-                },
-                now,
-            )
+            Box::pin(async move {
+                users::insert(
+                    conn,
+                    &NewUser {
+                        email: spec.email.trim(),
+                        password_hash: &hash,
+                        name: &name,
+                        postcode: spec.postcode.as_deref(),
+                        phone_number: spec.phone_number.as_deref(),
+                        locale: &spec.locale,
+                        confirmed: true,
+                    },
+                    now,
+                )
+                .await
+            })
         })
         .await;
     match result {

@@ -90,10 +90,14 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
     let now = clock.now();
     let loaded = db
         .write(move |conn| {
-            if categories::count(conn)? > 0 {
-                return Ok(None);
-            }
-            categories::import(conn, &taxonomy, false, now).map(Some)
+            Box::pin(async move {
+                if categories::count(conn).await? > 0 {
+                    return Ok(None);
+                }
+                categories::import(conn, &taxonomy, false, now)
+                    .await
+                    .map(Some)
+            })
         })
         .await?;
     if let Some(summary) = loaded {
@@ -173,9 +177,11 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
 
     let empty = db
         .read(|conn| {
-            Ok::<_, crate::store::DbError>(
-                oauth::clients(conn)?.is_empty() && users::count(conn)? == 0,
-            )
+            Box::pin(async move {
+                Ok::<_, crate::store::DbError>(
+                    oauth::clients(conn).await?.is_empty() && users::count(conn).await? == 0,
+                )
+            })
         })
         .await?;
     if !empty {
@@ -259,7 +265,9 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
         let now = state.clock.now();
         if let Err(e) = state
             .db
-            .write(move |conn| crate::store::ads::expire_due(conn, now))
+            .write(move |conn| {
+                Box::pin(async move { crate::store::ads::expire_due(conn, now).await })
+            })
             .await
         {
             tracing::warn!(error = %e, "cannot expire advertisements");
@@ -268,7 +276,9 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
             let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
             if let Err(e) = state
                 .db
-                .write(move |conn| crate::store::idempotency::sweep(conn, before))
+                .write(move |conn| {
+                    Box::pin(async move { crate::store::idempotency::sweep(conn, before).await })
+                })
                 .await
             {
                 tracing::warn!(error = %e, "cannot sweep idempotency keys");
@@ -290,7 +300,9 @@ pub async fn forget_spent_tokens(db: &Db, now: i64) -> Result<u64, crate::store:
     loop {
         let gone = db
             .write(move |conn| {
-                crate::store::oauth::forget_spent(conn, expired_before, spent_before)
+                Box::pin(async move {
+                    crate::store::oauth::forget_spent(conn, expired_before, spent_before).await
+                })
             })
             .await?;
         total += gone;

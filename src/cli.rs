@@ -198,7 +198,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let now = Clock::default().now();
             let summary = db
-                .write(move |conn| categories::import(conn, &taxonomy, replace, now))
+                .write(move |conn| {
+                    Box::pin(async move { categories::import(conn, &taxonomy, replace, now).await })
+                })
                 .await?;
             println!(
                 "{}: {} categories added, {} updated, {} closed",
@@ -235,14 +237,16 @@ async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Resu
             println!("{}", json!({"client_id": id, "client_secret": secret}));
         }
         ClientCommand::List => {
-            let clients = db.read(oauth_store::clients).await?;
+            let clients = db.read(|conn| Box::pin(oauth_store::clients(conn))).await?;
             let listed: Vec<_> = clients.iter().map(accounts::client_json).collect();
             println!("{}", serde_json::to_string_pretty(&listed)?);
         }
         ClientCommand::Delete { client_id } => {
             let id = client_id.clone();
             if !db
-                .write(move |conn| oauth_store::delete_client(conn, &id))
+                .write(move |conn| {
+                    Box::pin(async move { oauth_store::delete_client(conn, &id).await })
+                })
                 .await?
             {
                 anyhow::bail!("no client {client_id}");
@@ -253,7 +257,9 @@ async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Resu
             let new_secret = secret::new_token();
             let (id, hash) = (client_id.clone(), secret::hash(&new_secret));
             if !db
-                .write(move |conn| oauth_store::set_client_secret(conn, &id, &hash))
+                .write(move |conn| {
+                    Box::pin(async move { oauth_store::set_client_secret(conn, &id, &hash).await })
+                })
                 .await?
             {
                 anyhow::bail!("no client {client_id}");

@@ -34,32 +34,38 @@ pub async fn reject(db: &Db, item: ItemId, reason: &str, now: i64) -> Result<(),
         return Err(ModerationError::BadReason);
     }
     db.write(move |conn| {
-        let record = ads::get(conn, item.number())?.ok_or(ModerationError::NotFound(item))?;
-        let current = effective_status(
-            AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft),
-            record.close_date,
-            now,
-        );
-        if !may_transition(current, AdStatus::Rejected, Actor::Operator) {
-            return Err(ModerationError::NotAllowed(
-                item,
-                current.as_str(),
+        Box::pin(async move {
+            let record = ads::get(conn, item.number())
+                .await?
+                .ok_or(ModerationError::NotFound(item))?;
+            let current = effective_status(
+                AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft),
+                record.close_date,
+                now,
+            );
+            if !may_transition(current, AdStatus::Rejected, Actor::Operator) {
+                return Err(ModerationError::NotAllowed(
+                    item,
+                    current.as_str(),
+                    "rejected",
+                ));
+            }
+            let dates = (record.start_date, record.close_date);
+            if !ads::set_status(
+                conn,
+                record.number,
+                record.version,
                 "rejected",
-            ));
-        }
-        let dates = (record.start_date, record.close_date);
-        if !ads::set_status(
-            conn,
-            record.number,
-            record.version,
-            "rejected",
-            dates,
-            Some(&reason),
-            now,
-        )? {
-            return Err(ModerationError::Changed(item));
-        }
-        Ok(())
+                dates,
+                Some(&reason),
+                now,
+            )
+            .await?
+            {
+                return Err(ModerationError::Changed(item));
+            }
+            Ok(())
+        })
     })
     .await
 }
@@ -68,33 +74,39 @@ pub async fn reject(db: &Db, item: ItemId, reason: &str, now: i64) -> Result<(),
 /// draft if it was never published. Returns the new state.
 pub async fn restore(db: &Db, item: ItemId, now: i64) -> Result<AdStatus, ModerationError> {
     db.write(move |conn| {
-        let record = ads::get(conn, item.number())?.ok_or(ModerationError::NotFound(item))?;
-        if record.status != AdStatus::Rejected.as_str() {
-            let current = AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft);
-            return Err(ModerationError::NotAllowed(
-                item,
-                current.as_str(),
-                "restored",
-            ));
-        }
-        let restored = match record.close_date {
-            None => AdStatus::Draft,
-            Some(close) if close > now => AdStatus::Online,
-            Some(_) => AdStatus::Expired,
-        };
-        let dates = (record.start_date, record.close_date);
-        if !ads::set_status(
-            conn,
-            record.number,
-            record.version,
-            restored.as_str(),
-            dates,
-            None,
-            now,
-        )? {
-            return Err(ModerationError::Changed(item));
-        }
-        Ok(restored)
+        Box::pin(async move {
+            let record = ads::get(conn, item.number())
+                .await?
+                .ok_or(ModerationError::NotFound(item))?;
+            if record.status != AdStatus::Rejected.as_str() {
+                let current = AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft);
+                return Err(ModerationError::NotAllowed(
+                    item,
+                    current.as_str(),
+                    "restored",
+                ));
+            }
+            let restored = match record.close_date {
+                None => AdStatus::Draft,
+                Some(close) if close > now => AdStatus::Online,
+                Some(_) => AdStatus::Expired,
+            };
+            let dates = (record.start_date, record.close_date);
+            if !ads::set_status(
+                conn,
+                record.number,
+                record.version,
+                restored.as_str(),
+                dates,
+                None,
+                now,
+            )
+            .await?
+            {
+                return Err(ModerationError::Changed(item));
+            }
+            Ok(restored)
+        })
     })
     .await
 }

@@ -169,7 +169,7 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
 /// The open leaf categories, which ads can be placed in; an error if there are none.
 pub async fn open_leaves(db: &Db) -> anyhow::Result<Vec<Category>> {
     let leaves: Vec<Category> = db
-        .read(categories::all)
+        .read(|conn| Box::pin(categories::all(conn)))
         .await?
         .into_iter()
         .filter(|c| c.leaf.is_some() && c.status == CategoryStatus::Open)
@@ -205,7 +205,7 @@ pub async fn seed_ads(
             rows.push(ad_row(&mut generator, leaves, sellers, now));
             images.push(image_rows(&mut generator, &mut image_clock));
         }
-        db.write(move |conn| {
+        db.write(move |conn| Box::pin(async move {
             for (ads, images) in rows
                 .chunks(ROWS_PER_STATEMENT)
                 .zip(images.chunks(ROWS_PER_STATEMENT))
@@ -220,7 +220,7 @@ pub async fn seed_ads(
                             placeholders(ads.len(), AD_COLUMNS)
                         ),
                         &ads.concat(),
-                    )?
+                    ).await?
                     .iter()
                     .map(|row| row.get("item_number"))
                     .collect::<Result<_, _>>()?;
@@ -242,10 +242,10 @@ pub async fn seed_ads(
                         placeholders(values.len() / IMAGE_COLUMNS, IMAGE_COLUMNS)
                     ),
                     &values,
-                )?;
+                ).await?;
             }
             Ok::<_, DbError>(())
-        })
+        }))
         .await?;
         done += batch;
         bar.set_position(done);
@@ -363,9 +363,9 @@ fn ad_row(
 async fn insert_users(db: &Db, users: u64, hash: &str, now: i64) -> anyhow::Result<i64> {
     let hash = hash.to_owned();
     let first = db
-        .write(move |conn| {
+        .write(move |conn| Box::pin(async move {
             let offset: i64 = conn
-                .query_one("SELECT COALESCE(MAX(user_id), 0) AS n FROM users", &[])?
+                .query_one("SELECT COALESCE(MAX(user_id), 0) AS n FROM users", &[]).await?
                 .get("n")?;
             for chunk_start in (0..users).step_by(ROWS_PER_STATEMENT) {
                 let chunk_end = (chunk_start + ROWS_PER_STATEMENT as u64).min(users);
@@ -389,13 +389,13 @@ async fn insert_users(db: &Db, users: u64, hash: &str, now: i64) -> anyhow::Resu
                         placeholders.join(", ")
                     ),
                     &values,
-                )?;
+                ).await?;
             }
             let first: i64 = conn
-                .query_one("SELECT MIN(user_id) AS n FROM users WHERE user_id > $1", crate::params![offset])?
+                .query_one("SELECT MIN(user_id) AS n FROM users WHERE user_id > $1", crate::params![offset]).await?
                 .get("n")?;
             Ok::<_, DbError>(first)
-        })
+        }))
         .await?;
     Ok(first)
 }

@@ -41,10 +41,12 @@ impl ViewCounter {
         let batch = pending.clone();
         let result = db
             .write(move |conn| {
-                for (item, views) in &batch {
-                    transactions::count(conn, *item, Counter::Views, *views)?;
-                }
-                Ok(())
+                Box::pin(async move {
+                    for (item, views) in &batch {
+                        transactions::count(conn, *item, Counter::Views, *views).await?;
+                    }
+                    Ok(())
+                })
             })
             .await;
         if result.is_err() {

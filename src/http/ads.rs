@@ -215,7 +215,7 @@ struct Checked {
 
 /// Checks content against its category (read in the same transaction); `stored` is what
 /// an update starts from.
-fn checked_content(
+async fn checked_content(
     conn: &mut dyn Conn,
     body: &Map<String, Value>,
     region: Locale,
@@ -227,7 +227,7 @@ fn checked_content(
         _ => None,
     });
     let category = match category_id {
-        Some(id) => categories::get(conn, id)?,
+        Some(id) => categories::get(conn, id).await?,
         None => None,
     };
     let content =
@@ -282,26 +282,28 @@ async fn create(
     let record = state
         .db
         .write(move |conn| {
-            let Some(user) = users::get(conn, seller)?.filter(|u| u.confirmed) else {
-                return Err(ApiError::new(ErrorCode::UserNotConfirmed));
-            };
-            let (body, status) = request?;
-            let checked = checked_content(conn, &body, region, None)?;
-            let dates = match status {
-                AdStatus::Online => (Some(now), Some(now + checked.running_days * 86_400)),
-                _ => (None, None),
-            };
-            let write = to_write(&checked.content);
-            let number = ads::insert(conn, seller, &write, status.as_str(), dates, now)?;
-            // Everything a read would find is at hand: no round trip to read it back.
-            Ok(ads::inserted(
-                number,
-                &user,
-                checked.parent_category_id,
-                write,
-                status.as_str(),
-                dates,
-            ))
+            Box::pin(async move {
+                let Some(user) = users::get(conn, seller).await?.filter(|u| u.confirmed) else {
+                    return Err(ApiError::new(ErrorCode::UserNotConfirmed));
+                };
+                let (body, status) = request?;
+                let checked = checked_content(conn, &body, region, None).await?;
+                let dates = match status {
+                    AdStatus::Online => (Some(now), Some(now + checked.running_days * 86_400)),
+                    _ => (None, None),
+                };
+                let write = to_write(&checked.content);
+                let number = ads::insert(conn, seller, &write, status.as_str(), dates, now).await?;
+                // Everything a read would find is at hand: no round trip to read it back.
+                Ok(ads::inserted(
+                    number,
+                    &user,
+                    checked.parent_category_id,
+                    write,
+                    status.as_str(),
+                    dates,
+                ))
+            })
         })
         .await?;
     Ok(respond(&state, &state.hal(version), &record, true, true))
@@ -316,7 +318,7 @@ async fn one(
     let item = parse_item(&raw)?;
     let record = state
         .db
-        .read(move |conn| ads::get(conn, item.number()))
+        .read(move |conn| Box::pin(async move { ads::get(conn, item.number()).await }))
         .await?
         .ok_or(ErrorCode::AdvertisementNotFound)?;
     let now = state.clock.now();
@@ -419,13 +421,15 @@ pub(super) fn outsider(record: &AdRecord, now: i64) -> ApiError {
 
 /// Reads the ad for a change by `seller`: 404 if it is gone or not visible, 403 if it is
 /// someone else's online ad.
-fn ad_for_change(
+async fn ad_for_change(
     conn: &mut dyn Conn,
     item: ItemId,
     seller: i64,
     now: i64,
 ) -> Result<AdRecord, ApiError> {
-    let record = ads::get(conn, item.number())?.ok_or(ErrorCode::AdvertisementNotFound)?;
+    let record = ads::get(conn, item.number())
+        .await?
+        .ok_or(ErrorCode::AdvertisementNotFound)?;
     if record.seller_id != seller {
         return Err(outsider(&record, now));
     }
@@ -449,95 +453,101 @@ async fn change(
     let record = state
         .db
         .write(move |conn| {
-            let record = ad_for_change(conn, item, seller, now)?;
-            check_if_match(&headers, &record, now)?;
-            let body = match change {
-                Change::Replace(body) => body?.0,
-                Change::Patch(patch) => {
-                    let PatchBody(patch) = patch?;
-                    let mut view = writable_view(&record, now);
-                    apply_patch(&mut view, &patch)?;
-                    match view {
-                        Value::Object(map) => map,
-                        _ => return Err(ApiError::new(ErrorCode::ValidationFailure)),
+            Box::pin(async move {
+                let record = ad_for_change(conn, item, seller, now).await?;
+                check_if_match(&headers, &record, now)?;
+                let body = match change {
+                    Change::Replace(body) => body?.0,
+                    Change::Patch(patch) => {
+                        let PatchBody(patch) = patch?;
+                        let mut view = writable_view(&record, now);
+                        apply_patch(&mut view, &patch)?;
+                        match view {
+                            Value::Object(map) => map,
+                            _ => return Err(ApiError::new(ErrorCode::ValidationFailure)),
+                        }
                     }
+                };
+                // Read-only members a client sends back are ignored.
+                let body: Map<String, Value> = body
+                    .into_iter()
+                    .filter(|(k, _)| {
+                        ![
+                            "itemId",
+                            "startDate",
+                            "closeDate",
+                            "renewPossible",
+                            "seller",
+                            "rejectionReason",
+                        ]
+                        .contains(&k.as_str())
+                    })
+                    .collect();
+                let current = status_of(&record, now);
+                let wanted = requested_status(&body)?.unwrap_or(current);
+                if !may_transition(current, wanted, Actor::Seller) {
+                    return Err(ApiError::new(ErrorCode::ConflictingState).with_message(
+                        Text::new(
+                            format!(
+                                "Van `{}` naar `{}` is geen toegestane overgang",
+                                current.as_str(),
+                                wanted.as_str()
+                            ),
+                            format!(
+                                "Passer de `{}` à `{}` n'est pas permis",
+                                current.as_str(),
+                                wanted.as_str()
+                            ),
+                        ),
+                    ));
                 }
-            };
-            // Read-only members a client sends back are ignored.
-            let body: Map<String, Value> = body
-                .into_iter()
-                .filter(|(k, _)| {
-                    ![
-                        "itemId",
-                        "startDate",
-                        "closeDate",
-                        "renewPossible",
-                        "seller",
-                        "rejectionReason",
-                    ]
-                    .contains(&k.as_str())
-                })
-                .collect();
-            let current = status_of(&record, now);
-            let wanted = requested_status(&body)?.unwrap_or(current);
-            if !may_transition(current, wanted, Actor::Seller) {
-                return Err(
-                    ApiError::new(ErrorCode::ConflictingState).with_message(Text::new(
-                        format!(
-                            "Van `{}` naar `{}` is geen toegestane overgang",
-                            current.as_str(),
-                            wanted.as_str()
-                        ),
-                        format!(
-                            "Passer de `{}` à `{}` n'est pas permis",
-                            current.as_str(),
-                            wanted.as_str()
-                        ),
-                    )),
-                );
-            }
-            let attributes = match serde_json::from_str::<Value>(&record.attributes) {
-                Ok(Value::Object(attributes)) => attributes,
-                _ => Map::new(),
-            };
-            let stored = Stored {
-                category_id: record.category_id,
-                attributes: &attributes,
-            };
-            let Checked {
-                content,
-                running_days,
-                category_open,
-                ..
-            } = checked_content(conn, &body, region, Some(stored))?;
-            let publishing = current == AdStatus::Draft && wanted == AdStatus::Online;
-            if publishing && !category_open {
-                // Publishing places the ad: a closed category takes no new ones.
-                return Err(ApiError::validation(vec![category_closed()]));
-            }
-            let dates = if publishing {
-                (Some(now), Some(now + running_days * 86_400))
-            } else {
-                (record.start_date, record.close_date)
-            };
-            let stored = if wanted == current && current == AdStatus::Expired {
-                "expired"
-            } else {
-                wanted.as_str()
-            };
-            if !ads::update(
-                conn,
-                record.number,
-                record.version,
-                &to_write(&content),
-                stored,
-                dates,
-                record.rejection_reason.as_deref(),
-                now,
-            )? {
-                return Err(ErrorCode::PreconditionFailed.into());
-            }
-            Ok(ads::get(conn, record.number)?.ok_or(DbError::NotFound)?)
+                let attributes = match serde_json::from_str::<Value>(&record.attributes) {
+                    Ok(Value::Object(attributes)) => attributes,
+                    _ => Map::new(),
+                };
+                let stored = Stored {
+                    category_id: record.category_id,
+                    attributes: &attributes,
+                };
+                let Checked {
+                    content,
+                    running_days,
+                    category_open,
+                    ..
+                } = checked_content(conn, &body, region, Some(stored)).await?;
+                let publishing = current == AdStatus::Draft && wanted == AdStatus::Online;
+                if publishing && !category_open {
+                    // Publishing places the ad: a closed category takes no new ones.
+                    return Err(ApiError::validation(vec![category_closed()]));
+                }
+                let dates = if publishing {
+                    (Some(now), Some(now + running_days * 86_400))
+                } else {
+                    (record.start_date, record.close_date)
+                };
+                let stored = if wanted == current && current == AdStatus::Expired {
+                    "expired"
+                } else {
+                    wanted.as_str()
+                };
+                if !ads::update(
+                    conn,
+                    record.number,
+                    record.version,
+                    &to_write(&content),
+                    stored,
+                    dates,
+                    record.rejection_reason.as_deref(),
+                    now,
+                )
+                .await?
+                {
+                    return Err(ErrorCode::PreconditionFailed.into());
+                }
+                Ok(ads::get(conn, record.number)
+                    .await?
+                    .ok_or(DbError::NotFound)?)
+            })
         })
         .await?;
     Ok(respond(&state, &state.hal(version), &record, true, false))
@@ -576,29 +586,33 @@ async fn remove(
     state
         .db
         .write(move |conn| {
-            let Some(record) = ads::get(conn, item.number())? else {
-                return Err(ApiError::new(ErrorCode::AdvertisementNotFound));
-            };
-            if record.seller_id != seller {
-                return Err(outsider(&record, now));
-            }
-            if status_of(&record, now) == AdStatus::Deleted {
-                return Ok(());
-            }
-            check_if_match(&headers, &record, now)?;
-            let dates = (record.start_date, record.close_date);
-            if !ads::set_status(
-                conn,
-                record.number,
-                record.version,
-                "deleted",
-                dates,
-                None,
-                now,
-            )? {
-                return Err(ErrorCode::PreconditionFailed.into());
-            }
-            Ok(())
+            Box::pin(async move {
+                let Some(record) = ads::get(conn, item.number()).await? else {
+                    return Err(ApiError::new(ErrorCode::AdvertisementNotFound));
+                };
+                if record.seller_id != seller {
+                    return Err(outsider(&record, now));
+                }
+                if status_of(&record, now) == AdStatus::Deleted {
+                    return Ok(());
+                }
+                check_if_match(&headers, &record, now)?;
+                let dates = (record.start_date, record.close_date);
+                if !ads::set_status(
+                    conn,
+                    record.number,
+                    record.version,
+                    "deleted",
+                    dates,
+                    None,
+                    now,
+                )
+                .await?
+                {
+                    return Err(ErrorCode::PreconditionFailed.into());
+                }
+                Ok(())
+            })
         })
         .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -673,14 +687,17 @@ async fn list_own(
     let (records, total) = state
         .db
         .read(move |conn| {
-            ads::by_seller(
-                conn,
-                seller,
-                &statuses,
-                now,
-                page.offset as i64,
-                page.limit as i64,
-            )
+            Box::pin(async move {
+                ads::by_seller(
+                    conn,
+                    seller,
+                    &statuses,
+                    now,
+                    page.offset as i64,
+                    page.limit as i64,
+                )
+                .await
+            })
         })
         .await?;
     let hal = state.hal(version);
@@ -722,18 +739,21 @@ async fn list_of_user(
     let (records, total) = state
         .db
         .read(move |conn| {
-            if users::get(conn, user)?.is_none() {
-                return Ok(None);
-            }
-            ads::by_seller(
-                conn,
-                user,
-                &["online"],
-                now,
-                page.offset as i64,
-                page.limit as i64,
-            )
-            .map(Some)
+            Box::pin(async move {
+                if users::get(conn, user).await?.is_none() {
+                    return Ok(None);
+                }
+                ads::by_seller(
+                    conn,
+                    user,
+                    &["online"],
+                    now,
+                    page.offset as i64,
+                    page.limit as i64,
+                )
+                .await
+                .map(Some)
+            })
         })
         .await?
         .ok_or(ErrorCode::UserNotFound)?;

@@ -245,7 +245,7 @@ async fn resolve(
             let lookup = hash.clone();
             let record = state
                 .db
-                .read(move |conn| store::access_token(conn, &lookup))
+                .read(move |conn| Box::pin(async move { store::access_token(conn, &lookup).await }))
                 .await?;
             let caller = record.filter(|t| t.revoked_at.is_none()).map(|t| Caller {
                 client_id: t.client_id,

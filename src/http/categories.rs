@@ -95,7 +95,10 @@ async fn list(
     if let Some(id) = parse_optional_id("categoryId", query.category_id.as_deref())? {
         return one_by_id(&state, &hal, id).await;
     }
-    let all = state.db.read(categories::all).await?;
+    let all = state
+        .db
+        .read(|conn| Box::pin(categories::all(conn)))
+        .await?;
     let region = state.config.region;
     let tree: Vec<Value> = all
         .iter()
@@ -126,15 +129,17 @@ async fn one_by_id(state: &AppState, hal: &Hal, id: i64) -> Result<Json, ApiErro
     let (category, children) = state
         .db
         .read(move |conn| {
-            let Some(category) = categories::get(conn, id)? else {
-                return Ok(None);
-            };
-            let children = if category.parent_id.is_none() {
-                categories::children(conn, id)?
-            } else {
-                Vec::new()
-            };
-            Ok::<_, ApiError>(Some((category, children)))
+            Box::pin(async move {
+                let Some(category) = categories::get(conn, id).await? else {
+                    return Ok(None);
+                };
+                let children = if category.parent_id.is_none() {
+                    categories::children(conn, id).await?
+                } else {
+                    Vec::new()
+                };
+                Ok::<_, ApiError>(Some((category, children)))
+            })
         })
         .await?
         .ok_or(ErrorCode::CategoryNotFound)?;
@@ -161,7 +166,7 @@ async fn read_leaf(state: &AppState, raw_l1: &str, raw_l2: &str) -> Result<Categ
     };
     state
         .db
-        .read(move |conn| categories::get(conn, l2))
+        .read(move |conn| Box::pin(async move { categories::get(conn, l2).await }))
         .await?
         .filter(|c| c.parent_id == Some(l1))
         .ok_or_else(|| ErrorCode::CategoryNotFound.into())

@@ -60,13 +60,16 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let claimed = state
         .db
         .write(move |conn| {
-            store::claim(
-                conn,
-                &claim_key,
-                &claim_fingerprint,
-                now,
-                now - KEEP_SECONDS,
-            )
+            Box::pin(async move {
+                store::claim(
+                    conn,
+                    &claim_key,
+                    &claim_fingerprint,
+                    now,
+                    now - KEEP_SECONDS,
+                )
+                .await
+            })
         })
         .await;
     match claimed {
@@ -96,9 +99,15 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
             let kept = to_keep(&response);
             let result = state
                 .db
-                .write(move |conn| match kept {
-                    Some((status, text)) => store::complete(conn, &scope_key, status, &text),
-                    None => store::release(conn, &scope_key),
+                .write(move |conn| {
+                    Box::pin(async move {
+                        match kept {
+                            Some((status, text)) => {
+                                store::complete(conn, &scope_key, status, &text).await
+                            }
+                            None => store::release(conn, &scope_key).await,
+                        }
+                    })
                 })
                 .await;
             pending.settled();
@@ -175,7 +184,12 @@ impl Drop for PendingKey {
         // a key still pending, so it cannot undo an answer kept meanwhile.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Err(e) = db.write(move |conn| store::release(conn, &scope_key)).await {
+                if let Err(e) = db
+                    .write(move |conn| {
+                        Box::pin(async move { store::release(conn, &scope_key).await })
+                    })
+                    .await
+                {
                     tracing::warn!(error = %e, "cannot free an idempotency key");
                 }
             });
@@ -197,9 +211,11 @@ mod tests {
         let db = Db::open(&url, &DbOptions::default()).await.unwrap();
         migrations::run(&db).await.unwrap();
         let claim = |db: Db, key: &'static str| async move {
-            db.write(move |conn| store::claim(conn, key, "fingerprint", 10, 0))
-                .await
-                .unwrap()
+            db.write(move |conn| {
+                Box::pin(async move { store::claim(conn, key, "fingerprint", 10, 0).await })
+            })
+            .await
+            .unwrap()
         };
         let pending = |db: &Db, key: &str| PendingKey {
             db: Some(db.clone()),

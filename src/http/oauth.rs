@@ -198,7 +198,9 @@ async fn authenticated_client(
     let credentials = credentials(headers, &pairs).map_err(|e| oauth_error(&e))?;
     let client = state
         .db
-        .read(move |conn| oauth::authenticate_client(conn, &credentials))
+        .read(move |conn| {
+            Box::pin(async move { oauth::authenticate_client(conn, &credentials).await })
+        })
         .await
         .map_err(|e| ApiError::from(e).into_response())?
         .map_err(|e| oauth_error(&e))?;
@@ -226,7 +228,9 @@ async fn token(
     let now = state.clock.now();
     let outcome = state
         .db
-        .write(move |conn| oauth::token(conn, &client, &request, now))
+        .write(move |conn| {
+            Box::pin(async move { oauth::token(conn, &client, &request, now).await })
+        })
         .await;
     match outcome {
         Ok(Ok(issued)) => {
@@ -285,7 +289,7 @@ async fn revoke(
     let now = state.clock.now();
     match state
         .db
-        .write(move |conn| oauth::revoke(conn, &client, &token, now))
+        .write(move |conn| Box::pin(async move { oauth::revoke(conn, &client, &token, now).await }))
         .await
     {
         Ok(()) => {
@@ -309,7 +313,9 @@ async fn introspect(
     let now = state.clock.now();
     match state
         .db
-        .read(move |conn| oauth::introspect(conn, &client, &token, now))
+        .read(move |conn| {
+            Box::pin(async move { oauth::introspect(conn, &client, &token, now).await })
+        })
         .await
     {
         Ok(Some(found)) => {

@@ -177,7 +177,7 @@ async fn existing_session(
     let now = state.clock.now();
     let record = state
         .db
-        .read(move |conn| store::session(conn, &hash))
+        .read(move |conn| Box::pin(async move { store::session(conn, &hash).await }))
         .await?
         .filter(|s| s.expires_at > now);
     Ok(record.map(|record| Session {
@@ -195,11 +195,13 @@ async fn new_session(state: &AppState, user_id: Option<i64>) -> Result<Session, 
     state
         .db
         .write(move |conn| {
-            store::insert_session(conn, &hash, &csrf_stored, expires_at)?;
-            if let Some(user) = user_id {
-                store::sign_in_session(conn, &hash, user)?;
-            }
-            Ok::<_, ApiError>(())
+            Box::pin(async move {
+                store::insert_session(conn, &hash, &csrf_stored, expires_at).await?;
+                if let Some(user) = user_id {
+                    store::sign_in_session(conn, &hash, user).await?;
+                }
+                Ok::<_, ApiError>(())
+            })
         })
         .await?;
     Ok(Session {
@@ -238,7 +240,9 @@ async fn validate(state: &AppState, uri: &Uri) -> Result<Authorization, Response
         .unwrap_or_default();
     let outcome = state
         .db
-        .read(move |conn| oauth::validate_authorization(conn, &pairs))
+        .read(move |conn| {
+            Box::pin(async move { oauth::validate_authorization(conn, &pairs).await })
+        })
         .await
         .map_err(|e| ApiError::from(e).into_response())?;
     outcome.map_err(|error| match error {
@@ -279,7 +283,7 @@ async fn after_sign_in(
     let client_id = authorization.client.id.clone();
     let consent = state
         .db
-        .read(move |conn| store::consent(conn, user_id, &client_id))
+        .read(move |conn| Box::pin(async move { store::consent(conn, user_id, &client_id).await }))
         .await;
     let consented = match consent {
         Ok(scope) => scope.is_some_and(|granted| {
@@ -306,16 +310,19 @@ async fn grant(
     let code = state
         .db
         .write(move |conn| {
-            if remember {
-                store::grant_consent(
-                    conn,
-                    user_id,
-                    &authorization_for_db.client.id,
-                    &authorization_for_db.scopes.to_string(),
-                    now,
-                )?;
-            }
-            oauth::issue_code(conn, &authorization_for_db, user_id, now)
+            Box::pin(async move {
+                if remember {
+                    store::grant_consent(
+                        conn,
+                        user_id,
+                        &authorization_for_db.client.id,
+                        &authorization_for_db.scopes.to_string(),
+                        now,
+                    )
+                    .await?;
+                }
+                oauth::issue_code(conn, &authorization_for_db, user_id, now).await
+            })
         })
         .await;
     match code {
@@ -474,11 +481,13 @@ async fn submit(
     let failures = match state
         .db
         .read(move |conn| {
-            let mut most = 0;
-            for key in &counted_keys {
-                most = most.max(store::login_failures_since(conn, key, since)?);
-            }
-            Ok::<_, ApiError>(most)
+            Box::pin(async move {
+                let mut most = 0;
+                for key in &counted_keys {
+                    most = most.max(store::login_failures_since(conn, key, since).await?);
+                }
+                Ok::<_, ApiError>(most)
+            })
         })
         .await
     {
@@ -512,7 +521,7 @@ async fn submit(
     let lookup = username.clone();
     let user = match state
         .db
-        .read(move |conn| users::by_email(conn, &lookup))
+        .read(move |conn| Box::pin(async move { users::by_email(conn, &lookup).await }))
         .await
     {
         Ok(user) => user,
@@ -524,10 +533,12 @@ async fn submit(
         if let Err(e) = state
             .db
             .write(move |conn| {
-                for key in &failed_keys {
-                    store::record_login_failure(conn, key, now)?;
-                }
-                Ok::<_, ApiError>(())
+                Box::pin(async move {
+                    for key in &failed_keys {
+                        store::record_login_failure(conn, key, now).await?;
+                    }
+                    Ok::<_, ApiError>(())
+                })
             })
             .await
         {
@@ -550,7 +561,9 @@ async fn submit(
     let account_key = keys[0].clone();
     if let Err(e) = state
         .db
-        .write(move |conn| store::clear_login_failures(conn, &account_key))
+        .write(move |conn| {
+            Box::pin(async move { store::clear_login_failures(conn, &account_key).await })
+        })
         .await
     {
         return ApiError::from(e).into_response();
@@ -597,14 +610,14 @@ async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Response {
     let hash = secret::hash(&token);
     let needs_password = state
         .db
-        .read(move |conn| {
+        .read(move |conn| Box::pin(async move {
             let row = conn.query_opt(
                 "SELECT u.password_hash FROM email_confirmations c JOIN users u ON u.user_id = c.user_id \
                  WHERE c.token_hash = $1 AND c.purpose = 'account'",
                 crate::params![hash],
-            )?;
+            ).await?;
             row.map(|r| r.get::<String>("password_hash")).transpose()
-        })
+        }))
         .await
         .map(|hash| hash.is_some_and(|h| h.is_empty()));
     let needs_password = match needs_password {
@@ -676,22 +689,25 @@ async fn confirm(State(state): State<AppState>, body: Bytes) -> Response {
     let outcome = state
         .db
         .write(move |conn| {
-            let Some(confirmation) = store::take_confirmation(conn, &hash, now)? else {
-                return Ok(false);
-            };
-            match confirmation.new_email {
-                Some(email) => users::set_email(conn, confirmation.user_id, &email)?,
-                None => {
-                    if let Some(password_hash) = new_password {
-                        let user = users::get(conn, confirmation.user_id)?;
-                        if user.is_some_and(|u| u.password_hash.is_empty()) {
-                            users::set_password(conn, confirmation.user_id, &password_hash)?;
+            Box::pin(async move {
+                let Some(confirmation) = store::take_confirmation(conn, &hash, now).await? else {
+                    return Ok(false);
+                };
+                match confirmation.new_email {
+                    Some(email) => users::set_email(conn, confirmation.user_id, &email).await?,
+                    None => {
+                        if let Some(password_hash) = new_password {
+                            let user = users::get(conn, confirmation.user_id).await?;
+                            if user.is_some_and(|u| u.password_hash.is_empty()) {
+                                users::set_password(conn, confirmation.user_id, &password_hash)
+                                    .await?;
+                            }
                         }
+                        users::confirm(conn, confirmation.user_id, now).await?;
                     }
-                    users::confirm(conn, confirmation.user_id, now)?;
                 }
-            }
-            Ok::<_, crate::store::DbError>(true)
+                Ok::<_, crate::store::DbError>(true)
+            })
         })
         .await;
     match outcome {

@@ -85,7 +85,7 @@ async fn health() -> Json {
 async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
     let version = state
         .db
-        .read(|conn| migrations::current_version(conn))
+        .read(|conn| Box::pin(async move { migrations::current_version(conn).await }))
         .await
         .map_err(|e| {
             tracing::warn!(error = %e, "not ready: the database does not answer");

@@ -113,8 +113,9 @@ pub fn routes(api: Api) -> Api {
 }
 
 /// The ad, unless it is deleted or does not exist.
-fn existing_ad(conn: &mut dyn Conn, item: ItemId, now: i64) -> Result<AdRecord, ApiError> {
-    ads::get(conn, item.number())?
+async fn existing_ad(conn: &mut dyn Conn, item: ItemId, now: i64) -> Result<AdRecord, ApiError> {
+    ads::get(conn, item.number())
+        .await?
         .filter(|ad| status_of(ad, now) != AdStatus::Deleted)
         .ok_or_else(|| ErrorCode::AdvertisementNotFound.into())
 }
@@ -123,16 +124,18 @@ fn existing_ad(conn: &mut dyn Conn, item: ItemId, now: i64) -> Result<AdRecord, 
 /// and `user` has no part in it (neither its seller nor the buyer of one of its
 /// transactions), so that a draft's existence does not leak. A buyer keeps seeing their
 /// transactions after the seller paused or closed the ad.
-fn ad_for_transactions(
+async fn ad_for_transactions(
     conn: &mut dyn Conn,
     item: ItemId,
     user: i64,
     now: i64,
 ) -> Result<AdRecord, ApiError> {
-    let ad = existing_ad(conn, item, now)?;
+    let ad = existing_ad(conn, item, now).await?;
     if status_of(&ad, now) != AdStatus::Online
         && ad.seller_id != user
-        && transactions::list(conn, ad.number, Some(user))?.is_empty()
+        && transactions::list(conn, ad.number, Some(user))
+            .await?
+            .is_empty()
     {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
@@ -205,72 +208,75 @@ async fn create(
     let transaction = state
         .db
         .write(move |conn| {
-            let ad = ad_for_transactions(conn, item, seller, now)?;
-            if ad.seller_id != seller {
-                return Err(ApiError::new(ErrorCode::Unauthorized));
-            }
-            let JsonBody(body) = body?;
-            let mut errors = Vec::new();
-            let buyer = match body.buyer_id.as_ref() {
-                None | Some(Value::Null) => {
-                    errors.push(field(
-                        "buyerId",
-                        "missing",
-                        "is verplicht",
-                        "est obligatoire",
-                    ));
-                    None
+            Box::pin(async move {
+                let ad = ad_for_transactions(conn, item, seller, now).await?;
+                if ad.seller_id != seller {
+                    return Err(ApiError::new(ErrorCode::Unauthorized));
                 }
-                // A user id is a positive integer; anything else is not one at all.
-                Some(value) => match value.as_i64().filter(|id| *id > 0) {
-                    None => {
-                        errors.push(
-                            field(
-                                "buyerId",
-                                "invalid-value",
-                                "moet een gebruikersnummer (een positief geheel getal) zijn",
-                                "doit être un numéro d'utilisateur (un nombre entier positif)",
-                            )
-                            .with_value(value.clone()),
-                        );
+                let JsonBody(body) = body?;
+                let mut errors = Vec::new();
+                let buyer = match body.buyer_id.as_ref() {
+                    None | Some(Value::Null) => {
+                        errors.push(field(
+                            "buyerId",
+                            "missing",
+                            "is verplicht",
+                            "est obligatoire",
+                        ));
                         None
                     }
-                    Some(id) if id == seller => {
-                        // A sale to oneself would inflate the seller's record.
-                        errors.push(
-                            field(
-                                "buyerId",
-                                "buyer-is-seller",
-                                "is de verkoper zelf",
-                                "est le vendeur lui-même",
-                            )
-                            .with_value(value.clone()),
-                        );
-                        None
-                    }
-                    Some(id) if users::get(conn, id)?.is_some() => Some(id),
-                    Some(_) => {
-                        errors.push(
-                            field(
-                                "buyerId",
-                                "unknown-user",
-                                "is geen gebruiker",
-                                "n'est pas un utilisateur",
-                            )
-                            .with_value(value.clone()),
-                        );
-                        None
-                    }
-                },
-            };
-            let price = amount("amount", body.amount.as_ref(), &mut errors);
-            let shipping = amount("shippingCosts", body.shipping_costs.as_ref(), &mut errors);
-            match (buyer, price, shipping) {
-                (Some(buyer), Some(price), Some(shipping)) if errors.is_empty() => Ok(
-                    transactions::insert(conn, item.number(), buyer, price, shipping, now)?,
-                ),
-                _ => Err(ApiError::validation(errors)),
-            }
+                    // A user id is a positive integer; anything else is not one at all.
+                    Some(value) => match value.as_i64().filter(|id| *id > 0) {
+                        None => {
+                            errors.push(
+                                field(
+                                    "buyerId",
+                                    "invalid-value",
+                                    "moet een gebruikersnummer (een positief geheel getal) zijn",
+                                    "doit être un numéro d'utilisateur (un nombre entier positif)",
+                                )
+                                .with_value(value.clone()),
+                            );
+                            None
+                        }
+                        Some(id) if id == seller => {
+                            // A sale to oneself would inflate the seller's record.
+                            errors.push(
+                                field(
+                                    "buyerId",
+                                    "buyer-is-seller",
+                                    "is de verkoper zelf",
+                                    "est le vendeur lui-même",
+                                )
+                                .with_value(value.clone()),
+                            );
+                            None
+                        }
+                        Some(id) if users::get(conn, id).await?.is_some() => Some(id),
+                        Some(_) => {
+                            errors.push(
+                                field(
+                                    "buyerId",
+                                    "unknown-user",
+                                    "is geen gebruiker",
+                                    "n'est pas un utilisateur",
+                                )
+                                .with_value(value.clone()),
+                            );
+                            None
+                        }
+                    },
+                };
+                let price = amount("amount", body.amount.as_ref(), &mut errors);
+                let shipping = amount("shippingCosts", body.shipping_costs.as_ref(), &mut errors);
+                match (buyer, price, shipping) {
+                    (Some(buyer), Some(price), Some(shipping)) if errors.is_empty() => Ok(
+                        transactions::insert(conn, item.number(), buyer, price, shipping, now)
+                            .await?,
+                    ),
+                    _ => Err(ApiError::validation(errors)),
+                }
+            })
         })
         .await?;
     let hal = state.hal(version);
@@ -293,14 +299,16 @@ async fn list(
     let listed = state
         .db
         .read(move |conn| {
-            let ad = ad_for_transactions(conn, item, user, now)?;
-            let only = (ad.seller_id != user).then_some(user);
-            let listed = transactions::list(conn, item.number(), only)?;
-            if only.is_some() && listed.is_empty() {
-                // Neither the seller nor a buyer of this ad.
-                return Err(ApiError::new(ErrorCode::Unauthorized));
-            }
-            Ok(listed)
+            Box::pin(async move {
+                let ad = ad_for_transactions(conn, item, user, now).await?;
+                let only = (ad.seller_id != user).then_some(user);
+                let listed = transactions::list(conn, item.number(), only).await?;
+                if only.is_some() && listed.is_empty() {
+                    // Neither the seller nor a buyer of this ad.
+                    return Err(ApiError::new(ErrorCode::Unauthorized));
+                }
+                Ok(listed)
+            })
         })
         .await?;
     let hal = state.hal(version);
@@ -319,16 +327,17 @@ async fn list(
 
 /// Reads a transaction for `user`: the seller and the buyer see it, others get 403 (or 404
 /// for an ad that is not online, see [`ad_for_transactions`]).
-fn visible_transaction(
+async fn visible_transaction(
     conn: &mut dyn Conn,
     item: ItemId,
     id: i64,
     user: i64,
     now: i64,
 ) -> Result<(AdRecord, Transaction), ApiError> {
-    let ad = ad_for_transactions(conn, item, user, now)?;
-    let transaction =
-        transactions::get(conn, item.number(), id)?.ok_or(ErrorCode::TransactionNotFound)?;
+    let ad = ad_for_transactions(conn, item, user, now).await?;
+    let transaction = transactions::get(conn, item.number(), id)
+        .await?
+        .ok_or(ErrorCode::TransactionNotFound)?;
     if ad.seller_id != user && transaction.buyer_id != user {
         return Err(ApiError::new(ErrorCode::Unauthorized));
     }
@@ -346,7 +355,9 @@ async fn one(
     let now = state.clock.now();
     let (_, transaction) = state
         .db
-        .read(move |conn| visible_transaction(conn, item, id, user, now))
+        .read(move |conn| {
+            Box::pin(async move { visible_transaction(conn, item, id, user, now).await })
+        })
         .await?;
     Ok(Json::ok(transaction_json(
         &state.hal(version),
@@ -367,15 +378,15 @@ async fn finish(
     let item = parse_item(&raw)?;
     let id = parse_id("transactionId", &raw_id)?;
     let now = state.clock.now();
-    let transaction =
-        state
-            .db
-            .write(move |conn| {
-                let (ad, transaction) = visible_transaction(conn, item, id, user, now)?;
+    let transaction = state
+        .db
+        .write(move |conn| {
+            Box::pin(async move {
+                let (ad, transaction) = visible_transaction(conn, item, id, user, now).await?;
                 if to == "COMPLETED" && ad.seller_id != user {
                     return Err(ApiError::new(ErrorCode::Unauthorized));
                 }
-                if !transactions::finish(conn, item.number(), id, to, now)? {
+                if !transactions::finish(conn, item.number(), id, to, now).await? {
                     return Err(ApiError::new(ErrorCode::ConflictingState).with_message(
                         Text::new(
                             format!("De transactie is al {}", transaction.status),
@@ -383,10 +394,12 @@ async fn finish(
                         ),
                     ));
                 }
-                Ok(transactions::get(conn, item.number(), id)?
+                Ok(transactions::get(conn, item.number(), id)
+                    .await?
                     .ok_or(ErrorCode::TransactionNotFound)?)
             })
-            .await?;
+        })
+        .await?;
     Ok(Json::ok(transaction_json(
         &state.hal(version),
         item,
@@ -532,23 +545,25 @@ async fn upcall(
     state
         .db
         .write(move |conn| {
-            // Calls are about ads people can see: any other is 404, before the body's
-            // problems (there is nothing to report on).
-            let ad = existing_ad(conn, item, now)?;
-            if status_of(&ad, now) != AdStatus::Online {
-                return Err(ErrorCode::AdvertisementNotFound.into());
-            }
-            let call = call?;
-            let upcall = Upcall {
-                client_id: &client,
-                caller_phone: &call.caller_phone,
-                callee_phone: &call.callee_phone,
-                start_time: call.start_time,
-                end_time: call.end_time,
-            };
-            transactions::insert_upcall(conn, ad.number, &upcall, now)?;
-            transactions::count(conn, ad.number, Counter::PhoneClicks, 1)?;
-            Ok::<_, ApiError>(())
+            Box::pin(async move {
+                // Calls are about ads people can see: any other is 404, before the body's
+                // problems (there is nothing to report on).
+                let ad = existing_ad(conn, item, now).await?;
+                if status_of(&ad, now) != AdStatus::Online {
+                    return Err(ErrorCode::AdvertisementNotFound.into());
+                }
+                let call = call?;
+                let upcall = Upcall {
+                    client_id: &client,
+                    caller_phone: &call.caller_phone,
+                    callee_phone: &call.callee_phone,
+                    start_time: call.start_time,
+                    end_time: call.end_time,
+                };
+                transactions::insert_upcall(conn, ad.number, &upcall, now).await?;
+                transactions::count(conn, ad.number, Counter::PhoneClicks, 1).await?;
+                Ok::<_, ApiError>(())
+            })
         })
         .await?;
     Ok(StatusCode::CREATED.into_response())
@@ -565,11 +580,13 @@ async fn statistics(
     let mut counts = state
         .db
         .read(move |conn| {
-            let ad = existing_ad(conn, item, now)?;
-            if ad.seller_id != user {
-                return Err(outsider(&ad, now));
-            }
-            Ok(transactions::statistics(conn, ad.number)?)
+            Box::pin(async move {
+                let ad = existing_ad(conn, item, now).await?;
+                if ad.seller_id != user {
+                    return Err(outsider(&ad, now));
+                }
+                Ok(transactions::statistics(conn, ad.number).await?)
+            })
         })
         .await?;
     // Views this replica has counted but not written yet: a read does no write.

@@ -185,30 +185,34 @@ async fn create(
     let created = state
         .db
         .write(move |conn| {
-            let id = users::insert(
-                conn,
-                &NewUser {
-                    email: &stored_email,
-                    password_hash: &password_hash,
-                    name: &name,
-                    postcode: body.postcode.as_deref(),
-                    phone_number: body.phone_number.as_deref(),
-                    locale: &locale,
-                    confirmed: false,
-                },
-                now,
-            )?;
-            oauth_store::insert_confirmation(
-                conn,
-                &link_hash,
-                &EmailConfirmation {
-                    user_id: id,
-                    purpose: "account".into(),
-                    new_email: None,
-                },
-                now + CONFIRMATION_SECONDS,
-            )?;
-            users::get(conn, id)?.ok_or(DbError::NotFound)
+            Box::pin(async move {
+                let id = users::insert(
+                    conn,
+                    &NewUser {
+                        email: &stored_email,
+                        password_hash: &password_hash,
+                        name: &name,
+                        postcode: body.postcode.as_deref(),
+                        phone_number: body.phone_number.as_deref(),
+                        locale: &locale,
+                        confirmed: false,
+                    },
+                    now,
+                )
+                .await?;
+                oauth_store::insert_confirmation(
+                    conn,
+                    &link_hash,
+                    &EmailConfirmation {
+                        user_id: id,
+                        purpose: "account".into(),
+                        new_email: None,
+                    },
+                    now + CONFIRMATION_SECONDS,
+                )
+                .await?;
+                users::get(conn, id).await?.ok_or(DbError::NotFound)
+            })
         })
         .await;
     let user = match created {
@@ -277,7 +281,7 @@ async fn one(
     let id = parse_id("userId", &raw)?;
     let user = state
         .db
-        .read(move |conn| users::get(conn, id))
+        .read(move |conn| Box::pin(async move { users::get(conn, id).await }))
         .await?
         .ok_or(ErrorCode::UserNotFound)?;
     let private = caller.user_id == Some(id) && caller.scopes.contains(Scope::Read);
@@ -335,20 +339,23 @@ async fn change_email(
     let taken = state
         .db
         .write(move |conn| {
-            if users::by_email(conn, &wanted)?.is_some() {
-                return Ok(true);
-            }
-            oauth_store::insert_confirmation(
-                conn,
-                &link_hash,
-                &EmailConfirmation {
-                    user_id: id,
-                    purpose: "email-change".into(),
-                    new_email: Some(wanted),
-                },
-                now + CONFIRMATION_SECONDS,
-            )?;
-            Ok::<_, DbError>(false)
+            Box::pin(async move {
+                if users::by_email(conn, &wanted).await?.is_some() {
+                    return Ok(true);
+                }
+                oauth_store::insert_confirmation(
+                    conn,
+                    &link_hash,
+                    &EmailConfirmation {
+                        user_id: id,
+                        purpose: "email-change".into(),
+                        new_email: Some(wanted),
+                    },
+                    now + CONFIRMATION_SECONDS,
+                )
+                .await?;
+                Ok::<_, DbError>(false)
+            })
         })
         .await?;
     if taken {
@@ -387,10 +394,12 @@ async fn brands(
     let brands = state
         .db
         .read(move |conn| {
-            if users::get(conn, id)?.is_none() {
-                return Ok(None);
-            }
-            users::brands(conn, id).map(Some)
+            Box::pin(async move {
+                if users::get(conn, id).await?.is_none() {
+                    return Ok(None);
+                }
+                users::brands(conn, id).await.map(Some)
+            })
         })
         .await?
         .ok_or(ErrorCode::UserNotFound)?;
@@ -425,7 +434,7 @@ async fn set_brands(
     let stored = brands.clone();
     state
         .db
-        .write(move |conn| users::set_brands(conn, id, &stored))
+        .write(move |conn| Box::pin(async move { users::set_brands(conn, id, &stored).await }))
         .await?;
     Ok(Json::ok(brands_json(&state.hal(version), id, &brands)))
 }

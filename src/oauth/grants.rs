@@ -82,14 +82,14 @@ pub struct ClientCredentials {
 
 /// Authenticates the client of a token, revocation or introspection request. A public
 /// client (no secret registered) authenticates by its id alone and must use PKCE.
-pub fn authenticate_client(
+pub async fn authenticate_client(
     conn: &mut dyn Conn,
     credentials: &ClientCredentials,
 ) -> Result<Result<Client, OAuthError>, DbError> {
     let failed = OAuthError::InvalidClient {
         basic: credentials.via_basic,
     };
-    let Some(client) = store::client(conn, &credentials.client_id)? else {
+    let Some(client) = store::client(conn, &credentials.client_id).await? else {
         return Ok(Err(failed));
     };
     let ok = match (&client.secret_hash, &credentials.secret) {
@@ -121,7 +121,7 @@ pub struct Issued {
 }
 
 /// The token endpoint: runs the grant the request names.
-pub fn token(
+pub async fn token(
     conn: &mut dyn Conn,
     client: &Client,
     request: &TokenRequest,
@@ -142,13 +142,13 @@ pub fn token(
         return Ok(Err(OAuthError::UnauthorizedClient));
     }
     match grant {
-        GRANT_AUTHORIZATION_CODE => exchange_code(conn, client, request, now),
-        GRANT_REFRESH_TOKEN => refresh(conn, client, request, now),
-        _ => client_credentials(conn, client, request, now),
+        GRANT_AUTHORIZATION_CODE => exchange_code(conn, client, request, now).await,
+        GRANT_REFRESH_TOKEN => refresh(conn, client, request, now).await,
+        _ => client_credentials(conn, client, request, now).await,
     }
 }
 
-fn exchange_code(
+async fn exchange_code(
     conn: &mut dyn Conn,
     client: &Client,
     request: &TokenRequest,
@@ -158,16 +158,16 @@ fn exchange_code(
         return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
     };
     let code_hash = secret::hash(raw_code);
-    let Some(code) = store::code(conn, &code_hash)? else {
+    let Some(code) = store::code(conn, &code_hash).await? else {
         return Ok(Err(invalid_grant("unknown authorization code")));
     };
     if code.client_id != client.id {
         return Ok(Err(invalid_grant("unknown authorization code")));
     }
-    if !store::use_code(conn, &code_hash, now)? {
+    if !store::use_code(conn, &code_hash, now).await? {
         // A second use: the code may have leaked; nothing issued from it stays valid
         // (RFC 6749 §4.1.2). Everything issued from the code is its family.
-        store::revoke_family(conn, &code_hash, now)?;
+        store::revoke_family(conn, &code_hash, now).await?;
         return Ok(Err(invalid_grant(
             "the authorization code was already used",
         )));
@@ -200,12 +200,12 @@ fn exchange_code(
     let scope = Scopes::from_stored(&code.scope);
     // The family of the tokens from this code is named by the code, so that a replay of
     // the code finds them.
-    let issued = issue_user_tokens(conn, client, &code, &code.code_hash, &scope, now)?;
-    store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS)?;
+    let issued = issue_user_tokens(conn, client, &code, &code.code_hash, &scope, now).await?;
+    store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS).await?;
     Ok(Ok(issued))
 }
 
-fn issue_user_tokens(
+async fn issue_user_tokens(
     conn: &mut dyn Conn,
     client: &Client,
     code: &AuthorizationCode,
@@ -221,7 +221,8 @@ fn issue_user_tokens(
         Some(family),
         Some(&code.code_hash),
         now,
-    )?;
+    )
+    .await?;
     let refresh = secret::new_token();
     store::insert_refresh_token(
         conn,
@@ -235,7 +236,8 @@ fn issue_user_tokens(
             state: RefreshState::Live,
         },
         now,
-    )?;
+    )
+    .await?;
     Ok(Issued {
         access_token: access,
         refresh_token: Some(refresh),
@@ -244,7 +246,7 @@ fn issue_user_tokens(
     })
 }
 
-fn refresh(
+async fn refresh(
     conn: &mut dyn Conn,
     client: &Client,
     request: &TokenRequest,
@@ -256,7 +258,7 @@ fn refresh(
         )));
     };
     let hash = secret::hash(raw);
-    let Some(token) = store::refresh_token(conn, &hash)? else {
+    let Some(token) = store::refresh_token(conn, &hash).await? else {
         return Ok(Err(invalid_grant("unknown refresh token")));
     };
     if token.client_id != client.id {
@@ -266,7 +268,7 @@ fn refresh(
         RefreshState::Live => {}
         RefreshState::Rotated => {
             // Reuse of a rotated token: it was stolen or replayed (RFC 9700 §4.14.2).
-            store::revoke_family(conn, &token.family, now)?;
+            store::revoke_family(conn, &token.family, now).await?;
             return Ok(Err(invalid_grant("the refresh token was already used")));
         }
         RefreshState::Discarded | RefreshState::Revoked => {
@@ -282,7 +284,7 @@ fn refresh(
             Err(unknown) => return Ok(Err(OAuthError::InvalidScope(unknown))),
         },
     };
-    if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated)? {
+    if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated).await? {
         return Ok(Err(invalid_grant("the refresh token was already used")));
     }
     let access = new_access_token(
@@ -293,7 +295,8 @@ fn refresh(
         Some(&token.family),
         token.code_hash.as_deref(),
         now,
-    )?;
+    )
+    .await?;
     let successor = secret::new_token();
     // The successor keeps the scope of the grant, so a narrower access token now does not
     // narrow later refreshes.
@@ -305,7 +308,8 @@ fn refresh(
             ..token
         },
         now,
-    )?;
+    )
+    .await?;
     Ok(Ok(Issued {
         access_token: access,
         refresh_token: Some(successor),
@@ -314,7 +318,7 @@ fn refresh(
     }))
 }
 
-fn client_credentials(
+async fn client_credentials(
     conn: &mut dyn Conn,
     client: &Client,
     request: &TokenRequest,
@@ -331,7 +335,7 @@ fn client_credentials(
         Ok(scope) => scope,
         Err(error) => return Ok(Err(error)),
     };
-    let access = new_access_token(conn, client, None, &scope, None, None, now)?;
+    let access = new_access_token(conn, client, None, &scope, None, None, now).await?;
     Ok(Ok(Issued {
         access_token: access,
         refresh_token: None,
@@ -341,7 +345,7 @@ fn client_credentials(
 }
 
 /// Stores a new access token (its hash) and returns the raw token.
-fn new_access_token(
+async fn new_access_token(
     conn: &mut dyn Conn,
     client: &Client,
     user_id: Option<i64>,
@@ -364,7 +368,8 @@ fn new_access_token(
             expires_at: now + ACCESS_TOKEN_SECONDS,
             revoked_at: None,
         },
-    )?;
+    )
+    .await?;
     Ok(token)
 }
 
@@ -435,7 +440,7 @@ pub enum AuthorizeError {
 }
 
 /// Validates the query of `GET /accounts/oauth/authorize` (all pairs, repeated ones kept).
-pub fn validate_authorization(
+pub async fn validate_authorization(
     conn: &mut dyn Conn,
     pairs: &[(String, String)],
 ) -> Result<Result<Authorization, AuthorizeError>, DbError> {
@@ -453,7 +458,7 @@ pub fn validate_authorization(
     let Some(client_id) = value("client_id") else {
         return page("client_id is missing");
     };
-    let Some(client) = store::client(conn, &client_id)? else {
+    let Some(client) = store::client(conn, &client_id).await? else {
         return page("unknown client_id");
     };
     let Some(redirect_uri) = value("redirect_uri") else {
@@ -524,7 +529,7 @@ fn valid_challenge(challenge: &str) -> bool {
 }
 
 /// Issues an authorization code for a signed-in user who consented; returns the raw code.
-pub fn issue_code(
+pub async fn issue_code(
     conn: &mut dyn Conn,
     authorization: &Authorization,
     user_id: i64,
@@ -543,23 +548,29 @@ pub fn issue_code(
             expires_at: now + CODE_SECONDS,
             used_at: None,
         },
-    )?;
+    )
+    .await?;
     Ok(code)
 }
 
 /// RFC 7009: revokes a token of this client (a refresh token with its whole family).
 /// Unknown tokens and other clients' tokens are ignored, as the RFC asks.
-pub fn revoke(conn: &mut dyn Conn, client: &Client, token: &str, now: i64) -> Result<(), DbError> {
+pub async fn revoke(
+    conn: &mut dyn Conn,
+    client: &Client,
+    token: &str,
+    now: i64,
+) -> Result<(), DbError> {
     let hash = secret::hash(token);
-    if let Some(access) = store::access_token(conn, &hash)?
+    if let Some(access) = store::access_token(conn, &hash).await?
         && access.client_id == client.id
     {
-        store::revoke_access_token(conn, &hash, now)?;
+        store::revoke_access_token(conn, &hash, now).await?;
     }
-    if let Some(refresh) = store::refresh_token(conn, &hash)?
+    if let Some(refresh) = store::refresh_token(conn, &hash).await?
         && refresh.client_id == client.id
     {
-        store::revoke_family(conn, &refresh.family, now)?;
+        store::revoke_family(conn, &refresh.family, now).await?;
     }
     Ok(())
 }
@@ -576,14 +587,14 @@ pub struct Introspection {
 }
 
 /// `None` means inactive: unknown, expired, revoked, or another client's.
-pub fn introspect(
+pub async fn introspect(
     conn: &mut dyn Conn,
     client: &Client,
     token: &str,
     now: i64,
 ) -> Result<Option<Introspection>, DbError> {
     let hash = secret::hash(token);
-    if let Some(access) = store::access_token(conn, &hash)? {
+    if let Some(access) = store::access_token(conn, &hash).await? {
         let active =
             access.client_id == client.id && access.revoked_at.is_none() && access.expires_at > now;
         return Ok(active.then_some(Introspection {
@@ -595,7 +606,7 @@ pub fn introspect(
             expires_at: Some(access.expires_at),
         }));
     }
-    if let Some(refresh) = store::refresh_token(conn, &hash)? {
+    if let Some(refresh) = store::refresh_token(conn, &hash).await? {
         let active = refresh.client_id == client.id && refresh.state == RefreshState::Live;
         return Ok(active.then_some(Introspection {
             scope: refresh.scope,

@@ -104,8 +104,8 @@ fn from_row(row: &Row) -> Result<AdRecord, DbError> {
 
 /// One ad with its images, in one statement (one round trip on PostgreSQL): a row per
 /// image, or one row with no image.
-pub fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError> {
-    let rows = conn.query(GET_WITH_IMAGES, params![number])?;
+pub async fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError> {
+    let rows = conn.query(GET_WITH_IMAGES, params![number]).await?;
     let Some(first) = rows.first() else {
         return Ok(None);
     };
@@ -119,7 +119,7 @@ pub fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError
 }
 
 /// Stores a new ad; returns its number.
-pub fn insert(
+pub async fn insert(
     conn: &mut dyn Conn,
     seller_id: i64,
     ad: &AdWrite,
@@ -149,7 +149,8 @@ pub fn insert(
             dates.1,
             now
         ],
-    )?
+    )
+    .await?
     .get("item_number")
 }
 
@@ -190,7 +191,7 @@ pub fn inserted(
 /// Replaces the content and state of an ad if it is still at `version`; false if someone
 /// changed it meanwhile.
 #[allow(clippy::too_many_arguments)]
-pub fn update(
+pub async fn update(
     conn: &mut dyn Conn,
     number: i64,
     version: i64,
@@ -224,12 +225,12 @@ pub fn update(
             rejection_reason,
             now
         ],
-    )? == 1)
+    ).await? == 1)
 }
 
 /// Moves an ad to `status` (with its dates and rejection reason) if it is still at
 /// `version`; false if someone changed it meanwhile.
-pub fn set_status(
+pub async fn set_status(
     conn: &mut dyn Conn,
     number: i64,
     version: i64,
@@ -238,26 +239,29 @@ pub fn set_status(
     rejection_reason: Option<&str>,
     now: i64,
 ) -> Result<bool, DbError> {
-    Ok(conn.execute(
-        "UPDATE advertisements SET status = $3, start_date = $4, close_date = $5, \
+    Ok(conn
+        .execute(
+            "UPDATE advertisements SET status = $3, start_date = $4, close_date = $5, \
              rejection_reason = $6, version = version + 1, updated_at = $7 \
          WHERE item_number = $1 AND version = $2",
-        params![
-            number,
-            version,
-            status,
-            dates.0,
-            dates.1,
-            rejection_reason,
-            now
-        ],
-    )? == 1)
+            params![
+                number,
+                version,
+                status,
+                dates.0,
+                dates.1,
+                rejection_reason,
+                now
+            ],
+        )
+        .await?
+        == 1)
 }
 
 /// A seller's ads whose state at `now` is one of `statuses`, newest first, and how many
 /// there are in all. The state at `now` counts an online or paused ad past its
 /// `closeDate` as expired, as reads do, even before the expiry sweep wrote it down.
-pub fn by_seller(
+pub async fn by_seller(
     conn: &mut dyn Conn,
     seller_id: i64,
     statuses: &[&str],
@@ -278,22 +282,25 @@ pub fn by_seller(
         .query_one(
             &format!("SELECT COUNT(*) AS n FROM advertisements a WHERE {filter}"),
             &values,
-        )?
+        )
+        .await?
         .get("n")?;
     let n = values.len();
     values.push(Value::Int(limit));
     values.push(Value::Int(offset));
-    let rows = conn.query(
-        &format!(
-            "{SELECT} WHERE {filter} ORDER BY a.item_number DESC LIMIT ${} OFFSET ${}",
-            n + 1,
-            n + 2
-        ),
-        &values,
-    )?;
+    let rows = conn
+        .query(
+            &format!(
+                "{SELECT} WHERE {filter} ORDER BY a.item_number DESC LIMIT ${} OFFSET ${}",
+                n + 1,
+                n + 2
+            ),
+            &values,
+        )
+        .await?;
     let mut records: Vec<AdRecord> = rows.iter().map(from_row).collect::<Result<_, _>>()?;
     let numbers: Vec<i64> = records.iter().map(|r| r.number).collect();
-    let mut images = images::of_ads(conn, &numbers)?;
+    let mut images = images::of_ads(conn, &numbers).await?;
     for record in &mut records {
         record.images = images.remove(&record.number).unwrap_or_default();
     }
@@ -302,10 +309,11 @@ pub fn by_seller(
 
 /// Writes down the expiry of online and paused ads whose `closeDate` has passed; returns
 /// how many expired. (Reads already treat them as expired; see `effective_status`.)
-pub fn expire_due(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
+pub async fn expire_due(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
     conn.execute(
         "UPDATE advertisements SET status = 'expired', version = version + 1, updated_at = $1 \
          WHERE status IN ('online', 'paused') AND close_date <= $1",
         params![now],
     )
+    .await
 }

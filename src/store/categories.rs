@@ -9,39 +9,43 @@ const COLUMNS: &str = "category_id, parent_id, status, labels, insertion_fee, ru
                        subscriptions, attributes";
 
 /// Every category, L1 and L2, each level in file order.
-pub fn all(conn: &mut dyn Conn) -> Result<Vec<Category>, DbError> {
+pub async fn all(conn: &mut dyn Conn) -> Result<Vec<Category>, DbError> {
     conn.query(
         &format!("SELECT {COLUMNS} FROM categories ORDER BY position"),
         &[],
-    )?
+    )
+    .await?
     .iter()
     .map(from_row)
     .collect()
 }
 
-pub fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Category>, DbError> {
+pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Category>, DbError> {
     conn.query_opt(
         &format!("SELECT {COLUMNS} FROM categories WHERE category_id = $1"),
         params![id],
-    )?
+    )
+    .await?
     .as_ref()
     .map(from_row)
     .transpose()
 }
 
 /// The L2 children of an L1 category, in file order.
-pub fn children(conn: &mut dyn Conn, parent_id: i64) -> Result<Vec<Category>, DbError> {
+pub async fn children(conn: &mut dyn Conn, parent_id: i64) -> Result<Vec<Category>, DbError> {
     conn.query(
         &format!("SELECT {COLUMNS} FROM categories WHERE parent_id = $1 ORDER BY position"),
         params![parent_id],
-    )?
+    )
+    .await?
     .iter()
     .map(from_row)
     .collect()
 }
 
-pub fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
-    conn.query_one("SELECT COUNT(*) AS n FROM categories", &[])?
+pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COUNT(*) AS n FROM categories", &[])
+        .await?
         .get("n")
 }
 
@@ -57,7 +61,7 @@ pub struct ImportSummary {
 /// Stores the categories of a checked taxonomy: new ids are added, known ids updated.
 /// With `replace`, every stored category the taxonomy does not name is closed (not deleted:
 /// ads may still point at it). Run it inside one write so a failure changes nothing.
-pub fn import(
+pub async fn import(
     conn: &mut dyn Conn,
     categories: &[Category],
     replace: bool,
@@ -65,7 +69,8 @@ pub fn import(
 ) -> Result<ImportSummary, DbError> {
     let mut summary = ImportSummary::default();
     let known: Vec<i64> = conn
-        .query("SELECT category_id FROM categories", &[])?
+        .query("SELECT category_id FROM categories", &[])
+        .await?
         .iter()
         .map(|row| row.get("category_id"))
         .collect::<Result<_, _>>()?;
@@ -73,7 +78,8 @@ pub fn import(
         .query_one(
             "SELECT COALESCE(MAX(position), 0) AS p FROM categories",
             &[],
-        )?
+        )
+        .await?
         .get("p")?;
     for (i, category) in categories.iter().enumerate() {
         let (insertion_fee, running_days, subscriptions, attributes) = match &category.leaf {
@@ -115,7 +121,8 @@ pub fn import(
                 attributes,
                 now
             ],
-        )?;
+        )
+        .await?;
         if is_known {
             summary.updated += 1;
         } else {
@@ -125,11 +132,13 @@ pub fn import(
     if replace {
         for id in known {
             if categories.iter().all(|c| c.id != id) {
-                summary.closed += conn.execute(
-                    "UPDATE categories SET status = 'closed', updated_at = $2 \
+                summary.closed += conn
+                    .execute(
+                        "UPDATE categories SET status = 'closed', updated_at = $2 \
                      WHERE category_id = $1 AND status <> 'closed'",
-                    params![id, now],
-                )? as usize;
+                        params![id, now],
+                    )
+                    .await? as usize;
             }
         }
     }

@@ -20,7 +20,7 @@ pub enum Stored {
 
 /// Claims `scope_key` for a new request; `Ok(None)` if it was free (and is now pending),
 /// else what it holds. Keys older than `expired_before` are forgotten first.
-pub fn claim(
+pub async fn claim(
     conn: &mut dyn Conn,
     scope_key: &str,
     fingerprint: &str,
@@ -30,19 +30,24 @@ pub fn claim(
     conn.execute(
         "DELETE FROM idempotency_keys WHERE scope_key = $1 AND created_at < $2",
         params![scope_key, expired_before],
-    )?;
-    let inserted = conn.execute(
-        "INSERT INTO idempotency_keys (scope_key, fingerprint, created_at) VALUES ($1, $2, $3) \
+    )
+    .await?;
+    let inserted = conn
+        .execute(
+            "INSERT INTO idempotency_keys (scope_key, fingerprint, created_at) VALUES ($1, $2, $3) \
          ON CONFLICT (scope_key) DO NOTHING",
-        params![scope_key, fingerprint, now],
-    )?;
+            params![scope_key, fingerprint, now],
+        )
+        .await?;
     if inserted == 1 {
         return Ok(None);
     }
-    let row = conn.query_one(
-        "SELECT fingerprint, status, response FROM idempotency_keys WHERE scope_key = $1",
-        params![scope_key],
-    )?;
+    let row = conn
+        .query_one(
+            "SELECT fingerprint, status, response FROM idempotency_keys WHERE scope_key = $1",
+            params![scope_key],
+        )
+        .await?;
     let fingerprint = row.get("fingerprint")?;
     Ok(Some(
         match (
@@ -61,7 +66,7 @@ pub fn claim(
 }
 
 /// Keeps the answer of a claimed key (`response` empty for an answer without a body).
-pub fn complete(
+pub async fn complete(
     conn: &mut dyn Conn,
     scope_key: &str,
     status: u16,
@@ -70,23 +75,26 @@ pub fn complete(
     conn.execute(
         "UPDATE idempotency_keys SET status = $2, response = $3 WHERE scope_key = $1",
         params![scope_key, i64::from(status), response],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 /// Frees a claimed key whose request did not succeed, so that a retry runs again.
-pub fn release(conn: &mut dyn Conn, scope_key: &str) -> Result<(), DbError> {
+pub async fn release(conn: &mut dyn Conn, scope_key: &str) -> Result<(), DbError> {
     conn.execute(
         "DELETE FROM idempotency_keys WHERE scope_key = $1 AND response IS NULL",
         params![scope_key],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 /// Forgets keys older than `before` (a periodic sweep keeps the table small).
-pub fn sweep(conn: &mut dyn Conn, before: i64) -> Result<u64, DbError> {
+pub async fn sweep(conn: &mut dyn Conn, before: i64) -> Result<u64, DbError> {
     conn.execute(
         "DELETE FROM idempotency_keys WHERE created_at < $1",
         params![before],
     )
+    .await
 }

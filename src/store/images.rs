@@ -56,7 +56,7 @@ pub fn from_joined_row(row: &Row) -> Result<Option<ImageRecord>, DbError> {
 }
 
 /// The images of several ads (a page), in order, by ad.
-pub fn of_ads(
+pub async fn of_ads(
     conn: &mut dyn Conn,
     item_numbers: &[i64],
 ) -> Result<HashMap<i64, Vec<ImageRecord>>, DbError> {
@@ -66,14 +66,16 @@ pub fn of_ads(
     }
     let list: Vec<String> = (1..=item_numbers.len()).map(|i| format!("${i}")).collect();
     let values: Vec<Value> = item_numbers.iter().map(|n| Value::Int(*n)).collect();
-    let rows = conn.query(
-        &format!(
-            "SELECT {COLUMNS} FROM images WHERE item_number IN ({}) \
+    let rows = conn
+        .query(
+            &format!(
+                "SELECT {COLUMNS} FROM images WHERE item_number IN ({}) \
              ORDER BY item_number, position",
-            list.join(", ")
-        ),
-        &values,
-    )?;
+                list.join(", ")
+            ),
+            &values,
+        )
+        .await?;
     for row in &rows {
         by_ad
             .entry(row.get("item_number")?)
@@ -84,7 +86,7 @@ pub fn of_ads(
 }
 
 /// Stores the metadata of images of one ad.
-pub fn insert(
+pub async fn insert(
     conn: &mut dyn Conn,
     item_number: i64,
     images: &[ImageRecord],
@@ -105,7 +107,7 @@ pub fn insert(
                 &image.sha256,
                 now
             ],
-        )?;
+        ).await?;
     }
     Ok(())
 }

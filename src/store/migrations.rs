@@ -37,13 +37,14 @@ const MIGRATIONS: &[Migration] = &[
 /// many ran. Safe when several replicas start at once: on PostgreSQL they wait for each
 /// other on an advisory lock; on SQLite the single writer serializes them.
 pub async fn run(db: &Db) -> Result<usize, DbError> {
-    db.write(apply).await
+    db.write(|conn| Box::pin(apply(conn))).await
 }
 
-fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
+async fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
     if conn.backend() == Backend::Postgres {
         // An arbitrary constant naming "souk migrations"; held until the commit.
-        conn.execute("SELECT pg_advisory_xact_lock(7361202611)", &[])?;
+        conn.execute("SELECT pg_advisory_xact_lock(7361202611)", &[])
+            .await?;
     }
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -51,9 +52,11 @@ fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
              name       TEXT NOT NULL,
              applied_at BIGINT NOT NULL
          )",
-    )?;
+    )
+    .await?;
     let applied: Vec<i64> = conn
-        .query("SELECT version FROM schema_migrations", &[])?
+        .query("SELECT version FROM schema_migrations", &[])
+        .await?
         .iter()
         .map(|row| row.get("version"))
         .collect::<Result<_, _>>()?;
@@ -66,7 +69,7 @@ fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
             Backend::Sqlite => migration.sqlite,
             Backend::Postgres => migration.postgres,
         };
-        conn.execute_batch(sql)?;
+        conn.execute_batch(sql).await?;
         conn.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
             crate::params![
@@ -74,7 +77,8 @@ fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
                 migration.name,
                 time::OffsetDateTime::now_utc().unix_timestamp()
             ],
-        )?;
+        )
+        .await?;
         count += 1;
     }
     Ok(count)
@@ -86,10 +90,12 @@ pub fn latest_version() -> i64 {
 }
 
 /// The highest migration applied to the database (0 for a new one).
-pub fn current_version(conn: &mut dyn Conn) -> Result<i64, DbError> {
-    let row = conn.query_one(
-        "SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations",
-        &[],
-    )?;
+pub async fn current_version(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    let row = conn
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations",
+            &[],
+        )
+        .await?;
     row.get("version")
 }

@@ -1,17 +1,20 @@
 //! Storage on SQLite (the default) and PostgreSQL, behind one small interface.
 //!
-//! Query code is written once: a query function takes `&mut dyn Conn`, uses `$1`-style
-//! placeholders, and runs unchanged on both backends. [`Db`] decides *where* it runs:
+//! Query code is written once: a query function is an `async fn` taking `&mut dyn Conn`,
+//! uses `$1`-style placeholders, and runs unchanged on both backends. [`Db`] decides *where*
+//! it runs:
 //!
 //! - SQLite reads run right in the calling task on a pooled read-only connection (a point
 //!   read takes microseconds; a thread hop would cost more than the read, see
-//!   `docs/ARCHITECTURE.md`).
+//!   `docs/ARCHITECTURE.md`). SQLite's futures are always ready: awaiting them never
+//!   suspends.
 //! - SQLite writes go to one writer thread that commits whatever queued up meanwhile in one
 //!   transaction (group commit): one fsync for many writes, and `SQLITE_BUSY` never happens
 //!   because there is only one writer. Each write runs inside its own savepoint, so one
 //!   failing write rolls back alone. A caller hears of its write only after the commit.
-//! - PostgreSQL runs each closure on a blocking thread with a pooled connection, writes in
-//!   a transaction.
+//! - PostgreSQL runs on `tokio-postgres` in the calling task: reads on a few connections
+//!   that every request shares, so that concurrent queries pipeline (one round trip carries
+//!   many), writes on a pooled connection of their own, in a transaction.
 
 mod postgres;
 mod sqlite;
@@ -26,30 +29,38 @@ pub mod oauth;
 pub mod transactions;
 pub mod users;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 pub use value::{FromValue, Row, Value};
 
+/// A boxed future that may move between threads.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a [`Conn`] answers: a future, ready at once on SQLite.
+pub type DbFuture<'a, T> = BoxFuture<'a, Result<T, DbError>>;
+
 /// A database connection as the query code sees it.
-pub trait Conn {
+pub trait Conn: Send {
     /// Runs a statement and returns all rows it produced (stepping it to the end).
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError>;
+    fn query<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, Vec<Row>>;
     /// Runs a statement and returns the number of rows it changed.
-    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
+    fn execute<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, u64>;
     /// Runs several `;`-separated statements without parameters (migrations).
-    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError>;
+    fn execute_batch<'a>(&'a mut self, sql: &'a str) -> DbFuture<'a, ()>;
     fn backend(&self) -> Backend;
 }
 
 impl dyn Conn + '_ {
     /// Exactly one row, or `DbError::NotFound`.
-    pub fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Row, DbError> {
-        self.query_opt(sql, params)?.ok_or(DbError::NotFound)
+    pub async fn query_one(&mut self, sql: &str, params: &[Value]) -> Result<Row, DbError> {
+        self.query_opt(sql, params).await?.ok_or(DbError::NotFound)
     }
 
     /// At most one row.
-    pub fn query_opt(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> {
-        Ok(self.query(sql, params)?.into_iter().next())
+    pub async fn query_opt(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> {
+        Ok(self.query(sql, params).await?.into_iter().next())
     }
 }
 
@@ -157,37 +168,42 @@ impl Db {
         }
     }
 
-    /// Runs read-only queries.
+    /// Runs read-only queries:
+    /// `db.read(|conn| Box::pin(async move { store::ads::get(conn, 12).await }))`. (The
+    /// future is boxed and `Send` by its type: with an async closure, the compiler cannot
+    /// prove that a handler awaiting it is `Send`.)
     pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
-        T: Send + 'static,
-        E: From<DbError> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
+        E: From<DbError>,
     {
         match &*self.inner {
-            Inner::Sqlite(db) => db.read(f),
-            Inner::Postgres(db) => db.run(false, f).await,
+            Inner::Sqlite(db) => db.read(f).await,
+            Inner::Postgres(db) => db.read(f).await,
         }
     }
 
     /// Runs `f` in a transaction: everything it wrote commits if it returns `Ok`, and
-    /// nothing does if it returns `Err`. Returns once the commit is durable.
+    /// nothing does if it returns `Err`. Returns once the commit is durable. On SQLite `f`
+    /// runs on the writer thread, so it may await the database and nothing else.
     pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
         match &*self.inner {
             Inner::Sqlite(db) => db.write(f).await,
-            Inner::Postgres(db) => db.run(true, f).await,
+            Inner::Postgres(db) => db.write(f).await,
         }
     }
 
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<(), DbError> {
-        self.read(|conn| conn.query("SELECT 1 AS one", &[]).map(|_| ()))
-            .await
+        self.read(|conn| {
+            Box::pin(async move { conn.query("SELECT 1 AS one", &[]).await.map(|_| ()) })
+        })
+        .await
     }
 
     /// The size of SQLite's write-ahead log, which must stay bounded under sustained writes

@@ -23,7 +23,7 @@ fn json_list(items: &[String]) -> Result<String, DbError> {
     serde_json::to_string(items).map_err(|e| DbError::Decode(e.to_string()))
 }
 
-pub fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Result<(), DbError> {
+pub async fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Result<(), DbError> {
     conn.execute(
         "INSERT INTO clients (client_id, name, secret_hash, redirect_uris, scopes, \
              default_scopes, grants, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -37,14 +37,15 @@ pub fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Result<(
             client.grants.join(" "),
             now
         ],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 const CLIENT_COLUMNS: &str =
     "client_id, name, secret_hash, redirect_uris, scopes, default_scopes, grants";
 
-pub fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbError> {
+pub async fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbError> {
     // Client ids are Souk's own, without control characters; a NUL would not even reach
     // the query on PostgreSQL (TEXT cannot hold it), so such an id is simply unknown.
     if !crate::domain::text::is_one_line(id) {
@@ -53,32 +54,40 @@ pub fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbError> 
     conn.query_opt(
         &format!("SELECT {CLIENT_COLUMNS} FROM clients WHERE client_id = $1"),
         params![id],
-    )?
+    )
+    .await?
     .as_ref()
     .map(client_from_row)
     .transpose()
 }
 
-pub fn clients(conn: &mut dyn Conn) -> Result<Vec<Client>, DbError> {
+pub async fn clients(conn: &mut dyn Conn) -> Result<Vec<Client>, DbError> {
     conn.query(
         &format!("SELECT {CLIENT_COLUMNS} FROM clients ORDER BY created_at, client_id"),
         &[],
-    )?
+    )
+    .await?
     .iter()
     .map(client_from_row)
     .collect()
 }
 
 /// Deletes a client with its codes, tokens and consents; false if there was none.
-pub fn delete_client(conn: &mut dyn Conn, id: &str) -> Result<bool, DbError> {
-    Ok(conn.execute("DELETE FROM clients WHERE client_id = $1", params![id])? > 0)
+pub async fn delete_client(conn: &mut dyn Conn, id: &str) -> Result<bool, DbError> {
+    Ok(conn
+        .execute("DELETE FROM clients WHERE client_id = $1", params![id])
+        .await?
+        > 0)
 }
 
-pub fn set_client_secret(conn: &mut dyn Conn, id: &str, hash: &str) -> Result<bool, DbError> {
-    Ok(conn.execute(
-        "UPDATE clients SET secret_hash = $2 WHERE client_id = $1",
-        params![id, hash],
-    )? > 0)
+pub async fn set_client_secret(conn: &mut dyn Conn, id: &str, hash: &str) -> Result<bool, DbError> {
+    Ok(conn
+        .execute(
+            "UPDATE clients SET secret_hash = $2 WHERE client_id = $1",
+            params![id, hash],
+        )
+        .await?
+        > 0)
 }
 
 fn client_from_row(row: &Row) -> Result<Client, DbError> {
@@ -107,7 +116,7 @@ pub struct AuthorizationCode {
     pub used_at: Option<i64>,
 }
 
-pub fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Result<(), DbError> {
+pub async fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Result<(), DbError> {
     conn.execute(
         "INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, \
              code_challenge, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -120,16 +129,21 @@ pub fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Result<(), 
             code.code_challenge.clone(),
             code.expires_at
         ],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
-pub fn code(conn: &mut dyn Conn, code_hash: &str) -> Result<Option<AuthorizationCode>, DbError> {
+pub async fn code(
+    conn: &mut dyn Conn,
+    code_hash: &str,
+) -> Result<Option<AuthorizationCode>, DbError> {
     conn.query_opt(
         "SELECT code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, \
              used_at FROM authorization_codes WHERE code_hash = $1",
         params![code_hash],
-    )?
+    )
+    .await?
     .map(|row| {
         Ok(AuthorizationCode {
             code_hash: row.get("code_hash")?,
@@ -147,11 +161,14 @@ pub fn code(conn: &mut dyn Conn, code_hash: &str) -> Result<Option<Authorization
 
 /// Marks a code used; true only for the one caller that used it first, so two exchanges
 /// of one code at the same moment cannot both succeed.
-pub fn use_code(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<bool, DbError> {
-    Ok(conn.execute(
-        "UPDATE authorization_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL",
-        params![code_hash, now],
-    )? == 1)
+pub async fn use_code(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .execute(
+            "UPDATE authorization_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL",
+            params![code_hash, now],
+        )
+        .await?
+        == 1)
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,7 +184,7 @@ pub struct AccessToken {
     pub revoked_at: Option<i64>,
 }
 
-pub fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Result<(), DbError> {
+pub async fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Result<(), DbError> {
     conn.execute(
         "INSERT INTO access_tokens (token_hash, client_id, user_id, scope, family, code_hash, \
              issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -181,16 +198,21 @@ pub fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Result<(
             token.issued_at,
             token.expires_at
         ],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
-pub fn access_token(conn: &mut dyn Conn, token_hash: &str) -> Result<Option<AccessToken>, DbError> {
+pub async fn access_token(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+) -> Result<Option<AccessToken>, DbError> {
     conn.query_opt(
         "SELECT token_hash, client_id, user_id, scope, family, code_hash, issued_at, expires_at, \
              revoked_at FROM access_tokens WHERE token_hash = $1",
         params![token_hash],
-    )?
+    )
+    .await?
     .map(|row| {
         Ok(AccessToken {
             token_hash: row.get("token_hash")?,
@@ -207,24 +229,31 @@ pub fn access_token(conn: &mut dyn Conn, token_hash: &str) -> Result<Option<Acce
     .transpose()
 }
 
-pub fn revoke_access_token(conn: &mut dyn Conn, token_hash: &str, now: i64) -> Result<(), DbError> {
+pub async fn revoke_access_token(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+    now: i64,
+) -> Result<(), DbError> {
     conn.execute(
         "UPDATE access_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
         params![token_hash, now],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 /// Revokes every token of a refresh family: its live refresh tokens and its access tokens.
-pub fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<(), DbError> {
+pub async fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<(), DbError> {
     conn.execute(
         "UPDATE refresh_tokens SET state = 'revoked' WHERE family = $1 AND state = 'live'",
         params![family],
-    )?;
+    )
+    .await?;
     conn.execute(
         "UPDATE access_tokens SET revoked_at = $2 WHERE family = $1 AND revoked_at IS NULL",
         params![family, now],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
@@ -272,7 +301,7 @@ pub struct RefreshToken {
 
 /// Stores a new live refresh token, numbered after every earlier one so that "issued
 /// longest ago" is well defined even within one second.
-pub fn insert_refresh_token(
+pub async fn insert_refresh_token(
     conn: &mut dyn Conn,
     token: &RefreshToken,
     now: i64,
@@ -292,11 +321,12 @@ pub fn insert_refresh_token(
             token.state.as_str(),
             now
         ],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
-pub fn refresh_token(
+pub async fn refresh_token(
     conn: &mut dyn Conn,
     token_hash: &str,
 ) -> Result<Option<RefreshToken>, DbError> {
@@ -304,7 +334,8 @@ pub fn refresh_token(
         "SELECT token_hash, client_id, user_id, scope, family, code_hash, state \
          FROM refresh_tokens WHERE token_hash = $1",
         params![token_hash],
-    )?
+    )
+    .await?
     .map(|row| {
         Ok(RefreshToken {
             token_hash: row.get("token_hash")?,
@@ -321,20 +352,23 @@ pub fn refresh_token(
 
 /// Moves a refresh token from `from` to `to`; true only if it was in `from` (so of two
 /// concurrent rotations of one token, one wins).
-pub fn change_refresh_state(
+pub async fn change_refresh_state(
     conn: &mut dyn Conn,
     token_hash: &str,
     from: RefreshState,
     to: RefreshState,
 ) -> Result<bool, DbError> {
-    Ok(conn.execute(
-        "UPDATE refresh_tokens SET state = $3 WHERE token_hash = $1 AND state = $2",
-        params![token_hash, from.as_str(), to.as_str()],
-    )? == 1)
+    Ok(conn
+        .execute(
+            "UPDATE refresh_tokens SET state = $3 WHERE token_hash = $1 AND state = $2",
+            params![token_hash, from.as_str(), to.as_str()],
+        )
+        .await?
+        == 1)
 }
 
 /// Keeps the `keep` newest live refresh tokens of a user at a client and discards the rest.
-pub fn discard_beyond(
+pub async fn discard_beyond(
     conn: &mut dyn Conn,
     user_id: i64,
     client_id: &str,
@@ -348,10 +382,11 @@ pub fn discard_beyond(
              ORDER BY sequence DESC LIMIT $3)",
         params![user_id, client_id, keep],
     )
+    .await
 }
 
 /// The scopes a user granted a client, if any.
-pub fn consent(
+pub async fn consent(
     conn: &mut dyn Conn,
     user_id: i64,
     client_id: &str,
@@ -359,12 +394,13 @@ pub fn consent(
     conn.query_opt(
         "SELECT scope FROM consents WHERE user_id = $1 AND client_id = $2",
         params![user_id, client_id],
-    )?
+    )
+    .await?
     .map(|row| row.get("scope"))
     .transpose()
 }
 
-pub fn grant_consent(
+pub async fn grant_consent(
     conn: &mut dyn Conn,
     user_id: i64,
     client_id: &str,
@@ -376,7 +412,8 @@ pub fn grant_consent(
          ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, \
              granted_at = excluded.granted_at",
         params![user_id, client_id, scope, now],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
@@ -387,7 +424,7 @@ pub struct BrowserSession {
     pub expires_at: i64,
 }
 
-pub fn insert_session(
+pub async fn insert_session(
     conn: &mut dyn Conn,
     session_hash: &str,
     csrf_token: &str,
@@ -396,15 +433,20 @@ pub fn insert_session(
     conn.execute(
         "INSERT INTO browser_sessions (session_hash, csrf_token, expires_at) VALUES ($1, $2, $3)",
         params![session_hash, csrf_token, expires_at],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
-pub fn session(conn: &mut dyn Conn, session_hash: &str) -> Result<Option<BrowserSession>, DbError> {
+pub async fn session(
+    conn: &mut dyn Conn,
+    session_hash: &str,
+) -> Result<Option<BrowserSession>, DbError> {
     conn.query_opt(
         "SELECT csrf_token, user_id, expires_at FROM browser_sessions WHERE session_hash = $1",
         params![session_hash],
-    )?
+    )
+    .await?
     .map(|row| {
         Ok(BrowserSession {
             csrf_token: row.get("csrf_token")?,
@@ -415,7 +457,7 @@ pub fn session(conn: &mut dyn Conn, session_hash: &str) -> Result<Option<Browser
     .transpose()
 }
 
-pub fn sign_in_session(
+pub async fn sign_in_session(
     conn: &mut dyn Conn,
     session_hash: &str,
     user_id: i64,
@@ -423,31 +465,39 @@ pub fn sign_in_session(
     conn.execute(
         "UPDATE browser_sessions SET user_id = $2 WHERE session_hash = $1",
         params![session_hash, user_id],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
-pub fn record_login_failure(conn: &mut dyn Conn, key: &str, now: i64) -> Result<(), DbError> {
+pub async fn record_login_failure(conn: &mut dyn Conn, key: &str, now: i64) -> Result<(), DbError> {
     conn.execute(
         "INSERT INTO login_failures (throttle_key, failed_at) VALUES ($1, $2)",
         params![key, now],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
-pub fn login_failures_since(conn: &mut dyn Conn, key: &str, since: i64) -> Result<i64, DbError> {
+pub async fn login_failures_since(
+    conn: &mut dyn Conn,
+    key: &str,
+    since: i64,
+) -> Result<i64, DbError> {
     conn.query_one(
         "SELECT COUNT(*) AS n FROM login_failures WHERE throttle_key = $1 AND failed_at >= $2",
         params![key, since],
-    )?
+    )
+    .await?
     .get("n")
 }
 
-pub fn clear_login_failures(conn: &mut dyn Conn, key: &str) -> Result<(), DbError> {
+pub async fn clear_login_failures(conn: &mut dyn Conn, key: &str) -> Result<(), DbError> {
     conn.execute(
         "DELETE FROM login_failures WHERE throttle_key = $1",
         params![key],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
@@ -458,7 +508,7 @@ pub struct EmailConfirmation {
     pub new_email: Option<String>,
 }
 
-pub fn insert_confirmation(
+pub async fn insert_confirmation(
     conn: &mut dyn Conn,
     token_hash: &str,
     confirmation: &EmailConfirmation,
@@ -474,22 +524,25 @@ pub fn insert_confirmation(
             confirmation.new_email.clone(),
             expires_at
         ],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 /// Uses a confirmation link once; `None` if unknown, used or expired.
-pub fn take_confirmation(
+pub async fn take_confirmation(
     conn: &mut dyn Conn,
     token_hash: &str,
     now: i64,
 ) -> Result<Option<EmailConfirmation>, DbError> {
-    let row = conn.query_opt(
-        "UPDATE email_confirmations SET used_at = $2 \
+    let row = conn
+        .query_opt(
+            "UPDATE email_confirmations SET used_at = $2 \
          WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 \
          RETURNING user_id, purpose, new_email",
-        params![token_hash, now],
-    )?;
+            params![token_hash, now],
+        )
+        .await?;
     row.map(|row| {
         Ok(EmailConfirmation {
             user_id: row.get("user_id")?,
@@ -508,26 +561,32 @@ pub const FORGET_BATCH: i64 = 5_000;
 /// tokens and authorization codes that expired before `expired_before`, and refresh tokens
 /// rotated, discarded or revoked that were issued before `spent_before`. Returns how many
 /// rows went.
-pub fn forget_spent(
+pub async fn forget_spent(
     conn: &mut dyn Conn,
     expired_before: i64,
     spent_before: i64,
 ) -> Result<u64, DbError> {
-    let access = conn.execute(
-        "DELETE FROM access_tokens WHERE token_hash IN ( \
+    let access = conn
+        .execute(
+            "DELETE FROM access_tokens WHERE token_hash IN ( \
              SELECT token_hash FROM access_tokens WHERE expires_at < $1 LIMIT $2)",
-        params![expired_before, FORGET_BATCH],
-    )?;
-    let codes = conn.execute(
-        "DELETE FROM authorization_codes WHERE code_hash IN ( \
+            params![expired_before, FORGET_BATCH],
+        )
+        .await?;
+    let codes = conn
+        .execute(
+            "DELETE FROM authorization_codes WHERE code_hash IN ( \
              SELECT code_hash FROM authorization_codes WHERE expires_at < $1 LIMIT $2)",
-        params![expired_before, FORGET_BATCH],
-    )?;
-    let refresh = conn.execute(
-        "DELETE FROM refresh_tokens WHERE token_hash IN ( \
+            params![expired_before, FORGET_BATCH],
+        )
+        .await?;
+    let refresh = conn
+        .execute(
+            "DELETE FROM refresh_tokens WHERE token_hash IN ( \
              SELECT token_hash FROM refresh_tokens \
              WHERE state IN ('rotated', 'discarded', 'revoked') AND issued_at < $1 LIMIT $2)",
-        params![spent_before, FORGET_BATCH],
-    )?;
+            params![spent_before, FORGET_BATCH],
+        )
+        .await?;
     Ok(access + codes + refresh)
 }

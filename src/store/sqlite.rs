@@ -2,17 +2,19 @@
 //! thread doing group commit (see the module comment of `store`).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
-use super::{Backend, Conn, DbError, PoolStats, Row, SqliteSync, Value};
+use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, SqliteSync, Value};
 
 /// Most writes committed together in one transaction.
 const MAX_BATCH: usize = 512;
@@ -100,9 +102,9 @@ impl SqliteDb {
         })
     }
 
-    pub(super) fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    pub(super) async fn read<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        F: FnOnce(&mut dyn Conn) -> Result<T, E>,
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
     {
         let pooled = self.readers.lock().pop();
@@ -114,7 +116,8 @@ impl SqliteDb {
         // ad and its images agree), and the WAL read lock is taken once, not per statement.
         conn.control("BEGIN")?;
         self.readers_in_use.fetch_add(1, Ordering::Relaxed);
-        let result = f(&mut conn);
+        // SQLite's futures are ready at once: this runs to its end without suspending.
+        let result = f(&mut conn).await;
         // Ending a read transaction cannot lose anything; a failure is the connection's
         // problem, so it is not pooled again.
         let ended = conn.control("COMMIT").is_ok();
@@ -131,13 +134,17 @@ impl SqliteDb {
 
     pub(super) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
-        F: FnOnce(&mut dyn Conn) -> Result<T, E> + Send + 'static,
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
         let (reply, outcome) = tokio::sync::oneshot::channel::<Result<T, E>>();
         let job: Job = Box::new(move |conn| {
-            let result = f(conn);
+            let result = run_ready(f(conn)).unwrap_or_else(|| {
+                Err(E::from(DbError::Other(
+                    "a write waited for something other than the database".into(),
+                )))
+            });
             Completion {
                 succeeded: result.is_ok(),
                 deliver: Box::new(move |commit| {
@@ -167,6 +174,19 @@ impl SqliteDb {
             idle,
             max: MAX_IDLE_READERS + 1,
         }
+    }
+}
+
+/// Runs a future that is ready at once, as every future of a SQLite [`Conn`] is; `None` if
+/// it is not (it waited for something else, which a write on the writer thread may not do).
+fn run_ready<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
     }
 }
 
@@ -227,7 +247,7 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
         let end = if completion.succeeded {
             conn.control("RELEASE job")
         } else {
-            conn.execute_batch("ROLLBACK TO job; RELEASE job")
+            conn.batch_now("ROLLBACK TO job; RELEASE job")
         };
         if let Err(e) = end {
             tracing::error!(error = %e, "cannot close a savepoint");
@@ -236,7 +256,7 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
     }
     let commit = conn.control("COMMIT");
     if commit.is_err() {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = conn.batch_now("ROLLBACK");
     }
     for completion in completions {
         (completion.deliver)(commit.clone());
@@ -303,8 +323,8 @@ impl SqliteConn {
     }
 }
 
-impl Conn for SqliteConn {
-    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
+impl SqliteConn {
+    fn query_now(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(map_error)?;
         bind(&mut stmt, params)?;
         let columns = match self.column_names.get(sql) {
@@ -333,15 +353,30 @@ impl Conn for SqliteConn {
         Ok(out)
     }
 
-    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+    fn batch_now(&mut self, sql: &str) -> Result<(), DbError> {
+        self.conn.execute_batch(sql).map_err(map_error)
+    }
+
+    fn execute_now(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(map_error)?;
         bind(&mut stmt, params)?;
         let changed = stmt.raw_execute().map_err(map_error)?;
         Ok(changed as u64)
     }
+}
 
-    fn execute_batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.conn.execute_batch(sql).map_err(map_error)
+/// SQLite answers at once: every future is ready when it is made.
+impl Conn for SqliteConn {
+    fn query<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, Vec<Row>> {
+        Box::pin(std::future::ready(self.query_now(sql, params)))
+    }
+
+    fn execute<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, u64> {
+        Box::pin(std::future::ready(self.execute_now(sql, params)))
+    }
+
+    fn execute_batch<'a>(&'a mut self, sql: &'a str) -> DbFuture<'a, ()> {
+        Box::pin(std::future::ready(self.batch_now(sql)))
     }
 
     fn backend(&self) -> Backend {

@@ -36,7 +36,7 @@ const COLUMNS: &str =
 /// The counter also steps over numbers it did not hand out (a replica of the release before
 /// it, during a rolling upgrade, numbers with MAX + 1); looking for them is one probe of the
 /// primary key that normally finds nothing.
-pub fn insert(
+pub async fn insert(
     conn: &mut dyn Conn,
     item_number: i64,
     buyer_id: i64,
@@ -53,22 +53,25 @@ pub fn insert(
                  transaction_count) \
              WHERE item_number = $1 RETURNING transaction_count",
             params![item_number],
-        )?
+        )
+        .await?
         .get("transaction_count")?;
-    let row = conn.query_one(
-        &format!(
-            "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
+    let row = conn
+        .query_one(
+            &format!(
+                "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
                  amount, shipping_costs, status, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, 'CREATED', $6, $6) \
              RETURNING {COLUMNS}"
-        ),
-        params![item_number, id, buyer_id, amount, shipping_costs, now],
-    )?;
+            ),
+            params![item_number, id, buyer_id, amount, shipping_costs, now],
+        )
+        .await?;
     from_row(&row)
 }
 
 /// The ad's transactions, newest first; with `buyer`, only that buyer's.
-pub fn list(
+pub async fn list(
     conn: &mut dyn Conn,
     item_number: i64,
     buyer: Option<i64>,
@@ -80,38 +83,47 @@ pub fn list(
              ORDER BY transaction_id DESC"
         ),
         params![item_number, buyer.unwrap_or(0)],
-    )?
+    )
+    .await?
     .iter()
     .map(from_row)
     .collect()
 }
 
-pub fn get(conn: &mut dyn Conn, item_number: i64, id: i64) -> Result<Option<Transaction>, DbError> {
+pub async fn get(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    id: i64,
+) -> Result<Option<Transaction>, DbError> {
     conn.query_opt(
         &format!(
             "SELECT {COLUMNS} FROM advertisement_transactions \
              WHERE item_number = $1 AND transaction_id = $2"
         ),
         params![item_number, id],
-    )?
+    )
+    .await?
     .as_ref()
     .map(from_row)
     .transpose()
 }
 
 /// Moves a transaction from CREATED to `status`; false if it was no longer CREATED.
-pub fn finish(
+pub async fn finish(
     conn: &mut dyn Conn,
     item_number: i64,
     id: i64,
     status: &str,
     now: i64,
 ) -> Result<bool, DbError> {
-    Ok(conn.execute(
-        "UPDATE advertisement_transactions SET status = $3, updated_at = $4 \
+    Ok(conn
+        .execute(
+            "UPDATE advertisement_transactions SET status = $3, updated_at = $4 \
          WHERE item_number = $1 AND transaction_id = $2 AND status = 'CREATED'",
-        params![item_number, id, status, now],
-    )? == 1)
+            params![item_number, id, status, now],
+        )
+        .await?
+        == 1)
 }
 
 pub struct Upcall<'a> {
@@ -122,7 +134,7 @@ pub struct Upcall<'a> {
     pub end_time: i64,
 }
 
-pub fn insert_upcall(
+pub async fn insert_upcall(
     conn: &mut dyn Conn,
     item_number: i64,
     upcall: &Upcall<'_>,
@@ -140,7 +152,8 @@ pub fn insert_upcall(
             upcall.end_time,
             now
         ],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
@@ -180,7 +193,7 @@ impl Counter {
 }
 
 /// Adds `by` to a counter of an ad.
-pub fn count(
+pub async fn count(
     conn: &mut dyn Conn,
     item_number: i64,
     counter: Counter,
@@ -193,16 +206,18 @@ pub fn count(
              ON CONFLICT (item_number) DO UPDATE SET {column} = advertisement_statistics.{column} + $2"
         ),
         params![item_number, by],
-    )?;
+    ).await?;
     Ok(())
 }
 
-pub fn statistics(conn: &mut dyn Conn, item_number: i64) -> Result<Statistics, DbError> {
-    let row = conn.query_opt(
-        "SELECT views, asqs, bids, url_clicks, phone_clicks, favorite_clicks \
+pub async fn statistics(conn: &mut dyn Conn, item_number: i64) -> Result<Statistics, DbError> {
+    let row = conn
+        .query_opt(
+            "SELECT views, asqs, bids, url_clicks, phone_clicks, favorite_clicks \
          FROM advertisement_statistics WHERE item_number = $1",
-        params![item_number],
-    )?;
+            params![item_number],
+        )
+        .await?;
     let Some(row) = row else {
         return Ok(Statistics::default());
     };

@@ -32,7 +32,7 @@ const COLUMNS: &str = "user_id, email, password_hash, name, postcode, phone_numb
                        status, dealer_package, confirm_date";
 
 /// Inserts a user; a taken e-mail address is `DbError::UniqueViolation`.
-pub fn insert(conn: &mut dyn Conn, user: &NewUser<'_>, now: i64) -> Result<i64, DbError> {
+pub async fn insert(conn: &mut dyn Conn, user: &NewUser<'_>, now: i64) -> Result<i64, DbError> {
     conn.query_one(
         "INSERT INTO users (email, password_hash, name, postcode, phone_number, locale, status, \
              confirm_date, created_at) \
@@ -52,21 +52,23 @@ pub fn insert(conn: &mut dyn Conn, user: &NewUser<'_>, now: i64) -> Result<i64, 
             user.confirmed.then_some(now),
             now
         ],
-    )?
+    )
+    .await?
     .get("user_id")
 }
 
-pub fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<User>, DbError> {
+pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<User>, DbError> {
     conn.query_opt(
         &format!("SELECT {COLUMNS} FROM users WHERE user_id = $1"),
         params![id],
-    )?
+    )
+    .await?
     .as_ref()
     .map(from_row)
     .transpose()
 }
 
-pub fn by_email(conn: &mut dyn Conn, email: &str) -> Result<Option<User>, DbError> {
+pub async fn by_email(conn: &mut dyn Conn, email: &str) -> Result<Option<User>, DbError> {
     // No stored address holds a control character (`valid_email`); a NUL would not even
     // reach the query on PostgreSQL, so such an address is simply unknown.
     if !crate::domain::text::is_one_line(email) {
@@ -75,32 +77,36 @@ pub fn by_email(conn: &mut dyn Conn, email: &str) -> Result<Option<User>, DbErro
     conn.query_opt(
         &format!("SELECT {COLUMNS} FROM users WHERE email = $1"),
         params![email.trim().to_lowercase()],
-    )?
+    )
+    .await?
     .as_ref()
     .map(from_row)
     .transpose()
 }
 
-pub fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
-    conn.query_one("SELECT COUNT(*) AS n FROM users", &[])?
+pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COUNT(*) AS n FROM users", &[])
+        .await?
         .get("n")
 }
 
-pub fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
+pub async fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
     conn.execute(
         "UPDATE users SET status = 'confirmed', confirm_date = COALESCE(confirm_date, $2) \
          WHERE user_id = $1",
         params![id, now],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 /// Changes the e-mail address; a taken address is `DbError::UniqueViolation`.
-pub fn set_email(conn: &mut dyn Conn, id: i64, email: &str) -> Result<(), DbError> {
+pub async fn set_email(conn: &mut dyn Conn, id: i64, email: &str) -> Result<(), DbError> {
     conn.execute(
         "UPDATE users SET email = $2 WHERE user_id = $1",
         params![id, email.to_lowercase()],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
@@ -119,33 +125,41 @@ fn from_row(row: &Row) -> Result<User, DbError> {
     })
 }
 
-pub fn set_password(conn: &mut dyn Conn, id: i64, password_hash: &str) -> Result<(), DbError> {
+pub async fn set_password(
+    conn: &mut dyn Conn,
+    id: i64,
+    password_hash: &str,
+) -> Result<(), DbError> {
     conn.execute(
         "UPDATE users SET password_hash = $2 WHERE user_id = $1",
         params![id, password_hash],
-    )?;
+    )
+    .await?;
     Ok(())
 }
 
 /// The brands of a user, in order.
-pub fn brands(conn: &mut dyn Conn, id: i64) -> Result<Vec<String>, DbError> {
+pub async fn brands(conn: &mut dyn Conn, id: i64) -> Result<Vec<String>, DbError> {
     conn.query(
         "SELECT brand FROM user_brands WHERE user_id = $1 ORDER BY position",
         params![id],
-    )?
+    )
+    .await?
     .iter()
     .map(|row| row.get("brand"))
     .collect()
 }
 
 /// Replaces the brands of a user.
-pub fn set_brands(conn: &mut dyn Conn, id: i64, brands: &[String]) -> Result<(), DbError> {
-    conn.execute("DELETE FROM user_brands WHERE user_id = $1", params![id])?;
+pub async fn set_brands(conn: &mut dyn Conn, id: i64, brands: &[String]) -> Result<(), DbError> {
+    conn.execute("DELETE FROM user_brands WHERE user_id = $1", params![id])
+        .await?;
     for (position, brand) in brands.iter().enumerate() {
         conn.execute(
             "INSERT INTO user_brands (user_id, position, brand) VALUES ($1, $2, $3)",
             params![id, position as i64, brand],
-        )?;
+        )
+        .await?;
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! Every query in `store` is written once with `$1`-style placeholders and runs on both
 //! backends; this module is the common currency between that query code and the two drivers.
 
-use std::cell::Cell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::DbError;
 
@@ -140,13 +140,13 @@ impl<T: FromValue> FromValue for Option<T> {
 }
 
 /// One result row: the column names (shared by all rows of a result) and the values.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Row {
     columns: Arc<[String]>,
     values: Vec<Value>,
     /// Where the next [`Row::get`] looks first: code reads columns in the order it selected
     /// them, so a lookup is one comparison instead of a search.
-    next: Cell<usize>,
+    next: AtomicUsize,
 }
 
 impl Row {
@@ -154,14 +154,14 @@ impl Row {
         Row {
             columns,
             values,
-            next: Cell::new(0),
+            next: AtomicUsize::new(0),
         }
     }
 
     /// Reads the column `name` as a `T`; a missing column or a wrong type is a decode error,
     /// which means the query and the code reading it disagree (a bug, not bad input).
     pub fn get<T: FromValue>(&self, name: &str) -> Result<T, DbError> {
-        let hint = self.next.get();
+        let hint = self.next.load(Ordering::Relaxed);
         let index = if self.columns.get(hint).is_some_and(|c| c == name) {
             hint
         } else {
@@ -170,7 +170,7 @@ impl Row {
                 .position(|c| c == name)
                 .ok_or_else(|| DbError::Decode(format!("no column `{name}` in the result")))?
         };
-        self.next.set(index + 1);
+        self.next.store(index + 1, Ordering::Relaxed);
         T::from_value(&self.values[index]).ok_or_else(|| {
             DbError::Decode(format!(
                 "column `{name}` holds {:?}, not a {}",

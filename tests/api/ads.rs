@@ -1065,10 +1065,13 @@ async fn ad_in(app: &TestApp, seller: &Seller, state: &str) -> String {
             let past = app.clock.now() - 1;
             app.db
                 .write(move |conn| {
-                    conn.execute(
-                        "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
-                        souk::params![past, item.number()],
-                    )
+                    Box::pin(async move {
+                        conn.execute(
+                            "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+                            souk::params![past, item.number()],
+                        )
+                        .await
+                    })
                 })
                 .await
                 .unwrap();
@@ -1177,7 +1180,9 @@ async fn operators_restore_to_where_the_ad_was(app: TestApp) {
         );
         let stored = app
             .db
-            .read(move |conn| souk::store::ads::get(conn, item(&path).number()))
+            .read(move |conn| {
+                Box::pin(async move { souk::store::ads::get(conn, item(&path).number()).await })
+            })
             .await
             .unwrap()
             .unwrap();
@@ -1527,9 +1532,13 @@ async fn change_category(
     let now = app.clock.now();
     app.db
         .write(move |conn| {
-            let mut category = souk::store::categories::get(conn, id)?.expect("category");
-            change(&mut category);
-            souk::store::categories::import(conn, &[category], false, now)
+            Box::pin(async move {
+                let mut category = souk::store::categories::get(conn, id)
+                    .await?
+                    .expect("category");
+                change(&mut category);
+                souk::store::categories::import(conn, &[category], false, now).await
+            })
         })
         .await
         .unwrap();
@@ -1838,13 +1847,13 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
     let later = app.clock.now() + 29 * 86_400;
     let expired = app
         .db
-        .write(move |conn| souk::store::ads::expire_due(conn, later))
+        .write(move |conn| Box::pin(async move { souk::store::ads::expire_due(conn, later).await }))
         .await
         .unwrap();
     assert_eq!(expired, 1);
     let stored = app
         .db
-        .read(move |conn| souk::store::ads::get(conn, number))
+        .read(move |conn| Box::pin(async move { souk::store::ads::get(conn, number).await }))
         .await
         .unwrap()
         .unwrap();
@@ -1860,7 +1869,7 @@ async fn the_upkeep_expires_ads_by_itself(app: TestApp) {
     let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
     let stored_status = || async {
         app.db
-            .read(move |conn| souk::store::ads::get(conn, number))
+            .read(move |conn| Box::pin(async move { souk::store::ads::get(conn, number).await }))
             .await
             .unwrap()
             .unwrap()

@@ -403,7 +403,9 @@ async fn pages_carry_no_store_and_anti_framing(app: TestApp) {
 async fn set_secret(app: &TestApp, client: &TestClient, new_secret: &str) -> TestClient {
     let (id, hash) = (client.id.clone(), secret::hash(new_secret));
     app.db
-        .write(move |conn| souk::store::oauth::set_client_secret(conn, &id, &hash))
+        .write(move |conn| {
+            Box::pin(async move { souk::store::oauth::set_client_secret(conn, &id, &hash).await })
+        })
         .await
         .unwrap();
     TestClient {
@@ -1027,13 +1029,15 @@ async fn no_raw_secret_is_stored(app: TestApp) {
     let dump = app
         .db
         .read(move |conn| {
-            let mut text = String::new();
-            for table in tables {
-                for row in conn.query(&format!("SELECT * FROM {table}"), &[])? {
-                    text.push_str(&format!("{row:?}\n"));
+            Box::pin(async move {
+                let mut text = String::new();
+                for table in tables {
+                    for row in conn.query(&format!("SELECT * FROM {table}"), &[]).await? {
+                        text.push_str(&format!("{row:?}\n"));
+                    }
                 }
-            }
-            Ok::<_, souk::store::DbError>(text)
+                Ok::<_, souk::store::DbError>(text)
+            })
         })
         .await
         .unwrap();
@@ -1107,7 +1111,9 @@ async fn revocation_elsewhere_takes_effect_within_five_seconds(app: TestApp) {
     let hash = secret::hash(&token);
     let now = app.clock.now();
     app.db
-        .write(move |conn| souk::store::oauth::revoke_access_token(conn, &hash, now))
+        .write(move |conn| {
+            Box::pin(async move { souk::store::oauth::revoke_access_token(conn, &hash, now).await })
+        })
         .await
         .unwrap();
     app.clock.advance(souk::http::auth::CACHE_SECONDS);
@@ -1171,8 +1177,11 @@ async fn spent_tokens_are_forgotten(app: TestApp) {
         let db = app.db.clone();
         async move {
             db.read(move |conn| {
-                conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])?
-                    .get::<i64>("n")
+                Box::pin(async move {
+                    conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])
+                        .await?
+                        .get::<i64>("n")
+                })
             })
             .await
             .unwrap()

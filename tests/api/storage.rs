@@ -21,9 +21,12 @@ both_backends!(
 async fn create_probe(app: &TestApp) {
     app.db
         .write(|conn| {
-            conn.execute_batch(
-                "CREATE TABLE probe (id BIGINT PRIMARY KEY, payload TEXT NOT NULL, n BIGINT)",
-            )
+            Box::pin(async move {
+                conn.execute_batch(
+                    "CREATE TABLE probe (id BIGINT PRIMARY KEY, payload TEXT NOT NULL, n BIGINT)",
+                )
+                .await
+            })
         })
         .await
         .unwrap();
@@ -36,15 +39,18 @@ async fn concurrent_writes_are_all_kept_and_failures_roll_back_alone(app: TestAp
         let db = app.db.clone();
         tasks.push(tokio::spawn(async move {
             db.write(move |conn| {
-                conn.execute(
-                    "INSERT INTO probe (id, payload) VALUES ($1, $2)",
-                    &[Value::Int(i), Value::from(format!("row {i}"))],
-                )?;
-                if i % 10 == 0 {
-                    // Fails after writing: its row must vanish, the batch must not.
-                    return Err(DbError::Other("refused".into()));
-                }
-                Ok(i)
+                Box::pin(async move {
+                    conn.execute(
+                        "INSERT INTO probe (id, payload) VALUES ($1, $2)",
+                        &[Value::Int(i), Value::from(format!("row {i}"))],
+                    )
+                    .await?;
+                    if i % 10 == 0 {
+                        // Fails after writing: its row must vanish, the batch must not.
+                        return Err(DbError::Other("refused".into()));
+                    }
+                    Ok(i)
+                })
             })
             .await
         }));
@@ -59,10 +65,13 @@ async fn concurrent_writes_are_all_kept_and_failures_roll_back_alone(app: TestAp
     let stored: Vec<i64> = app
         .db
         .read(|conn| {
-            conn.query("SELECT id FROM probe ORDER BY id", &[])?
-                .iter()
-                .map(|r| r.get::<i64>("id"))
-                .collect::<Result<Vec<_>, _>>()
+            Box::pin(async move {
+                conn.query("SELECT id FROM probe ORDER BY id", &[])
+                    .await?
+                    .iter()
+                    .map(|r| r.get::<i64>("id"))
+                    .collect::<Result<Vec<_>, _>>()
+            })
         })
         .await
         .unwrap();
@@ -78,10 +87,12 @@ async fn placeholders_bind_by_number(app: TestApp) {
     let row = app
         .db
         .write(|conn| {
-            conn.query_one(
+            Box::pin(async move {
+                conn.query_one(
                 "INSERT INTO probe (n, payload, id) VALUES ($3, $2, $1) RETURNING id, payload, n",
                 &[Value::Int(7), Value::from("seven"), Value::Int(49)],
-            )
+            ).await
+            })
         })
         .await
         .unwrap();
@@ -91,10 +102,13 @@ async fn placeholders_bind_by_number(app: TestApp) {
     let found = app
         .db
         .read(|conn| {
-            conn.query_opt(
-                "SELECT payload FROM probe WHERE n = $2 AND id = $1",
-                &[Value::Int(7), Value::Int(49)],
-            )
+            Box::pin(async move {
+                conn.query_opt(
+                    "SELECT payload FROM probe WHERE n = $2 AND id = $1",
+                    &[Value::Int(7), Value::Int(49)],
+                )
+                .await
+            })
         })
         .await
         .unwrap();
@@ -106,8 +120,13 @@ async fn placeholders_bind_by_number(app: TestApp) {
 async fn unique_violations_are_recognised(app: TestApp) {
     create_probe(&app).await;
     let insert = |db: souk::store::Db| async move {
-        db.write(|conn| conn.execute("INSERT INTO probe (id, payload) VALUES (1, 'x')", &[]))
-            .await
+        db.write(|conn| {
+            Box::pin(async move {
+                conn.execute("INSERT INTO probe (id, payload) VALUES (1, 'x')", &[])
+                    .await
+            })
+        })
+        .await
     };
     insert(app.db.clone()).await.unwrap();
     let error = insert(app.db.clone()).await.unwrap_err();
@@ -116,7 +135,11 @@ async fn unique_violations_are_recognised(app: TestApp) {
 
 async fn migrations_run_once(app: TestApp) {
     assert_eq!(migrations::run(&app.db).await.unwrap(), 0);
-    let version = app.db.read(migrations::current_version).await.unwrap();
+    let version = app
+        .db
+        .read(|conn| Box::pin(migrations::current_version(conn)))
+        .await
+        .unwrap();
     assert_eq!(version, migrations::latest_version());
     let backend = app.db.backend();
     assert!(matches!(backend, DbBackend::Sqlite | DbBackend::Postgres));
@@ -135,7 +158,10 @@ fn import(app: &TestApp, file: &std::path::Path, extra: &[&str]) -> std::process
 }
 
 async fn all_categories(app: &TestApp) -> Vec<souk::domain::category::Category> {
-    app.db.read(categories::all).await.unwrap()
+    app.db
+        .read(|conn| Box::pin(categories::all(conn)))
+        .await
+        .unwrap()
 }
 
 async fn import_refuses_a_malformed_file_and_changes_nothing(app: TestApp) {
@@ -250,16 +276,22 @@ async fn sqlite_wal_stays_bounded_under_sustained_writes() {
                 let id = worker * 100_000 + i;
                 let payload = payload.clone();
                 db.write(move |conn| {
-                    conn.query_one(
-                        "INSERT INTO probe (id, payload) VALUES ($1, $2) RETURNING id",
-                        &[Value::Int(id), Value::from(payload)],
-                    )
+                    Box::pin(async move {
+                        conn.query_one(
+                            "INSERT INTO probe (id, payload) VALUES ($1, $2) RETURNING id",
+                            &[Value::Int(id), Value::from(payload)],
+                        )
+                        .await
+                    })
                 })
                 .await
                 .unwrap();
                 if i % 10 == 0 {
                     db.read(move |conn| {
-                        conn.query_opt("SELECT id FROM probe WHERE id = $1", &[Value::Int(id)])
+                        Box::pin(async move {
+                            conn.query_opt("SELECT id FROM probe WHERE id = $1", &[Value::Int(id)])
+                                .await
+                        })
                     })
                     .await
                     .unwrap();
@@ -274,8 +306,11 @@ async fn sqlite_wal_stays_bounded_under_sustained_writes() {
     let count: i64 = app
         .db
         .read(|conn| {
-            conn.query_one("SELECT COUNT(*) AS n FROM probe", &[])?
-                .get("n")
+            Box::pin(async move {
+                conn.query_one("SELECT COUNT(*) AS n FROM probe", &[])
+                    .await?
+                    .get("n")
+            })
         })
         .await
         .unwrap();

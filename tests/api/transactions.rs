@@ -423,10 +423,13 @@ async fn the_counter_migration_continues_the_numbering(app: TestApp) {
     // Back to the schema before 0010 (the same SQL on both backends), then forward again.
     app.db
         .write(|conn| {
-            conn.execute_batch(
-                "ALTER TABLE advertisements DROP COLUMN transaction_count; \
+            Box::pin(async move {
+                conn.execute_batch(
+                    "ALTER TABLE advertisements DROP COLUMN transaction_count; \
                  DELETE FROM schema_migrations WHERE version = 10;",
-            )
+                )
+                .await
+            })
         })
         .await
         .unwrap();
@@ -441,12 +444,14 @@ async fn the_counter_migration_continues_the_numbering(app: TestApp) {
     let (buyer_id, now) = (buyer.id, app.clock.now());
     app.db
         .write(move |conn| {
-            conn.execute(
+            Box::pin(async move {
+                conn.execute(
                 "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
                      amount, shipping_costs, status, created_at, updated_at) \
                  VALUES ($1, 4, $2, 100, 0, 'CREATED', $3, $3)",
                 souk::params![number, buyer_id, now],
-            )
+            ).await
+            })
         })
         .await
         .unwrap();
@@ -780,12 +785,15 @@ async fn statistics_are_read_without_writing(app: TestApp) {
     let stored_views = || async {
         app.db
             .read(move |conn| {
-                conn.query_opt(
-                    "SELECT views FROM advertisement_statistics WHERE item_number = $1",
-                    souk::params![number],
-                )?
-                .map(|row| row.get::<i64>("views"))
-                .transpose()
+                Box::pin(async move {
+                    conn.query_opt(
+                        "SELECT views FROM advertisement_statistics WHERE item_number = $1",
+                        souk::params![number],
+                    )
+                    .await?
+                    .map(|row| row.get::<i64>("views"))
+                    .transpose()
+                })
             })
             .await
             .unwrap()

@@ -543,8 +543,11 @@ async fn a_request_that_times_out_frees_its_key(backend: Backend, test: &str) {
     let keys = || async {
         app.db
             .read(|conn| {
-                conn.query_one("SELECT COUNT(*) AS n FROM idempotency_keys", &[])?
-                    .get::<i64>("n")
+                Box::pin(async move {
+                    conn.query_one("SELECT COUNT(*) AS n FROM idempotency_keys", &[])
+                        .await?
+                        .get::<i64>("n")
+                })
             })
             .await
             .unwrap()
