@@ -75,6 +75,7 @@ pub fn db_options(config: &Config) -> DbOptions {
     DbOptions {
         sqlite_sync: config.sqlite_synchronous,
         max_connections: config.database_max_connections,
+        read_connections: config.database_read_connections,
     }
 }
 

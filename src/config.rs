@@ -39,6 +39,7 @@ pub struct Config {
     pub log_format: LogFormat,
     pub sqlite_synchronous: SqliteSync,
     pub database_max_connections: usize,
+    pub database_read_connections: usize,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
     /// A request taking longer is answered 408 `request-timeout`.
@@ -63,6 +64,7 @@ struct Partial {
     log_format: Option<String>,
     sqlite_synchronous: Option<String>,
     database_max_connections: Option<String>,
+    database_read_connections: Option<String>,
     max_body_bytes: Option<String>,
     request_timeout_secs: Option<String>,
     smtp_url: Option<String>,
@@ -82,6 +84,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("log_format", "SOUK_LOG_FORMAT"),
     ("sqlite_synchronous", "SOUK_SQLITE_SYNCHRONOUS"),
     ("database_max_connections", "SOUK_DATABASE_MAX_CONNECTIONS"),
+    (
+        "database_read_connections",
+        "SOUK_DATABASE_READ_CONNECTIONS",
+    ),
     ("max_body_bytes", "SOUK_MAX_BODY_BYTES"),
     ("request_timeout_secs", "SOUK_REQUEST_TIMEOUT_SECS"),
     ("smtp_url", "SOUK_SMTP_URL"),
@@ -152,6 +158,10 @@ impl Config {
                 &mut partial.database_max_connections,
                 "SOUK_DATABASE_MAX_CONNECTIONS",
             ),
+            (
+                &mut partial.database_read_connections,
+                "SOUK_DATABASE_READ_CONNECTIONS",
+            ),
             (&mut partial.max_body_bytes, "SOUK_MAX_BODY_BYTES"),
             (
                 &mut partial.request_timeout_secs,
@@ -187,6 +197,10 @@ impl Config {
         put(
             "database_max_connections",
             self.database_max_connections.to_string(),
+        );
+        put(
+            "database_read_connections",
+            self.database_read_connections.to_string(),
         );
         put("max_body_bytes", self.max_body_bytes.to_string());
         put(
@@ -289,6 +303,10 @@ impl Partial {
                 None => 16,
                 Some(text) => parse_number("database_max_connections", text)?,
             },
+            database_read_connections: match self.database_read_connections.as_deref() {
+                None => 1,
+                Some(text) => parse_number("database_read_connections", text)?,
+            },
             max_body_bytes: match self.max_body_bytes.as_deref() {
                 None => 1024 * 1024,
                 Some(text) => parse_number("max_body_bytes", text)?,
@@ -352,7 +370,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(SETTINGS.len(), 15);
+        assert_eq!(SETTINGS.len(), 16);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for (key, _) in SETTINGS {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

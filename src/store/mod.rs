@@ -110,6 +110,8 @@ pub struct DbOptions {
     pub sqlite_sync: SqliteSync,
     /// Most PostgreSQL connections held at once.
     pub max_connections: usize,
+    /// PostgreSQL connections that reads share (their queries pipeline).
+    pub read_connections: usize,
 }
 
 impl Default for DbOptions {
@@ -117,6 +119,7 @@ impl Default for DbOptions {
         DbOptions {
             sqlite_sync: SqliteSync::Full,
             max_connections: 16,
+            read_connections: 1,
         }
     }
 }
@@ -148,7 +151,8 @@ impl Db {
             Inner::Sqlite(sqlite::SqliteDb::open(path, options.sqlite_sync)?)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Inner::Postgres(Box::new(
-                postgres::PgDb::open(url, options.max_connections).await?,
+                postgres::PgDb::open(url, options.max_connections, options.read_connections)
+                    .await?,
             ))
         } else {
             return Err(DbError::Other(format!(

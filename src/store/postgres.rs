@@ -4,9 +4,9 @@
 //! one connection without waiting for each answer (pipelining), and the server answers them
 //! in turn, so one round trip and one wake-up of the server carry many reads. A bare server
 //! reading rows this way did six times the reads per second of one doing them on blocking
-//! threads with a connection each (`bench/README.md`). Writes take a connection of their own
-//! for their transaction, from a pool of `SOUK_DATABASE_MAX_CONNECTIONS`. Statements are
-//! prepared once per connection.
+//! threads with a connection each (`bench/README.md`). `SOUK_DATABASE_READ_CONNECTIONS` says
+//! how many. Writes take a connection of their own for their transaction, from a pool of
+//! `SOUK_DATABASE_MAX_CONNECTIONS`. Statements are prepared once per connection.
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
@@ -21,17 +21,13 @@ use tokio_postgres::{Client, NoTls, Statement};
 
 use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, Value};
 
-/// Connections that reads share. Each is served by one server process: more spread reads
-/// over more of the server's cores, fewer pipeline deeper.
-const READ_CONNECTIONS: usize = 2;
 /// Statements kept prepared per connection; the queries are a fixed set, but lists
 /// (`IN ($3, $4, ...)`) make a few variants of some.
 const STATEMENTS_KEPT: usize = 512;
 
 pub(super) struct PgDb {
     config: tokio_postgres::Config,
-    readers: Vec<Mutex<Option<Arc<PgClient>>>>,
-    next_reader: AtomicUsize,
+    readers: Vec<Reader>,
     idle: Mutex<Vec<PgClient>>,
     permits: Semaphore,
     in_use: AtomicUsize,
@@ -39,22 +35,28 @@ pub(super) struct PgDb {
 }
 
 impl PgDb {
-    pub(super) async fn open(url: &str, max: usize) -> Result<Self, DbError> {
-        let config: tokio_postgres::Config = url
+    /// `max` connections at most for writes, and `readers` that reads share: each is served
+    /// by one server process, so more spread reads over more of the server's cores and fewer
+    /// pipeline deeper.
+    pub(super) async fn open(url: &str, max: usize, readers: usize) -> Result<Self, DbError> {
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| DbError::Other(format!("invalid PostgreSQL URL: {e}")))?;
+        // So that an operator finds Souk's connections in `pg_stat_activity`.
+        if config.get_application_name().is_none() {
+            config.application_name("souk");
+        }
         let max = max.max(1);
         let db = PgDb {
             config,
-            readers: (0..READ_CONNECTIONS).map(|_| Mutex::new(None)).collect(),
-            next_reader: AtomicUsize::new(0),
+            readers: (0..readers.max(1)).map(|_| Reader::default()).collect(),
             idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(max),
             in_use: AtomicUsize::new(0),
             max,
         };
         // Fail at start, not at the first request, when the server cannot be reached.
-        db.reader().await?;
+        db.readers[0].client(&db.config).await?;
         Ok(db)
     }
 
@@ -63,21 +65,16 @@ impl PgDb {
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
     {
-        let mut conn = SharedConn(self.reader().await?);
+        // The connection with the fewest reads under way: a slow query holds up the reads
+        // queued behind it on its connection, and the others go round it.
+        let reader = self
+            .readers
+            .iter()
+            .min_by_key(|r| r.in_flight.load(Ordering::Relaxed))
+            .expect("at least one reader");
+        let _in_flight = InUse::count(&reader.in_flight);
+        let mut conn = SharedConn(reader.client(&self.config).await?);
         f(&mut conn).await
-    }
-
-    /// One of the shared read connections, connected again if it was lost.
-    async fn reader(&self) -> Result<Arc<PgClient>, DbError> {
-        let slot =
-            &self.readers[self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len()];
-        if let Some(client) = slot.lock().as_ref().filter(|c| !c.client.is_closed()) {
-            return Ok(client.clone());
-        }
-        // Several reads may reconnect at once after a loss; the last one stays.
-        let client = Arc::new(PgClient::connect(&self.config).await?);
-        *slot.lock() = Some(client.clone());
-        Ok(client)
     }
 
     pub(super) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
@@ -118,7 +115,31 @@ impl PgDb {
     }
 }
 
-/// Counts a write connection in use for as long as it lives.
+/// A connection that reads share, opened when first needed and again when lost.
+#[derive(Default)]
+struct Reader {
+    client: Mutex<Option<Arc<PgClient>>>,
+    in_flight: AtomicUsize,
+}
+
+impl Reader {
+    async fn client(&self, config: &tokio_postgres::Config) -> Result<Arc<PgClient>, DbError> {
+        if let Some(client) = self
+            .client
+            .lock()
+            .as_ref()
+            .filter(|c| !c.client.is_closed())
+        {
+            return Ok(client.clone());
+        }
+        // Several reads may open one at once after a loss; the last one stays.
+        let client = Arc::new(PgClient::connect(config).await?);
+        *self.client.lock() = Some(client.clone());
+        Ok(client)
+    }
+}
+
+/// Counts something in use (a write connection, a read under way) for as long as it lives.
 struct InUse<'a>(&'a AtomicUsize);
 
 impl<'a> InUse<'a> {
@@ -366,6 +387,12 @@ fn map_error(e: tokio_postgres::Error) -> DbError {
         }
         if *db.code() == SqlState::FOREIGN_KEY_VIOLATION {
             return DbError::ForeignKeyViolation(constraint);
+        }
+        // Connection exceptions (08) and the server going away (57P: shut down, restarting,
+        // our connection terminated): the next request gets a new connection.
+        let code = db.code().code();
+        if code.starts_with("08") || code.starts_with("57P") {
+            return DbError::Unavailable(format!("{code}: {}", db.message()));
         }
         return DbError::Other(format!("{}: {}", db.code().code(), db.message()));
     }

@@ -390,7 +390,9 @@ impl PostgresSchema {
         .await
         .expect("create schema task");
         let separator = if admin_url.contains('?') { '&' } else { '?' };
-        let url = format!("{admin_url}{separator}options=-csearch_path%3D{name}");
+        // The application name lets a test find its own connections among the others'.
+        let url =
+            format!("{admin_url}{separator}options=-csearch_path%3D{name}&application_name={name}");
         PostgresSchema {
             admin_url: admin_url.to_owned(),
             name,

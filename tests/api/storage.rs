@@ -433,3 +433,81 @@ async fn client_and_user_commands(app: TestApp) {
             .success()
     );
 }
+
+/// A PostgreSQL connection that the server ends (a restart, a failover, an operator's
+/// `pg_terminate_backend`) is replaced by the next request that needs one: meanwhile
+/// requests answer 503 `service-unavailable`, never 500, and no restart of Souk is needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_postgres_connections_are_opened_again() {
+    let Some(app) = TestApp::start(Backend::Postgres, "lost_connections").await else {
+        return;
+    };
+    create_probe(&app).await;
+    app.get_json("/v1/categories", 200).await;
+    let name = app
+        .database_url
+        .split("application_name=")
+        .nth(1)
+        .expect("the test URL names the application")
+        .to_owned();
+    let admin = std::env::var("SOUK_TEST_POSTGRES_URL").unwrap();
+    let terminated: i64 = tokio::task::spawn_blocking(move || {
+        let mut client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        client
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE application_name = $1",
+                &[&name],
+            )
+            .unwrap()
+            .get(0)
+    })
+    .await
+    .unwrap();
+    assert!(
+        terminated >= 2,
+        "a read and a write connection: {terminated}"
+    );
+
+    let mut statuses = Vec::new();
+    for _ in 0..20 {
+        let status = app.get("/v1/categories").await.status().as_u16();
+        statuses.push(status);
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(statuses.last(), Some(&200), "reads came back: {statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 503),
+        "{statuses:?}"
+    );
+
+    let mut written = false;
+    for id in 0..20_i64 {
+        let outcome = app
+            .db
+            .write(move |conn| {
+                Box::pin(async move {
+                    conn.execute(
+                        "INSERT INTO probe (id, payload) VALUES ($1, 'after the loss')",
+                        &[Value::Int(id)],
+                    )
+                    .await
+                })
+            })
+            .await;
+        match outcome {
+            Ok(_) => {
+                written = true;
+                break;
+            }
+            Err(DbError::Unavailable(_)) => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await
+            }
+            Err(e) => panic!("a lost connection must read as unavailable: {e}"),
+        }
+    }
+    assert!(written, "writes came back");
+}
