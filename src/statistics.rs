@@ -38,15 +38,13 @@ impl ViewCounter {
         if pending.is_empty() {
             return Ok(());
         }
-        let batch = pending.clone();
+        let batch: Vec<(i64, i64)> = pending
+            .iter()
+            .map(|(&item, &views)| (item, views))
+            .collect();
         let result = db
             .write(move |conn| {
-                Box::pin(async move {
-                    for (item, views) in &batch {
-                        transactions::count(conn, *item, Counter::Views, *views).await?;
-                    }
-                    Ok(())
-                })
+                Box::pin(async move { transactions::count(conn, Counter::Views, &batch).await })
             })
             .await;
         if result.is_err() {

@@ -561,7 +561,7 @@ async fn upcall(
                     end_time: call.end_time,
                 };
                 transactions::insert_upcall(conn, ad.number, &upcall, now).await?;
-                transactions::count(conn, ad.number, Counter::PhoneClicks, 1).await?;
+                transactions::count(conn, Counter::PhoneClicks, &[(ad.number, 1)]).await?;
                 Ok::<_, ApiError>(())
             })
         })

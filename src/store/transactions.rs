@@ -2,7 +2,7 @@
 
 use crate::params;
 
-use super::{Conn, DbError, Row};
+use super::{Conn, DbError, Row, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transaction {
@@ -192,21 +192,53 @@ impl Counter {
     }
 }
 
-/// Adds `by` to a counter of an ad.
+/// Rows per statement when counts are added in bulk. The sizes are fixed, so the statement
+/// caches hold four texts, not one per batch size.
+const COUNT_ROWS_PER_STATEMENT: [usize; 4] = [500, 50, 5, 1];
+
+/// Adds to a counter of ads, `(item_number, by)` each, a few hundred ads per statement (a
+/// flush of views adds to tens of thousands). Ads are taken in order, so two replicas adding
+/// to the same ads at once lock their rows in the same order and cannot deadlock.
 pub async fn count(
     conn: &mut dyn Conn,
-    item_number: i64,
     counter: Counter,
-    by: i64,
+    counts: &[(i64, i64)],
 ) -> Result<(), DbError> {
+    let mut counts = counts.to_vec();
+    counts.sort_unstable();
+    // One statement may not change a row twice: an ad named twice is added up first.
+    counts.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
+        }
+        same
+    });
     let column = counter.column();
-    conn.execute(
-        &format!(
-            "INSERT INTO advertisement_statistics (item_number, {column}) VALUES ($1, $2) \
-             ON CONFLICT (item_number) DO UPDATE SET {column} = advertisement_statistics.{column} + $2"
-        ),
-        params![item_number, by],
-    ).await?;
+    let mut rest = counts.as_slice();
+    for size in COUNT_ROWS_PER_STATEMENT {
+        while rest.len() >= size {
+            let (chunk, tail) = rest.split_at(size);
+            let rows: Vec<String> = (0..size)
+                .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
+                .collect();
+            let params: Vec<Value> = chunk
+                .iter()
+                .flat_map(|&(item, by)| [Value::Int(item), Value::Int(by)])
+                .collect();
+            conn.execute(
+                &format!(
+                    "INSERT INTO advertisement_statistics (item_number, {column}) VALUES {} \
+                     ON CONFLICT (item_number) DO UPDATE \
+                     SET {column} = advertisement_statistics.{column} + excluded.{column}",
+                    rows.join(", ")
+                ),
+                &params,
+            )
+            .await?;
+            rest = tail;
+        }
+    }
     Ok(())
 }
 

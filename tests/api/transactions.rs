@@ -6,6 +6,7 @@ use crate::both_backends;
 use crate::helpers::{TestApp, expect_json};
 
 both_backends!(
+    view_counts_are_written_in_bulk_and_add_up,
     transactions_as_the_original_had_them,
     transactions_are_validated_and_guarded,
     concurrent_sales_are_numbered_in_turn,
@@ -816,4 +817,63 @@ async fn statistics_are_read_without_writing(app: TestApp) {
     .await;
     assert_eq!(stats["numberOfViews"], 3, "the pending views count");
     assert_eq!(stored_views().await, None, "reading wrote nothing");
+}
+
+/// A flush of views writes tens of thousands of ads' counts a few hundred per statement;
+/// 1,234 ads take every statement size (2 x 500, 4 x 50, 6 x 5, 4 x 1), and a second flush
+/// adds to the first.
+async fn view_counts_are_written_in_bulk_and_add_up(app: TestApp) {
+    use souk::statistics::ViewCounter;
+    use souk::store::transactions;
+
+    let seller = app.create_user("bulk@souk.test", "password-of-bulk").await;
+    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
+    souk::seed::seed_ads(&app.db, &leaves, &[seller], 1234, app.clock.now())
+        .await
+        .unwrap();
+    let views = ViewCounter::default();
+    let expected = |item: i64| item % 3 + 1;
+    for round in 1..=2 {
+        for item in 1..=1234 {
+            for _ in 0..expected(item) {
+                views.record(item);
+            }
+        }
+        views.flush(&app.db).await.unwrap();
+        assert_eq!(views.pending(7), 0, "written and forgotten");
+        let written = app
+            .db
+            .read(|conn| {
+                Box::pin(async move {
+                    let mut all = Vec::new();
+                    for item in 1..=1234 {
+                        all.push(transactions::statistics(conn, item).await?.views);
+                    }
+                    Ok::<_, souk::store::DbError>(all)
+                })
+            })
+            .await
+            .unwrap();
+        for (index, count) in written.iter().enumerate() {
+            let item = index as i64 + 1;
+            assert_eq!(*count, round * expected(item), "ad {item}, round {round}");
+        }
+    }
+    // An ad named twice in one call is added up, not refused.
+    let after = app
+        .db
+        .write(|conn| {
+            Box::pin(async move {
+                transactions::count(
+                    conn,
+                    transactions::Counter::Views,
+                    &[(5, 10), (6, 1), (5, 20)],
+                )
+                .await?;
+                transactions::statistics(conn, 5).await
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(after.views, 2 * expected(5) + 30);
 }
