@@ -57,18 +57,19 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let scope_key = format!("{}/{user}/{key}", caller.client_id);
     let now = state.clock.now();
     let (claim_key, claim_fingerprint) = (scope_key.clone(), fingerprint.clone());
+    // No request runs longer than the timeout (the timeout layer ends it and frees its key);
+    // a claim pending for twice that belongs to a replica that stopped midway. Running the
+    // retry then risks a second effect only if that replica stopped in the moment between
+    // its commit and keeping the answer; refusing every retry for a day would be worse.
+    let forget = store::Forget {
+        expired_before: now - KEEP_SECONDS,
+        abandoned_before: now - abandoned_after(state.config.request_timeout_secs),
+    };
     let claimed = state
         .db
         .write(move |conn| {
             Box::pin(async move {
-                store::claim(
-                    conn,
-                    &claim_key,
-                    &claim_fingerprint,
-                    now,
-                    now - KEEP_SECONDS,
-                )
-                .await
+                store::claim(conn, &claim_key, &claim_fingerprint, now, forget).await
             })
         })
         .await;
@@ -118,6 +119,14 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
             response
         }
     }
+}
+
+/// Seconds after which a claim whose request never finished is freed: twice the request
+/// timeout.
+pub fn abandoned_after(request_timeout_secs: u64) -> i64 {
+    i64::try_from(request_timeout_secs)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(2)
 }
 
 /// 1 to 255 visible ASCII characters (no spaces or tabs).
@@ -212,7 +221,11 @@ mod tests {
         migrations::run(&db).await.unwrap();
         let claim = |db: Db, key: &'static str| async move {
             db.write(move |conn| {
-                Box::pin(async move { store::claim(conn, key, "fingerprint", 10, 0).await })
+                let forget = store::Forget {
+                    expired_before: 0,
+                    abandoned_before: 0,
+                };
+                Box::pin(async move { store::claim(conn, key, "fingerprint", 10, forget).await })
             })
             .await
             .unwrap()

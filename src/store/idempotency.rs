@@ -18,18 +18,28 @@ pub enum Stored {
     },
 }
 
+/// When a claimed key is forgotten: its answer after `expired_before`, and a claim whose
+/// request never finished (pending since before `abandoned_before`: the replica that ran it
+/// stopped) at that time.
+#[derive(Clone, Copy, Debug)]
+pub struct Forget {
+    pub expired_before: i64,
+    pub abandoned_before: i64,
+}
+
 /// Claims `scope_key` for a new request; `Ok(None)` if it was free (and is now pending),
-/// else what it holds. Keys older than `expired_before` are forgotten first.
+/// else what it holds. Keys to [`Forget`] are forgotten first.
 pub async fn claim(
     conn: &mut dyn Conn,
     scope_key: &str,
     fingerprint: &str,
     now: i64,
-    expired_before: i64,
+    forget: Forget,
 ) -> Result<Option<Stored>, DbError> {
     conn.execute(
-        "DELETE FROM idempotency_keys WHERE scope_key = $1 AND created_at < $2",
-        params![scope_key, expired_before],
+        "DELETE FROM idempotency_keys WHERE scope_key = $1 \
+         AND (created_at < $2 OR (status IS NULL AND created_at < $3))",
+        params![scope_key, forget.expired_before, forget.abandoned_before],
     )
     .await?;
     let inserted = conn

@@ -13,6 +13,7 @@ both_backends!(
     users_root_profile_and_me,
     change_email_takes_effect_when_confirmed,
     idempotency_keys_replay_and_refuse_reuse,
+    an_idempotency_key_left_pending_by_a_stopped_replica_is_freed,
     user_brands,
     control_characters_are_refused_in_accounts_and_brands,
 );
@@ -654,4 +655,53 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
         .collect();
     assert_eq!(fields, ["brands[0]", "brands[1]"]);
     assert_eq!(app.get_json(&path, 200).await["brands"], json!(["Ford"]));
+}
+
+/// A replica that stops between claiming a key and keeping the answer leaves the claim
+/// pending. No request runs longer than the request timeout (30 s here), so after twice that
+/// the claim is taken for abandoned and a retry runs; before, the key is still taken.
+async fn an_idempotency_key_left_pending_by_a_stopped_replica_is_freed(app: TestApp) {
+    use souk::store::idempotency::{Forget, claim};
+
+    let scope_key = format!("{}/-/left-behind", app.app_client.id);
+    let now = app.clock.now();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                let forget = Forget {
+                    expired_before: now - 86_400,
+                    abandoned_before: now - 60,
+                };
+                claim(
+                    conn,
+                    &scope_key,
+                    "the stopped replica's request",
+                    now,
+                    forget,
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    let post = || {
+        app.client
+            .post(app.url("/v1/users"))
+            .bearer_auth(&app.token)
+            .header("idempotency-key", "left-behind")
+            .json(&json!({"email": "late@souk.test", "password": "a good password"}))
+            .send()
+    };
+    app.clock.advance(59);
+    let early = post().await.unwrap();
+    assert_eq!(
+        expect_json(early, 422).await["code"],
+        "idempotency-key-reused",
+        "the claim still holds the key"
+    );
+    assert!(outbox(&app).is_empty(), "nothing ran");
+    app.clock.advance(2);
+    let late = post().await.unwrap();
+    expect_json(late, 201).await;
+    assert_eq!(outbox(&app).len(), 1, "the retry ran, once");
 }
