@@ -286,28 +286,6 @@ fn check_fees(at: &str, fees: &Fees) -> Result<(), TaxonomyError> {
     Ok(())
 }
 
-/// The members of an advertisement. Category attributes are members of the ad too (flat,
-/// as in the original), so an attribute may not take one of these keys: the ad's body would
-/// hold the key twice, and a client could not tell which is which.
-pub const ADVERTISEMENT_MEMBERS: &[&str] = &[
-    "itemId",
-    "title",
-    "description",
-    "categoryId",
-    "status",
-    "startDate",
-    "closeDate",
-    "renewPossible",
-    "locale",
-    "reserved",
-    "showOnMap",
-    "priceModel",
-    "location",
-    "seller",
-    "rejectionReason",
-    "attributes",
-];
-
 fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyError> {
     let key_ok = a.key.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && a.key.chars().all(|c| c.is_ascii_alphanumeric());
@@ -317,7 +295,9 @@ fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyErro
             format!("`{}` is not a lowerCamelCase ASCII key", a.key),
         ));
     }
-    if ADVERTISEMENT_MEMBERS.contains(&a.key.as_str()) {
+    // Attributes are members of the ad itself (flat, as in the original): one named like a
+    // member of every ad would put its key twice in the ad's body.
+    if super::advertisement::STANDARD_FIELDS.contains(&a.key.as_str()) {
         return Err(refuse(
             format!("{at}.key"),
             format!(
