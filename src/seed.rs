@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::domain::category::{AttributeDefinition, AttributeType, Category, CategoryStatus};
 use crate::domain::image::media_id;
 use crate::oauth::password;
-use crate::store::{Db, DbError, Value as SqlValue, categories};
+use crate::store::{Conn, Db, DbError, Value as SqlValue, categories};
 
 /// Rows per INSERT statement and per write transaction.
 const ROWS_PER_STATEMENT: usize = 200;
@@ -210,48 +210,8 @@ pub async fn seed_ads(
             rows.push(ad_row(&mut generator, leaves, sellers, now));
             images.push(image_rows(&mut generator, &mut image_clock));
         }
-        db.write(move |conn| Box::pin(async move {
-            for (ads, images) in rows
-                .chunks(ROWS_PER_STATEMENT)
-                .zip(images.chunks(ROWS_PER_STATEMENT))
-            {
-                let mut numbers: Vec<i64> = conn
-                    .query(
-                        &format!(
-                            "INSERT INTO advertisements (seller_id, category_id, status, title, \
-                                 description, price_model, attributes, postcode, locale, reserved, \
-                                 show_on_map, start_date, close_date, version, created_at, \
-                                 updated_at) VALUES {} RETURNING item_number",
-                            placeholders(ads.len(), AD_COLUMNS)
-                        ),
-                        &ads.concat(),
-                    ).await?
-                    .iter()
-                    .map(|row| row.get("item_number"))
-                    .collect::<Result<_, _>>()?;
-                // The rows come back in no promised order; the numbers were handed out in
-                // the order of the VALUES.
-                numbers.sort_unstable();
-                let mut values = Vec::with_capacity(ads.len() * IMAGES_PER_AD * IMAGE_COLUMNS);
-                for (number, images) in numbers.iter().zip(images) {
-                    for image in images {
-                        values.push(SqlValue::Int(*number));
-                        values.extend(image.iter().cloned());
-                        values.push(SqlValue::Int(now));
-                    }
-                }
-                conn.execute(
-                    &format!(
-                        "INSERT INTO images (item_number, media_id, position, status, content_type, \
-                             width, height, bytes, sha256, created_at) VALUES {}",
-                        placeholders(values.len() / IMAGE_COLUMNS, IMAGE_COLUMNS)
-                    ),
-                    &values,
-                ).await?;
-            }
-            Ok::<_, DbError>(())
-        }))
-        .await?;
+        db.write(move |conn| Box::pin(insert_batch(conn, rows, images, now)))
+            .await?;
         done += batch;
         bar.set_position(done);
     }
@@ -260,6 +220,57 @@ pub async fn seed_ads(
 }
 
 const AD_COLUMNS: usize = 16;
+/// Stores a batch of generated ads and their images, `ROWS_PER_STATEMENT` ads per statement.
+async fn insert_batch(
+    conn: &mut dyn Conn,
+    ads: Vec<Vec<SqlValue>>,
+    images: Vec<Vec<Vec<SqlValue>>>,
+    now: i64,
+) -> Result<(), DbError> {
+    for (ads, images) in ads
+        .chunks(ROWS_PER_STATEMENT)
+        .zip(images.chunks(ROWS_PER_STATEMENT))
+    {
+        let inserted = conn
+            .query(
+                &format!(
+                    "INSERT INTO advertisements (seller_id, category_id, status, title, \
+                     description, price_model, attributes, postcode, locale, reserved, \
+                     show_on_map, start_date, close_date, version, created_at, updated_at) \
+                     VALUES {} RETURNING item_number",
+                    placeholders(ads.len(), AD_COLUMNS)
+                ),
+                &ads.concat(),
+            )
+            .await?;
+        let mut numbers: Vec<i64> = inserted
+            .iter()
+            .map(|row| row.get("item_number"))
+            .collect::<Result<_, _>>()?;
+        // The rows come back in no promised order; the numbers were handed out in the order
+        // of the VALUES.
+        numbers.sort_unstable();
+        let mut values = Vec::with_capacity(ads.len() * IMAGES_PER_AD * IMAGE_COLUMNS);
+        for (number, images) in numbers.iter().zip(images) {
+            for image in images {
+                values.push(SqlValue::Int(*number));
+                values.extend(image.iter().cloned());
+                values.push(SqlValue::Int(now));
+            }
+        }
+        conn.execute(
+            &format!(
+                "INSERT INTO images (item_number, media_id, position, status, content_type, \
+                 width, height, bytes, sha256, created_at) VALUES {}",
+                placeholders(values.len() / IMAGE_COLUMNS, IMAGE_COLUMNS)
+            ),
+            &values,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Every seeded ad has this many images (the benchmark's R1 reads ads with three).
 const IMAGES_PER_AD: usize = 3;
 const IMAGE_COLUMNS: usize = 10;
@@ -368,39 +379,52 @@ fn ad_row(
 async fn insert_users(db: &Db, users: u64, hash: &str, now: i64) -> anyhow::Result<i64> {
     let hash = hash.to_owned();
     let first = db
-        .write(move |conn| Box::pin(async move {
-            let offset: i64 = conn
-                .query_one("SELECT COALESCE(MAX(user_id), 0) AS n FROM users", &[]).await?
-                .get("n")?;
-            for chunk_start in (0..users).step_by(ROWS_PER_STATEMENT) {
-                let chunk_end = (chunk_start + ROWS_PER_STATEMENT as u64).min(users);
-                let mut placeholders = Vec::new();
-                let mut values = Vec::new();
-                for (i, n) in (chunk_start..chunk_end).enumerate() {
-                    let base = i * 5;
-                    placeholders.push(format!(
-                        "(${}, ${}, ${}, 'nl-NL', 'confirmed', ${}, ${})",
-                        base + 1, base + 2, base + 3, base + 4, base + 5
-                    ));
-                    values.push(SqlValue::from(format!("seed-{}-{n}@souk.test", offset + 1)));
-                    values.push(SqlValue::from(hash.as_str()));
-                    values.push(SqlValue::from(NAMES[n as usize % NAMES.len()]));
-                    values.push(SqlValue::Int(now));
-                    values.push(SqlValue::Int(now));
+        .write(move |conn| {
+            Box::pin(async move {
+                let offset: i64 = conn
+                    .query_one("SELECT COALESCE(MAX(user_id), 0) AS n FROM users", &[])
+                    .await?
+                    .get("n")?;
+                for chunk_start in (0..users).step_by(ROWS_PER_STATEMENT) {
+                    let chunk_end = (chunk_start + ROWS_PER_STATEMENT as u64).min(users);
+                    let mut placeholders = Vec::new();
+                    let mut values = Vec::new();
+                    for (i, n) in (chunk_start..chunk_end).enumerate() {
+                        let base = i * 5;
+                        placeholders.push(format!(
+                            "(${}, ${}, ${}, 'nl-NL', 'confirmed', ${}, ${})",
+                            base + 1,
+                            base + 2,
+                            base + 3,
+                            base + 4,
+                            base + 5
+                        ));
+                        values.push(SqlValue::from(format!("seed-{}-{n}@souk.test", offset + 1)));
+                        values.push(SqlValue::from(hash.as_str()));
+                        values.push(SqlValue::from(NAMES[n as usize % NAMES.len()]));
+                        values.push(SqlValue::Int(now));
+                        values.push(SqlValue::Int(now));
+                    }
+                    conn.execute(
+                        &format!(
+                            "INSERT INTO users (email, password_hash, name, locale, status, \
+                         confirm_date, created_at) VALUES {}",
+                            placeholders.join(", ")
+                        ),
+                        &values,
+                    )
+                    .await?;
                 }
-                conn.execute(
-                    &format!(
-                        "INSERT INTO users (email, password_hash, name, locale, status, confirm_date, created_at) VALUES {}",
-                        placeholders.join(", ")
-                    ),
-                    &values,
-                ).await?;
-            }
-            let first: i64 = conn
-                .query_one("SELECT MIN(user_id) AS n FROM users WHERE user_id > $1", crate::params![offset]).await?
-                .get("n")?;
-            Ok::<_, DbError>(first)
-        }))
+                let first: i64 = conn
+                    .query_one(
+                        "SELECT MIN(user_id) AS n FROM users WHERE user_id > $1",
+                        crate::params![offset],
+                    )
+                    .await?
+                    .get("n")?;
+                Ok::<_, DbError>(first)
+            })
+        })
         .await?;
     Ok(first)
 }

@@ -610,14 +610,19 @@ async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Response {
     let hash = secret::hash(&token);
     let needs_password = state
         .db
-        .read(move |conn| Box::pin(async move {
-            let row = conn.query_opt(
-                "SELECT u.password_hash FROM email_confirmations c JOIN users u ON u.user_id = c.user_id \
+        .read(move |conn| {
+            Box::pin(async move {
+                let row = conn
+                    .query_opt(
+                        "SELECT u.password_hash FROM email_confirmations c \
+                 JOIN users u ON u.user_id = c.user_id \
                  WHERE c.token_hash = $1 AND c.purpose = 'account'",
-                crate::params![hash],
-            ).await?;
-            row.map(|r| r.get::<String>("password_hash")).transpose()
-        }))
+                        crate::params![hash],
+                    )
+                    .await?;
+                row.map(|r| r.get::<String>("password_hash")).transpose()
+            })
+        })
         .await
         .map(|hash| hash.is_some_and(|h| h.is_empty()));
     let needs_password = match needs_password {

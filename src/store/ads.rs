@@ -201,31 +201,35 @@ pub async fn update(
     rejection_reason: Option<&str>,
     now: i64,
 ) -> Result<bool, DbError> {
-    Ok(conn.execute(
-        "UPDATE advertisements SET category_id = $3, status = $4, title = $5, description = $6, \
-             price_model = $7, attributes = $8, postcode = $9, locale = $10, reserved = $11, \
-             show_on_map = $12, start_date = $13, close_date = $14, rejection_reason = $15, \
-             version = version + 1, updated_at = $16 \
-         WHERE item_number = $1 AND version = $2",
-        params![
-            number,
-            version,
-            ad.category_id,
-            status,
-            &ad.title,
-            &ad.description,
-            &ad.price_model,
-            &ad.attributes,
-            &ad.postcode,
-            &ad.locale,
-            ad.reserved,
-            ad.show_on_map,
-            dates.0,
-            dates.1,
-            rejection_reason,
-            now
-        ],
-    ).await? == 1)
+    let changed = conn
+        .execute(
+            "UPDATE advertisements SET category_id = $3, status = $4, title = $5, \
+             description = $6, price_model = $7, attributes = $8, postcode = $9, \
+             locale = $10, reserved = $11, show_on_map = $12, start_date = $13, \
+             close_date = $14, rejection_reason = $15, version = version + 1, \
+             updated_at = $16 \
+             WHERE item_number = $1 AND version = $2",
+            params![
+                number,
+                version,
+                ad.category_id,
+                status,
+                &ad.title,
+                &ad.description,
+                &ad.price_model,
+                &ad.attributes,
+                &ad.postcode,
+                &ad.locale,
+                ad.reserved,
+                ad.show_on_map,
+                dates.0,
+                dates.1,
+                rejection_reason,
+                now
+            ],
+        )
+        .await?;
+    Ok(changed == 1)
 }
 
 /// Moves an ad to `status` (with its dates and rejection reason) if it is still at

@@ -94,7 +94,10 @@ pub async fn insert(
 ) -> Result<(), DbError> {
     for image in images {
         conn.execute(
-            &format!("INSERT INTO images ({COLUMNS}, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"),
+            &format!(
+                "INSERT INTO images ({COLUMNS}, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+            ),
             params![
                 &image.media_id,
                 item_number,
@@ -107,7 +110,8 @@ pub async fn insert(
                 &image.sha256,
                 now
             ],
-        ).await?;
+        )
+        .await?;
     }
     Ok(())
 }

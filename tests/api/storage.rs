@@ -89,9 +89,11 @@ async fn placeholders_bind_by_number(app: TestApp) {
         .write(|conn| {
             Box::pin(async move {
                 conn.query_one(
-                "INSERT INTO probe (n, payload, id) VALUES ($3, $2, $1) RETURNING id, payload, n",
-                &[Value::Int(7), Value::from("seven"), Value::Int(49)],
-            ).await
+                    "INSERT INTO probe (n, payload, id) VALUES ($3, $2, $1) \
+                     RETURNING id, payload, n",
+                    &[Value::Int(7), Value::from("seven"), Value::Int(49)],
+                )
+                .await
             })
         })
         .await

@@ -447,11 +447,12 @@ async fn the_counter_migration_continues_the_numbering(app: TestApp) {
         .write(move |conn| {
             Box::pin(async move {
                 conn.execute(
-                "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
-                     amount, shipping_costs, status, created_at, updated_at) \
-                 VALUES ($1, 4, $2, 100, 0, 'CREATED', $3, $3)",
-                souk::params![number, buyer_id, now],
-            ).await
+                    "INSERT INTO advertisement_transactions (item_number, transaction_id, \
+                     buyer_id, amount, shipping_costs, status, created_at, updated_at) \
+                     VALUES ($1, 4, $2, 100, 0, 'CREATED', $3, $3)",
+                    souk::params![number, buyer_id, now],
+                )
+                .await
             })
         })
         .await
