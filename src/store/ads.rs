@@ -133,25 +133,35 @@ pub async fn insert(
              close_date, version, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14, $14) \
          RETURNING item_number",
-        params![
-            seller_id,
-            ad.category_id,
-            status,
-            &ad.title,
-            &ad.description,
-            &ad.price_model,
-            &ad.attributes,
-            &ad.postcode,
-            &ad.locale,
-            ad.reserved,
-            ad.show_on_map,
-            dates.0,
-            dates.1,
-            now
-        ],
+        &[
+            &[Value::Int(seller_id)][..],
+            &content_values(ad, status, dates),
+            &[Value::Int(now)],
+        ]
+        .concat(),
     )
     .await?
     .get("item_number")
+}
+
+/// An ad's content and state as both `insert` and `update` bind them, in the order of
+/// their columns: category_id, status, title, description, price_model, attributes,
+/// postcode, locale, reserved, show_on_map, start_date, close_date.
+fn content_values(ad: &AdWrite, status: &str, dates: (Option<i64>, Option<i64>)) -> [Value; 12] {
+    [
+        Value::Int(ad.category_id),
+        Value::from(status),
+        Value::from(&ad.title),
+        Value::from(&ad.description),
+        Value::from(&ad.price_model),
+        Value::from(&ad.attributes),
+        Value::from(&ad.postcode),
+        Value::from(&ad.locale),
+        Value::Bool(ad.reserved),
+        Value::Bool(ad.show_on_map),
+        Value::from(dates.0),
+        Value::from(dates.1),
+    ]
 }
 
 /// The record [`get`] would read right after [`insert`] stored `ad` for `seller`: version
@@ -209,24 +219,12 @@ pub async fn update(
              close_date = $14, rejection_reason = $15, version = version + 1, \
              updated_at = $16 \
              WHERE item_number = $1 AND version = $2",
-            params![
-                number,
-                version,
-                ad.category_id,
-                status,
-                &ad.title,
-                &ad.description,
-                &ad.price_model,
-                &ad.attributes,
-                &ad.postcode,
-                &ad.locale,
-                ad.reserved,
-                ad.show_on_map,
-                dates.0,
-                dates.1,
-                rejection_reason,
-                now
-            ],
+            &[
+                &[Value::Int(number), Value::Int(version)][..],
+                &content_values(ad, status, dates),
+                &[Value::from(rejection_reason), Value::Int(now)],
+            ]
+            .concat(),
         )
         .await?;
     Ok(changed == 1)
