@@ -328,6 +328,20 @@ async fn send(
 }
 
 /// A sale of `item` from the owner to the buyer; its transactionId.
+/// An online ad of the owner; its item id.
+async fn owners_ad(app: &TestApp, users: &Users) -> String {
+    let response = send(
+        app,
+        "post",
+        "/v1/advertisements",
+        Some(&users.owner_token),
+        Some(("application/json", ad_body().to_string())),
+    )
+    .await;
+    let ad: serde_json::Value = response.json().await.unwrap();
+    ad["itemId"].as_str().expect("the ad was placed").to_owned()
+}
+
 async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
     let response = send(
         app,
@@ -358,16 +372,7 @@ fn code_of(status: u16) -> &'static str {
 
 async fn the_access_table_holds(app: TestApp) {
     let users = users(&app).await;
-    let ad = send(
-        &app,
-        "post",
-        "/v1/advertisements",
-        Some(&users.owner_token),
-        Some(("application/json", ad_body().to_string())),
-    )
-    .await;
-    let ad: serde_json::Value = ad.json().await.unwrap();
-    let item = ad["itemId"].as_str().unwrap().to_owned();
+    let item = owners_ad(&app, &users).await;
     sale(&app, &users, &item).await;
     let mut n = 0;
     for row in rows() {
@@ -475,18 +480,7 @@ async fn the_access_table_holds(app: TestApp) {
 /// their transactions. Upcalls are for online ads only.
 async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
     let users = users(&app).await;
-    let ad = send(
-        &app,
-        "post",
-        "/v1/advertisements",
-        Some(&users.owner_token),
-        Some(("application/json", ad_body().to_string())),
-    )
-    .await;
-    let item = ad.json::<serde_json::Value>().await.unwrap()["itemId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let item = owners_ad(&app, &users).await;
     sale(&app, &users, &item).await;
     sale(&app, &users, &item).await;
     let paused = send(
@@ -616,16 +610,18 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
 /// brands), `read` to read what is private (the own list, statistics, sales, `me`).
 async fn scopes_are_needed(app: TestApp) {
     let users = users(&app).await;
-    let ad = send(
+    let item = owners_ad(&app, &users).await;
+    let ad: serde_json::Value = send(
         &app,
-        "post",
-        "/v1/advertisements",
+        "get",
+        &format!("/v1/advertisements/{item}"),
         Some(&users.owner_token),
-        Some(("application/json", ad_body().to_string())),
+        None,
     )
-    .await;
-    let ad: serde_json::Value = ad.json().await.unwrap();
-    let item = ad["itemId"].as_str().unwrap().to_owned();
+    .await
+    .json()
+    .await
+    .unwrap();
     sale(&app, &users, &item).await;
     let scoped = |scope: &'static str| {
         let app = &app;
