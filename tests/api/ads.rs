@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json};
+use crate::helpers::{TestApp, expect_json, field_codes};
 
 both_backends!(
     a_client_of_the_original_works_unchanged,
@@ -269,17 +269,7 @@ async fn problems_come_back_together(app: TestApp) {
                       "priceModel": {"modelType": "bidding"}, "condition": "kapot", "frameSize": 99, "kleur": "rood"});
     let error = expect_json(create(&app, &seller.token, &body).await, 400).await;
     assert_eq!(error["code"], "validation-failure");
-    let found: Vec<(String, String)> = error["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["field"].as_str().unwrap_or_default().to_owned(),
-                d["code"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let found = field_codes(&error);
     for expected in [
         ("title", "too-short"),
         ("description", "missing"),
@@ -1443,24 +1433,6 @@ async fn put(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::R
         .send()
         .await
         .unwrap()
-}
-
-/// The (field, code) pairs of an error body.
-fn field_codes(error: &Value) -> Vec<(String, String)> {
-    error["details"]
-        .as_array()
-        .map(|details| {
-            details
-                .iter()
-                .map(|d| {
-                    (
-                        d["field"].as_str().unwrap_or_default().to_owned(),
-                        d["code"].as_str().unwrap().to_owned(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A NUL cannot be stored on PostgreSQL (it was a 500 there) and other control characters

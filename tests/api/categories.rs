@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::both_backends;
-use crate::helpers::{Backend, TestApp, expect_json};
+use crate::helpers::{Backend, TestApp, expect_json, fields};
 
 both_backends!(
     tree_has_l1_with_children,
@@ -130,14 +130,8 @@ async fn malformed_ids_are_field_errors(app: TestApp) {
     let body = app.get_json("/v1/categories?categoryId=x1", 400).await;
     assert_eq!(body["details"][0]["field"], "categoryId");
     let body = app.get_json("/v1/categories/a/b/fees", 400).await;
-    let fields: Vec<&str> = body["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        fields,
+        fields(&body),
         ["l1CategoryId", "l2CategoryId"],
         "both ids reported at once"
     );

@@ -481,6 +481,31 @@ pub fn session_cookie(response: &reqwest::Response) -> String {
 }
 
 /// The value of a hidden form field in a page.
+/// The (field, code) pairs of a validation failure's field errors, in order (a detail that
+/// names several `fields` has an empty `field`).
+pub fn field_codes(error: &Value) -> Vec<(String, String)> {
+    assert_eq!(error["code"], "validation-failure", "{error}");
+    error["details"]
+        .as_array()
+        .expect("field errors")
+        .iter()
+        .map(|d| {
+            (
+                d["field"].as_str().unwrap_or_default().to_owned(),
+                d["code"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The fields a validation failure names, in order.
+pub fn fields(error: &Value) -> Vec<String> {
+    field_codes(error)
+        .into_iter()
+        .map(|(field, _)| field)
+        .collect()
+}
+
 pub fn hidden_field(html: &str, name: &str) -> String {
     let marker = format!("name=\"{name}\" value=\"");
     let start = html

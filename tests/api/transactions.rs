@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json};
+use crate::helpers::{TestApp, expect_json, field_codes, fields};
 
 both_backends!(
     view_counts_are_written_in_bulk_and_add_up,
@@ -167,22 +167,6 @@ async fn transactions_as_the_original_had_them(app: TestApp) {
     )
     .await;
     assert_eq!(again["code"], "conflicting-state");
-}
-
-/// The (field, code) pairs of a validation failure.
-fn field_codes(error: &Value) -> Vec<(String, String)> {
-    assert_eq!(error["code"], "validation-failure", "{error}");
-    error["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["field"].as_str().unwrap().to_owned(),
-                d["code"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
 }
 
 fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -473,14 +457,8 @@ async fn upcall_confirmations(app: TestApp) {
     let wrong = json!({"callerPhoneNumber": "call me", "calleePhoneNumber": "12",
                        "startTime": "yesterday", "endTime": "2026-11-22T09:05:00Z"});
     let refused = expect_json(post(&app, &app.token, &path, wrong).await, 400).await;
-    let fields: Vec<String> = refused["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        fields,
+        fields(&refused),
         ["callerPhoneNumber", "calleePhoneNumber", "startTime"]
     );
     let backwards = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",

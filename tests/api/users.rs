@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{Backend, TestApp, expect_json, hidden_field};
+use crate::helpers::{Backend, TestApp, expect_json, field_codes, fields, hidden_field};
 
 both_backends!(
     a_client_creates_an_unconfirmed_account_confirmed_by_mail,
@@ -142,15 +142,8 @@ async fn new_accounts_are_validated_all_at_once(app: TestApp) {
     )
     .await;
     let body = expect_json(response, 400).await;
-    assert_eq!(body["code"], "validation-failure");
-    let fields: Vec<&str> = body["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        fields,
+        fields(&body),
         ["email", "password", "name", "postcode", "phoneNumber"]
     );
     let missing = expect_json(post_user(&app, json!({})).await, 400).await;
@@ -445,13 +438,7 @@ async fn user_brands(app: TestApp) {
         400,
     )
     .await;
-    let fields: Vec<&str> = refused["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["brands[1]", "brands[2]"]);
+    assert_eq!(fields(&refused), ["brands[1]", "brands[2]"]);
     assert_eq!(
         app.get_json(&path, 200).await["brands"],
         json!(["Alfa Romeo", "Ford"]),
@@ -605,15 +592,12 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
         400,
     )
     .await;
-    let fields: Vec<(&str, &str)> = refused["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["field"].as_str().unwrap(), d["code"].as_str().unwrap()))
-        .collect();
     assert_eq!(
-        fields,
-        [("email", "input-invalid"), ("name", "input-invalid")]
+        field_codes(&refused),
+        [
+            ("email".to_owned(), "input-invalid".to_owned()),
+            ("name".to_owned(), "input-invalid".to_owned())
+        ]
     );
     assert!(outbox(&app).is_empty(), "nothing was created");
     let jan = app.create_user("jan@souk.test", "password-of-jan").await;
@@ -647,13 +631,7 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
         400,
     )
     .await;
-    let fields: Vec<&str> = refused["details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["brands[0]", "brands[1]"]);
+    assert_eq!(fields(&refused), ["brands[0]", "brands[1]"]);
     assert_eq!(app.get_json(&path, 200).await["brands"], json!(["Ford"]));
 }
 
