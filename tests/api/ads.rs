@@ -8,6 +8,7 @@ use crate::helpers::{TestApp, expect_json, field_codes};
 
 both_backends!(
     a_client_of_the_original_works_unchanged,
+    changes_answer_with_what_a_read_finds,
     problems_come_back_together,
     every_content_rule_has_its_field_error,
     malformed_bodies_are_refused_and_change_nothing,
@@ -1943,4 +1944,80 @@ async fn seeded_ads_are_valid(app: TestApp) {
         let answer = expect_json(put, 200).await;
         assert_eq!(answer["_embedded"], ad["_embedded"], "images stay");
     }
+}
+
+/// PUT and PATCH answer with the ad as a read finds it right after, `ETag` included: after
+/// a new title, a move to another category, a pause, publishing a draft, and on an ad with
+/// images (seeded: nothing else makes images yet).
+async fn changes_answer_with_what_a_read_finds(app: TestApp) {
+    let seller = seller(&app, "verkoper@souk.test").await;
+    let same_as_read = |response: reqwest::Response, path: String| {
+        let app = &app;
+        let token = seller.token.clone();
+        async move {
+            let tag = response.headers()["etag"].clone();
+            let answer = expect_json(response, 200).await;
+            let read = app.get_with(&path, &token).await;
+            assert_eq!(read.headers()["etag"], tag, "{path}");
+            assert_eq!(expect_json(read, 200).await, answer, "{path}");
+            answer
+        }
+    };
+    let ad = created(&app, &seller.token, &minimal("Damesfiets")).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let patch = |operations: Value| json_patch(&app, &seller.token, &path, operations, None);
+    let titled = patch(json!([{"op": "replace", "path": "/title", "value": "Herenfiets"}])).await;
+    same_as_read(titled, path.clone()).await;
+    let moved = patch(json!([{"op": "replace", "path": "/categoryId", "value": 403}])).await;
+    let moved = same_as_read(moved, path.clone()).await;
+    assert_eq!(
+        moved["_links"]["svc:category"]["href"],
+        "/v1/categories/4/403"
+    );
+    let mut paused = moved.clone();
+    paused["status"] = json!("paused");
+    let paused = same_as_read(put(&app, &seller.token, &path, &paused).await, path.clone()).await;
+    assert_eq!(paused["status"], "paused");
+
+    let mut draft = minimal("Kinderfiets");
+    draft["status"] = json!("draft");
+    let draft = created(&app, &seller.token, &draft).await;
+    let draft_path = draft["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let published = json_patch(
+        &app,
+        &seller.token,
+        &draft_path,
+        json!([{"op": "replace", "path": "/status", "value": "online"}]),
+        None,
+    )
+    .await;
+    let published = same_as_read(published, draft_path).await;
+    assert!(published["startDate"].is_string() && published["closeDate"].is_string());
+
+    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
+    souk::seed::seed_ads(&app.db, &leaves, &[seller.id], 1, app.clock.now())
+        .await
+        .unwrap();
+    let own = expect_json(
+        app.get_with("/v1/advertisements?limit=1", &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    let seeded_path = own["_embedded"]["svc:advertisement"][0]["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let renamed = json_patch(
+        &app,
+        &seller.token,
+        &seeded_path,
+        json!([{"op": "replace", "path": "/title", "value": "Nieuwe titel"}]),
+        None,
+    )
+    .await;
+    let renamed = same_as_read(renamed, seeded_path).await;
+    let images =
+        &renamed["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"];
+    assert_eq!(images.as_array().unwrap().len(), 3, "the images stay");
 }
