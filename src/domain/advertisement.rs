@@ -664,6 +664,17 @@ pub const STANDARD_FIELDS: &[&str] = &[
     "attributes",
 ];
 
+/// The members of an advertisement that only Souk writes. PUT ignores them, so that a client
+/// may send back what it read.
+pub const READ_ONLY_FIELDS: &[&str] = &[
+    "itemId",
+    "startDate",
+    "closeDate",
+    "renewPossible",
+    "seller",
+    "rejectionReason",
+];
+
 /// What an update starts from: the ad's category and attribute values as stored.
 #[derive(Clone, Copy, Debug)]
 pub struct Stored<'a> {

@@ -9,8 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::domain::advertisement::{
-    Actor, AdContent, AdStatus, ItemId, Stored, category_closed, check_content, effective_status,
-    may_transition,
+    Actor, AdContent, AdStatus, ItemId, READ_ONLY_FIELDS, Stored, category_closed, check_content,
+    effective_status, may_transition,
 };
 use crate::domain::category::CategoryStatus;
 use crate::domain::locale::{Locale, Text};
@@ -18,7 +18,7 @@ use crate::error::{ApiError, ErrorCode, FieldError};
 use crate::hal::{Embedded, Hal, Page, Rel, Resource};
 use crate::oauth::scope::Scope;
 use crate::store::ads::{self, AdRecord, AdWrite};
-use crate::store::{Conn, DbError, categories, users};
+use crate::store::{Conn, categories, users};
 
 use super::ad_json::{AdJson, AdPageJson};
 use super::api::{Api, delete, get, patch, post, put};
@@ -468,20 +468,9 @@ async fn change(
                         }
                     }
                 };
-                // Read-only members a client sends back are ignored.
                 let body: Map<String, Value> = body
                     .into_iter()
-                    .filter(|(k, _)| {
-                        ![
-                            "itemId",
-                            "startDate",
-                            "closeDate",
-                            "renewPossible",
-                            "seller",
-                            "rejectionReason",
-                        ]
-                        .contains(&k.as_str())
-                    })
+                    .filter(|(k, _)| !READ_ONLY_FIELDS.contains(&k.as_str()))
                     .collect();
                 let current = status_of(&record, now);
                 let wanted = requested_status(&body)?.unwrap_or(current);
@@ -512,8 +501,8 @@ async fn change(
                 let Checked {
                     content,
                     running_days,
+                    parent_category_id,
                     category_open,
-                    ..
                 } = checked_content(conn, &body, region, Some(stored)).await?;
                 let publishing = current == AdStatus::Draft && wanted == AdStatus::Online;
                 if publishing && !category_open {
@@ -530,11 +519,12 @@ async fn change(
                 } else {
                     wanted.as_str()
                 };
+                let write = to_write(&content);
                 if !ads::update(
                     conn,
                     record.number,
                     record.version,
-                    &to_write(&content),
+                    &write,
                     stored,
                     dates,
                     record.rejection_reason.as_deref(),
@@ -544,9 +534,14 @@ async fn change(
                 {
                     return Err(ErrorCode::PreconditionFailed.into());
                 }
-                Ok(ads::get(conn, record.number)
-                    .await?
-                    .ok_or(DbError::NotFound)?)
+                // Everything a read would find is at hand: no round trip to read it back.
+                Ok(ads::updated(
+                    record,
+                    parent_category_id,
+                    write,
+                    stored,
+                    dates,
+                ))
             })
         })
         .await?;

@@ -198,6 +198,34 @@ pub fn inserted(
     }
 }
 
+/// The record [`get`] would read right after [`update`] stored `ad` over `record`: the
+/// next version, the same seller, images and rejection reason.
+pub fn updated(
+    record: AdRecord,
+    parent_category_id: Option<i64>,
+    ad: AdWrite,
+    status: &str,
+    dates: (Option<i64>, Option<i64>),
+) -> AdRecord {
+    AdRecord {
+        category_id: ad.category_id,
+        parent_category_id,
+        status: status.to_owned(),
+        title: ad.title,
+        description: ad.description,
+        price_model: ad.price_model,
+        attributes: ad.attributes,
+        postcode: ad.postcode,
+        locale: ad.locale,
+        reserved: ad.reserved,
+        show_on_map: ad.show_on_map,
+        start_date: dates.0,
+        close_date: dates.1,
+        version: record.version + 1,
+        ..record
+    }
+}
+
 /// Replaces the content and state of an ad if it is still at `version`; false if someone
 /// changed it meanwhile.
 #[allow(clippy::too_many_arguments)]
