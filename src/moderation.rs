@@ -1,7 +1,7 @@
 //! What operators do to advertisements from the command line: reject with a reason the
 //! seller sees, and restore.
 
-use crate::domain::advertisement::{Actor, AdStatus, ItemId, effective_status, may_transition};
+use crate::domain::advertisement::{Actor, AdStatus, ItemId, may_transition};
 use crate::store::{Db, DbError, ads};
 
 /// The longest rejection reason.
@@ -38,11 +38,7 @@ pub async fn reject(db: &Db, item: ItemId, reason: &str, now: i64) -> Result<(),
             let record = ads::get(conn, item.number())
                 .await?
                 .ok_or(ModerationError::NotFound(item))?;
-            let current = effective_status(
-                AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft),
-                record.close_date,
-                now,
-            );
+            let current = record.status_at(now);
             if !may_transition(current, AdStatus::Rejected, Actor::Operator) {
                 return Err(ModerationError::NotAllowed(
                     item,

@@ -20,8 +20,6 @@ use crate::hal::{Displayed, Embedded, Hal, Href, Rel, Resource};
 use crate::store::ads::AdRecord;
 use crate::store::images::ImageRecord;
 
-use super::ads::status_of;
-
 /// An advertisement as its seller (`for_seller`) or anyone else sees it at `now`.
 pub struct AdJson<'a> {
     hal: &'a Hal,
@@ -36,7 +34,7 @@ impl<'a> AdJson<'a> {
         AdJson {
             hal,
             record,
-            status: status_of(record, now),
+            status: record.status_at(now),
             now,
             for_seller,
         }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::domain::advertisement::{
     Actor, AdContent, AdStatus, ItemId, READ_ONLY_FIELDS, Stored, category_closed, check_content,
-    effective_status, may_transition,
+    may_transition,
 };
 use crate::domain::category::CategoryStatus;
 use crate::domain::locale::{Locale, Text};
@@ -134,18 +134,13 @@ pub(super) fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
     })
 }
 
-pub(super) fn status_of(record: &AdRecord, now: i64) -> AdStatus {
-    let stored = AdStatus::parse(&record.status).unwrap_or(AdStatus::Draft);
-    effective_status(stored, record.close_date, now)
-}
-
 /// The ETag: the version, and the state at `now` (expiry changes it without a write).
 fn tag(record: &AdRecord, now: i64) -> String {
     format!(
         "{}-{}-{}",
         record.number,
         record.version,
-        status_of(record, now).as_str()
+        record.status_at(now).as_str()
     )
 }
 
@@ -326,7 +321,7 @@ async fn one(
     // What only the seller sees (other states than online, the rejection reason) needs
     // `read`, as every private field does.
     let sees_all = is_seller && caller.scopes.contains(Scope::Read);
-    let status = status_of(&record, now);
+    let status = record.status_at(now);
     if status == AdStatus::Deleted || (status != AdStatus::Online && !sees_all) {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
@@ -355,7 +350,7 @@ fn writable_view(record: &AdRecord, now: i64) -> Value {
         "title": record.title,
         "description": record.description,
         "categoryId": record.category_id,
-        "status": status_of(record, now).as_str(),
+        "status": record.status_at(now).as_str(),
         "locale": record.locale,
         "reserved": record.reserved,
         "showOnMap": record.show_on_map,
@@ -412,7 +407,7 @@ fn check_if_match(headers: &HeaderMap, record: &AdRecord, now: i64) -> Result<()
 /// online ad, which anyone may know of, and 404 `advertisement-not-found` for any other, so
 /// that the existence of a draft or a paused ad does not leak (docs/LIFECYCLE.md).
 pub(super) fn outsider(record: &AdRecord, now: i64) -> ApiError {
-    if status_of(record, now) == AdStatus::Online {
+    if record.status_at(now) == AdStatus::Online {
         ErrorCode::Unauthorized.into()
     } else {
         ErrorCode::AdvertisementNotFound.into()
@@ -433,7 +428,7 @@ async fn ad_for_change(
     if record.seller_id != seller {
         return Err(outsider(&record, now));
     }
-    if status_of(&record, now) == AdStatus::Deleted {
+    if record.status_at(now) == AdStatus::Deleted {
         return Err(ErrorCode::AdvertisementNotFound.into());
     }
     Ok(record)
@@ -472,7 +467,7 @@ async fn change(
                     .into_iter()
                     .filter(|(k, _)| !READ_ONLY_FIELDS.contains(&k.as_str()))
                     .collect();
-                let current = status_of(&record, now);
+                let current = record.status_at(now);
                 let wanted = requested_status(&body)?.unwrap_or(current);
                 if !may_transition(current, wanted, Actor::Seller) {
                     return Err(ApiError::new(ErrorCode::ConflictingState).with_message(
@@ -588,7 +583,7 @@ async fn remove(
                 if record.seller_id != seller {
                     return Err(outsider(&record, now));
                 }
-                if status_of(&record, now) == AdStatus::Deleted {
+                if record.status_at(now) == AdStatus::Deleted {
                     return Ok(());
                 }
                 check_if_match(&headers, &record, now)?;

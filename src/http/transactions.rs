@@ -17,7 +17,7 @@ use crate::store::ads::{self, AdRecord};
 use crate::store::transactions::{self, Counter, Transaction, Upcall};
 use crate::store::{Conn, users};
 
-use super::ads::{outsider, parse_item, status_of};
+use super::ads::{outsider, parse_item};
 use super::api::{Api, get, post};
 use super::auth::{ClientWith, UserWith, need};
 use super::extract::{ApiVersion, JsonBody, parse_id};
@@ -116,7 +116,7 @@ pub fn routes(api: Api) -> Api {
 async fn existing_ad(conn: &mut dyn Conn, item: ItemId, now: i64) -> Result<AdRecord, ApiError> {
     ads::get(conn, item.number())
         .await?
-        .filter(|ad| status_of(ad, now) != AdStatus::Deleted)
+        .filter(|ad| ad.status_at(now) != AdStatus::Deleted)
         .ok_or_else(|| ErrorCode::AdvertisementNotFound.into())
 }
 
@@ -131,7 +131,7 @@ async fn ad_for_transactions(
     now: i64,
 ) -> Result<AdRecord, ApiError> {
     let ad = existing_ad(conn, item, now).await?;
-    if status_of(&ad, now) != AdStatus::Online
+    if ad.status_at(now) != AdStatus::Online
         && ad.seller_id != user
         && transactions::list(conn, ad.number, Some(user))
             .await?
@@ -549,7 +549,7 @@ async fn upcall(
                 // Calls are about ads people can see: any other is 404, before the body's
                 // problems (there is nothing to report on).
                 let ad = existing_ad(conn, item, now).await?;
-                if status_of(&ad, now) != AdStatus::Online {
+                if ad.status_at(now) != AdStatus::Online {
                     return Err(ErrorCode::AdvertisementNotFound.into());
                 }
                 let call = call?;

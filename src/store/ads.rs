@@ -1,5 +1,6 @@
 //! Advertisements as stored.
 
+use crate::domain::advertisement::{AdStatus, effective_status};
 use crate::params;
 
 use super::images::{self, ImageRecord};
@@ -33,6 +34,15 @@ pub struct AdRecord {
     pub version: i64,
     /// In the ad's order.
     pub images: Vec<ImageRecord>,
+}
+
+impl AdRecord {
+    /// The ad's state at `now`: the stored one, except that an online or paused ad past its
+    /// `closeDate` is expired already (the sweep writes that down later).
+    pub fn status_at(&self, now: i64) -> AdStatus {
+        let stored = AdStatus::parse(&self.status).unwrap_or(AdStatus::Draft);
+        effective_status(stored, self.close_date, now)
+    }
 }
 
 /// The writable content of an ad, ready for storage.
