@@ -53,7 +53,7 @@ pub fn routes(api: Api) -> Api {
             .summary("The calling user's own advertisements, newest first")
             .description("Every status but deleted; `status` filters (comma-separated; an unknown status or `deleted` is 400 `validation-failure` on `status`). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
             .authenticated()
-            .query_param("status", json!({"type": "string"}), "Comma-separated statuses.")
+            .query_param("status", json!({"type": "string", "pattern": "^(draft|online|paused|expired|closed|rejected)(,(draft|online|paused|expired|closed|rejected))*$"}), "Comma-separated statuses.")
             .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 30.")
             .ok(200, "A page of advertisements", "AdvertisementList")
@@ -65,7 +65,7 @@ pub fn routes(api: Api) -> Api {
             .tag("Advertisements")
             .summary("One advertisement (online ones to anyone, others to the seller)")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok(200, "The advertisement", "Advertisement")
             .ok_empty(304, "Not modified since the ETag in If-None-Match")
             .errors(&[ValidationFailure, AdvertisementNotFound]),
@@ -77,7 +77,7 @@ pub fn routes(api: Api) -> Api {
             .summary("Replace the writable fields (the seller, scope `write`)")
             .description("Read-only fields in the body are ignored, so a client may send back what it read. `status` changes the state where the lifecycle allows it (else 409 `conflicting-state`). `If-Match` with the ETag: 412 on a mismatch. Answers 200 with the representation.")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok(200, "The advertisement", "Advertisement")
             .errors(&writes),
         replace,
@@ -88,7 +88,7 @@ pub fn routes(api: Api) -> Api {
             .summary("Change an advertisement with a JSON Patch (RFC 6902)")
             .description("`Content-Type: application/json-patch+json`; the patch applies to the representation (`replace` of an absent member acts as `add`). Then as PUT. Answers 200 with the representation.")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok(200, "The advertisement", "Advertisement")
             .errors(&writes),
         patch_ad,
@@ -98,7 +98,7 @@ pub fn routes(api: Api) -> Api {
             .tag("Advertisements")
             .summary("Delete an advertisement (204; idempotent)")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok_empty(204, "Deleted (or already deleted)")
             .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, PreconditionFailed]),
         remove,

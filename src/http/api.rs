@@ -9,6 +9,10 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::error::ErrorCode;
 
+/// What `ItemId::parse` takes: `m` and a positive number of at most 18 digits without
+/// leading zeros.
+pub const ITEM_ID_PATTERN: &str = "^m[1-9][0-9]{0,17}$";
+
 /// The description of one operation.
 #[derive(Clone, Debug)]
 pub struct Operation {
@@ -20,8 +24,19 @@ pub struct Operation {
     description: &'static str,
     authenticated: bool,
     params: Vec<Value>,
-    responses: Vec<(u16, &'static str, Option<&'static str>)>,
+    responses: Vec<(u16, &'static str, Body)>,
     errors: Vec<ErrorCode>,
+}
+
+/// What an answer carries.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    /// Nothing (204, 302, 304).
+    Empty,
+    /// JSON of a component schema.
+    Json(&'static str),
+    /// A body of another media type (HTML pages, CSS, Prometheus text).
+    Media(&'static str),
 }
 
 /// Starts the description of `GET path`, where `path` is under the version prefix
@@ -83,10 +98,22 @@ impl Operation {
         self
     }
 
+    /// A path parameter that is an id: a positive integer (the server refuses 0, negatives
+    /// and anything past 64 bits).
     pub fn path_param(mut self, name: &'static str, description: &'static str) -> Self {
         self.params.push(json!({
             "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "integer", "format": "int64"},
+            "schema": {"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX},
+        }));
+        self
+    }
+
+    /// The `itemId` path parameter: `m` and the ad's number (as `ItemId::parse` takes it).
+    pub fn item_param(mut self) -> Self {
+        self.params.push(json!({
+            "name": "itemId", "in": "path", "required": true,
+            "description": "`m` followed by the advertisement's number.",
+            "schema": {"type": "string", "pattern": ITEM_ID_PATTERN},
         }));
         self
     }
@@ -113,15 +140,34 @@ impl Operation {
         self
     }
 
-    /// A successful answer with the schema (a component name) of its body.
+    /// A successful answer with the schema (a component name) of its JSON body.
     pub fn ok(mut self, status: u16, description: &'static str, schema: &'static str) -> Self {
-        self.responses.push((status, description, Some(schema)));
+        self.responses.push((status, description, Body::Json(schema)));
         self
     }
 
-    /// A successful answer without a JSON body.
+    /// A successful answer without a body.
     pub fn ok_empty(mut self, status: u16, description: &'static str) -> Self {
-        self.responses.push((status, description, None));
+        self.responses.push((status, description, Body::Empty));
+        self
+    }
+
+    /// An answer whose body is not JSON (`text/html`, `text/css`, `text/plain`).
+    pub fn media(
+        mut self,
+        status: u16,
+        description: &'static str,
+        media_type: &'static str,
+    ) -> Self {
+        self.responses
+            .push((status, description, Body::Media(media_type)));
+        self
+    }
+
+    /// A failure with a JSON body of its own rather than the `Error` of the resource API
+    /// (the authorization server's RFC 6749 errors).
+    pub fn fails(mut self, status: u16, description: &'static str, schema: &'static str) -> Self {
+        self.responses.push((status, description, Body::Json(schema)));
         self
     }
 
@@ -141,26 +187,53 @@ impl Operation {
         }
     }
 
-    fn to_openapi(&self, path_prefix: &str) -> (String, Value) {
-        let mut responses = Map::new();
-        for (status, description, schema) in &self.responses {
-            let mut response = json!({"description": description});
-            if let Some(schema) = schema {
-                response["content"] = json!({"application/json": {
-                    "schema": {"$ref": format!("#/components/schemas/{schema}")}
-                }});
-            }
-            responses.insert(status.to_string(), response);
-        }
+    /// The error codes the operation answers with: its own, and those every operation of
+    /// its kind can meet on the way (middleware and layers).
+    fn all_errors(&self) -> Vec<ErrorCode> {
         let mut errors = self.errors.clone();
+        // The timeout layer covers every route.
+        errors.push(ErrorCode::RequestTimeout);
+        if matches!(self.method, "post" | "put" | "patch") {
+            errors.push(ErrorCode::PayloadTooLarge);
+        }
         if self.authenticated {
-            errors.push(ErrorCode::Unauthenticated);
+            // The bearer middleware: no or a bad token, a token given twice, and the token
+            // lookup, which needs the database.
+            errors.extend([
+                ErrorCode::Unauthenticated,
+                ErrorCode::InvalidRequest,
+                ErrorCode::ServiceUnavailable,
+            ]);
+            if self.method == "post" {
+                // Idempotency-Key: malformed, still running, or reused for another request.
+                errors.extend([ErrorCode::ConflictingState, ErrorCode::IdempotencyKeyReused]);
+            }
         }
         errors.sort_by_key(|c| (c.status().as_u16(), c.as_str()));
         errors.dedup();
-        for code in &errors {
+        errors
+    }
+
+    fn to_openapi(&self, path_prefix: &str) -> (String, Value) {
+        let mut responses = Map::new();
+        for (status, description, body) in &self.responses {
+            let mut response = json!({"description": description});
+            match body {
+                Body::Empty => {}
+                Body::Json(schema) => {
+                    response["content"] = json!({"application/json": {
+                        "schema": {"$ref": format!("#/components/schemas/{schema}")}
+                    }});
+                }
+                Body::Media(media_type) => {
+                    response["content"] = json!({*media_type: {"schema": {"type": "string"}}});
+                }
+            }
+            responses.insert(status.to_string(), response);
+        }
+        for code in self.all_errors() {
             let status = code.status().as_u16().to_string();
-            let entry = responses.entry(status).or_insert_with(|| {
+            let entry = responses.entry(status.clone()).or_insert_with(|| {
                 json!({
                     "description": "",
                     "content": {"application/json": {
@@ -168,6 +241,14 @@ impl Operation {
                     }},
                 })
             });
+            assert_eq!(
+                entry["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/Error",
+                "{} {}: {status} is declared with another body and as {}",
+                self.method,
+                self.path,
+                code.as_str()
+            );
             let text = entry["description"].as_str().unwrap_or_default();
             let line = format!("`{}`", code.as_str());
             entry["description"] = json!(if text.is_empty() {

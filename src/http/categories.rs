@@ -22,7 +22,7 @@ pub fn routes(api: Api) -> Api {
             .summary("The category tree")
             .description("The L1 categories, each with its L2 children embedded. With `categoryId`, the one category with that id instead. Answers an `ETag` and honours `If-None-Match`.")
             .authenticated()
-            .query_param("categoryId", json!({"type": "integer"}), "Answer this one category (L1 or L2) instead of the tree.")
+            .query_param("categoryId", json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX}), "Answer this one category (L1 or L2) instead of the tree.")
             .ok(200, "The tree (or the category asked for)", "CategoryList")
             .ok_empty(304, "Not modified since the ETag in If-None-Match")
             .errors(&[ValidationFailure, CategoryNotFound]),

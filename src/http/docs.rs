@@ -20,7 +20,7 @@ pub fn routes(api: Api) -> Api {
         get(path, id)
             .tag("Documentation")
             .summary(summary)
-            .ok_empty(200, "An HTML page")
+            .media(200, "An HTML page", "text/html")
     };
     api.route(page("/docs", "docsIndex", "The documentation"), index)
         .route(
@@ -59,11 +59,10 @@ pub fn routes(api: Api) -> Api {
             resource,
         )
         .route(
-            page(
-                "/docs/assets/docs.css",
-                "docsStylesheet",
-                "The stylesheet of these pages",
-            ),
+            get("/docs/assets/docs.css", "docsStylesheet")
+                .tag("Documentation")
+                .summary("The stylesheet of these pages")
+                .media(200, "The stylesheet", "text/css"),
             stylesheet,
         )
 }

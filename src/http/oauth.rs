@@ -9,7 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::app::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::oauth::scope::Scope;
 use crate::oauth::{
     self, ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS,
@@ -30,37 +30,44 @@ pub fn routes(api: Api) -> Api {
             .tag(tag)
             .summary("Issue tokens: authorization_code, refresh_token and client_credentials grants")
             .description("RFC 6749. Parameters as `application/x-www-form-urlencoded` body, or (a compatibility allowance for clients of the original) in the query string of the POST. Client authentication by HTTP Basic or `client_id`/`client_secret` parameters, not both. Errors are RFC 6749 §5.2 bodies. Every answer carries `Cache-Control: no-store`.")
-            .ok_empty(200, "`{access_token, token_type, expires_in, refresh_token, scope}`")
-            .ok_empty(400, "`{error, error_description}`")
-            .ok_empty(401, "`invalid_client`"),
+            .ok(200, "The tokens", "TokenResponse")
+            .fails(400, "An RFC 6749 §5.2 error", "OAuthError")
+            .fails(401, "`invalid_client`", "OAuthError")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         token,
     )
     .route(
         get(TOKEN_PATH, "tokenGet")
             .tag(tag)
             .summary("Refused: the token endpoint takes POST")
-            .ok_empty(400, "`invalid_request`"),
+            .fails(400, "`invalid_request`", "OAuthError"),
         token_get,
     )
     .route(
         post(REVOKE_PATH, "revoke")
             .tag(tag)
             .summary("Revoke an access or refresh token (RFC 7009)")
-            .ok_empty(200, "Revoked (or unknown: the answer is the same)"),
+            .ok(200, "Revoked (or unknown: the answer is the same)", "Revocation")
+            .fails(400, "`invalid_request`: no `token`", "OAuthError")
+            .fails(401, "`invalid_client`", "OAuthError")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         revoke,
     )
     .route(
         post(INTROSPECT_PATH, "introspect")
             .tag(tag)
             .summary("Describe a token of the calling client (RFC 7662)")
-            .ok_empty(200, "`{active, scope, client_id, sub, token_type, exp, iat}`"),
+            .ok(200, "The token, or `{active: false}`", "Introspection")
+            .fails(400, "`invalid_request`: no `token`", "OAuthError")
+            .fails(401, "`invalid_client`", "OAuthError")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         introspect,
     )
     .route(
         get("/.well-known/oauth-authorization-server", "authorizationServerMetadata")
             .tag(tag)
             .summary("Authorization server metadata (RFC 8414)")
-            .ok_empty(200, "The metadata"),
+            .ok(200, "The metadata", "AuthorizationServerMetadata"),
         metadata,
     )
 }

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::app::AppState;
 use crate::domain::locale::Language;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::oauth::{self, Authorization, AuthorizeError, password, secret};
 use crate::store::{oauth as store, users};
 
@@ -37,48 +37,56 @@ pub fn routes(api: Api) -> Api {
             .tag(tag)
             .summary("The authorization endpoint: sign-in and consent pages (HTML)")
             .description("`response_type=code`, `client_id`, `redirect_uri`, optional `scope`, `state`, `code_challenge` (S256). An unknown client or a redirect_uri that does not match is shown as an error page; every other error is redirected to the client.")
-            .ok_empty(200, "The sign-in or consent page")
+            .media(200, "The sign-in or consent page", "text/html")
             .ok_empty(302, "Back to the client with `code` or `error`")
-            .ok_empty(400, "Error page: unknown client or redirect_uri"),
+            .media(400, "Error page: unknown client or redirect_uri", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         authorize,
     )
     .route(
         post(AUTHORIZE_PATH, "authorizeSubmit")
             .tag(tag)
             .summary("The sign-in and consent forms post here (with the CSRF token)")
+            .media(200, "The consent page, or the sign-in page again", "text/html")
             .ok_empty(302, "Back to the client")
-            .ok_empty(403, "Missing or wrong CSRF token or session")
-            .ok_empty(429, "Too many failed sign-ins"),
+            .media(400, "Error page: unknown client or redirect_uri", "text/html")
+            .media(403, "Missing or wrong CSRF token or session", "text/html")
+            .media(429, "Too many failed sign-ins", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         submit,
     )
     .route(
         get("/accounts/confirm", "confirmPage")
             .tag(tag)
             .summary("The page behind a mailed confirmation link (account or new e-mail address)")
-            .ok_empty(200, "A page with a confirm button (and a password form if the account has none)"),
+            .media(200, "A page with a confirm button (and a password form if the account has none)", "text/html")
+            .media(400, "The link has no token", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         confirm_page,
     )
     .route(
         post("/accounts/confirm", "confirm")
             .tag(tag)
             .summary("Confirms an account or a new e-mail address (the form of the confirmation page)")
-            .ok_empty(200, "Confirmed")
-            .ok_empty(400, "Unknown, used or expired link"),
+            .media(200, "Confirmed", "text/html")
+            .media(400, "Unknown, used or expired link, or a password too short", "text/html")
+            .media(409, "The new e-mail address was taken meanwhile", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
         confirm,
     )
     .route(
         get("/accounts/demo-callback", "demoCallback")
             .tag(tag)
             .summary("Sandbox only: where the demo client lands; shows how to exchange the code")
-            .ok_empty(200, "A page with the code and the curl line that exchanges it")
-            .errors(&[crate::error::ErrorCode::NotFound]),
+            .media(200, "A page with the code and the curl line that exchanges it", "text/html")
+            .errors(&[ErrorCode::NotFound]),
         demo_callback,
     )
     .route(
         get("/accounts/assets/accounts.css", "accountsStylesheet")
             .tag(tag)
             .summary("The stylesheet of the sign-in pages")
-            .ok_empty(200, "CSS"),
+            .media(200, "The stylesheet", "text/css"),
         stylesheet,
     )
 }

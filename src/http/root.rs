@@ -43,9 +43,10 @@ pub fn routes(api: Api) -> Api {
             get("/metrics", "metrics")
                 .tag("Operations")
                 .summary("Prometheus metrics (text exposition format)")
-                .ok_empty(
+                .media(
                     200,
                     "Requests by route and status, latency histogram, pool usage",
+                    "text/plain",
                 ),
             metrics,
         )
@@ -53,7 +54,7 @@ pub fn routes(api: Api) -> Api {
             get("/openapi.json", "openapi")
                 .tag("Operations")
                 .summary("This OpenAPI 3.1 document")
-                .ok_empty(200, "The document"),
+                .ok(200, "The document", "OpenApiDocument"),
             openapi,
         )
 }

@@ -2,6 +2,8 @@
 
 use serde_json::{Value, json};
 
+use super::api::ITEM_ID_PATTERN;
+
 /// Every component schema, with prefixed keys under `prefix`.
 pub fn all(prefix: &str) -> Value {
     let link = json!({"$ref": "#/components/schemas/Link"});
@@ -109,7 +111,7 @@ pub fn all(prefix: &str) -> Value {
             "additionalProperties": true,
             "properties": {
                 "_links": links(&["category", "seller", "advertisement-features", "advertisement-purchased-features", "advertisement-images", "advertisement-statistics", "bids", "advertisement-transactions", "advertisement-renew", "advertisement-website-link"]),
-                "itemId": {"type": "string", "pattern": "^m[0-9]+$"},
+                "itemId": {"type": "string", "pattern": ITEM_ID_PATTERN},
                 "title": {"type": "string", "minLength": 2, "maxLength": 60},
                 "description": {"type": "string", "maxLength": 4000},
                 "categoryId": {"type": "integer"},
@@ -329,6 +331,71 @@ pub fn all(prefix: &str) -> Value {
                 },
             },
             "required": ["fields"],
+        },
+        "TokenResponse": {
+            "type": "object",
+            "description": "RFC 6749 §5.1. No `refresh_token` for client credentials.",
+            "properties": {
+                "access_token": {"type": "string"},
+                "token_type": {"type": "string", "enum": ["bearer"]},
+                "expires_in": {"type": "integer", "minimum": 1},
+                "refresh_token": {"type": "string"},
+                "scope": {"type": "string"},
+            },
+            "required": ["access_token", "token_type", "expires_in", "scope"],
+        },
+        "OAuthError": {
+            "type": "object",
+            "description": "RFC 6749 §5.2.",
+            "properties": {
+                "error": {"type": "string", "enum": ["invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope"]},
+                "error_description": {"type": "string"},
+            },
+            "required": ["error"],
+        },
+        "Revocation": {
+            "type": "object",
+            "description": "RFC 7009: an empty object, whether the token was known or not.",
+            "additionalProperties": false,
+        },
+        "Introspection": {
+            "type": "object",
+            "description": "RFC 7662. An unknown, expired or revoked token, or one of another client, is `{\"active\": false}` alone.",
+            "properties": {
+                "active": {"type": "boolean"},
+                "scope": {"type": "string"},
+                "client_id": {"type": "string"},
+                "sub": {"type": "string", "description": "The user id, for a user's token."},
+                "token_type": {"type": "string", "enum": ["access_token", "refresh_token"]},
+                "exp": {"type": "integer"},
+                "iat": {"type": "integer"},
+            },
+            "required": ["active"],
+        },
+        "AuthorizationServerMetadata": {
+            "type": "object",
+            "description": "RFC 8414.",
+            "properties": {
+                "issuer": {"type": "string"},
+                "authorization_endpoint": {"type": "string"},
+                "token_endpoint": {"type": "string"},
+                "revocation_endpoint": {"type": "string"},
+                "introspection_endpoint": {"type": "string"},
+                "scopes_supported": {"type": "array", "items": {"type": "string"}},
+                "response_types_supported": {"type": "array", "items": {"type": "string"}},
+                "grant_types_supported": {"type": "array", "items": {"type": "string"}},
+                "token_endpoint_auth_methods_supported": {"type": "array", "items": {"type": "string"}},
+                "revocation_endpoint_auth_methods_supported": {"type": "array", "items": {"type": "string"}},
+                "introspection_endpoint_auth_methods_supported": {"type": "array", "items": {"type": "string"}},
+                "code_challenge_methods_supported": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["issuer", "authorization_endpoint", "token_endpoint", "response_types_supported"],
+        },
+        "OpenApiDocument": {
+            "type": "object",
+            "description": "This document (OpenAPI 3.1).",
+            "properties": {"openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"}},
+            "required": ["openapi", "info", "paths"],
         },
         "CategoryFees": {
             "type": "object",

@@ -30,7 +30,7 @@ pub fn routes(api: Api) -> Api {
             .tag("Transactions")
             .summary(summary)
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .path_param("transactionId", "The transaction's number within the ad.")
             .ok(200, "The transaction", "Transaction")
             .errors(&[
@@ -47,7 +47,7 @@ pub fn routes(api: Api) -> Api {
             .summary("Record a sale (the seller, scope `write`)")
             .description("Body `{buyerId, amount, shippingCosts}`: a user and two non-negative integer amounts in cents. Answers 201 with status `CREATED`; the original documented this under `/v2`.")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok(201, "The transaction", "Transaction")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, AdvertisementNotFound]),
         create,
@@ -57,7 +57,7 @@ pub fn routes(api: Api) -> Api {
             .tag("Transactions")
             .summary("The ad's transactions, newest first (the seller: all; a buyer: theirs)")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok(200, "The transactions", "TransactionList")
             .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound]),
         list,
@@ -67,7 +67,7 @@ pub fn routes(api: Api) -> Api {
             .tag("Transactions")
             .summary("One transaction (the seller or its buyer, scope `read`)")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .path_param("transactionId", "The transaction's number within the ad.")
             .ok(200, "The transaction", "Transaction")
             .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, TransactionNotFound]),
@@ -95,7 +95,7 @@ pub fn routes(api: Api) -> Api {
             .summary("Report a phone call about an ad (client token with scope `confirm_upcall`)")
             .description("Body `{callerPhoneNumber, calleePhoneNumber, startTime, endTime}`, all required strings; times ISO 8601 with an offset, `endTime` not before `startTime`. Answers 201 with no body; the call counts in the ad's statistics as a phone click. Only online ads take calls: any other is 404, as is an unknown one, whatever the body.")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok_empty(201, "Recorded")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, AdvertisementNotFound]),
         upcall,
@@ -105,7 +105,7 @@ pub fn routes(api: Api) -> Api {
             .tag("Advertisements")
             .summary("What happened to an ad (the seller, scope `read`)")
             .authenticated()
-            .name_param("itemId", "`m` followed by digits.")
+            .item_param()
             .ok(200, "The statistics", "Statistics")
             .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound]),
         statistics,
