@@ -142,7 +142,8 @@ impl Operation {
 
     /// A successful answer with the schema (a component name) of its JSON body.
     pub fn ok(mut self, status: u16, description: &'static str, schema: &'static str) -> Self {
-        self.responses.push((status, description, Body::Json(schema)));
+        self.responses
+            .push((status, description, Body::Json(schema)));
         self
     }
 
@@ -167,7 +168,8 @@ impl Operation {
     /// A failure with a JSON body of its own rather than the `Error` of the resource API
     /// (the authorization server's RFC 6749 errors).
     pub fn fails(mut self, status: u16, description: &'static str, schema: &'static str) -> Self {
-        self.responses.push((status, description, Body::Json(schema)));
+        self.responses
+            .push((status, description, Body::Json(schema)));
         self
     }
 

@@ -8,10 +8,11 @@
 
 use std::collections::BTreeSet;
 
+use reqwest::Method;
 use serde_json::json;
 
 use crate::both_backends;
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, User, expect_json};
 
 both_backends!(
     the_access_table_holds,
@@ -274,30 +275,16 @@ fn ad_body() -> serde_json::Value {
 /// The users of the access table: the owner (of `{me}` and `{ad}`), another user and the
 /// buyer of the owner's sales, with a user token each.
 struct Users {
-    owner: i64,
-    owner_token: String,
-    other_token: String,
-    buyer: i64,
-    buyer_token: String,
+    owner: User,
+    other: User,
+    buyer: User,
 }
 
 async fn users(app: &TestApp) -> Users {
-    let mut tokens = Vec::new();
-    let mut ids = Vec::new();
-    for name in ["owner", "other", "buyer"] {
-        let (email, password) = (format!("{name}@souk.test"), format!("password-of-{name}"));
-        ids.push(app.create_user(&email, &password).await);
-        let (token, _) = app
-            .user_token(&app.app_client, &email, &password, None)
-            .await;
-        tokens.push(token);
-    }
     Users {
-        owner: ids[0],
-        owner_token: tokens[0].clone(),
-        other_token: tokens[1].clone(),
-        buyer: ids[2],
-        buyer_token: tokens[2].clone(),
+        owner: app.user("owner@souk.test").await,
+        other: app.user("other@souk.test").await,
+        buyer: app.user("buyer@souk.test").await,
     }
 }
 
@@ -311,51 +298,40 @@ async fn send(
     token: Option<&str>,
     body: Option<(&str, String)>,
 ) -> reqwest::Response {
-    let mut request = match method {
-        "get" => app.client.get(app.url(path)),
-        "put" => app.client.put(app.url(path)),
-        "patch" => app.client.patch(app.url(path)),
-        "delete" => app.client.delete(app.url(path)),
-        _ => app.client.post(app.url(path)),
-    };
+    let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+    let mut request = app.request(method, path);
     if let Some(token) = token {
-        request = request.bearer_auth(token);
+        request = request.token(token);
     }
     if let Some((content_type, text)) = body {
-        request = request.header("content-type", content_type).body(text);
+        request = request.body(content_type, text);
     }
-    request.send().await.unwrap()
+    request.send().await
+}
+
+/// An online ad of the owner; its item id.
+async fn owners_ad(app: &TestApp, users: &Users) -> String {
+    let response = app
+        .post("/v1/advertisements")
+        .token(&users.owner.token)
+        .json(&ad_body())
+        .send()
+        .await;
+    expect_json(response, 201).await["itemId"]
+        .as_str()
+        .expect("the ad was placed")
+        .to_owned()
 }
 
 /// A sale of `item` from the owner to the buyer; its transactionId.
-/// An online ad of the owner; its item id.
-async fn owners_ad(app: &TestApp, users: &Users) -> String {
-    let response = send(
-        app,
-        "post",
-        "/v1/advertisements",
-        Some(&users.owner_token),
-        Some(("application/json", ad_body().to_string())),
-    )
-    .await;
-    let ad: serde_json::Value = response.json().await.unwrap();
-    ad["itemId"].as_str().expect("the ad was placed").to_owned()
-}
-
 async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
-    let response = send(
-        app,
-        "post",
-        &format!("/v1/advertisements/{item}/transactions"),
-        Some(&users.owner_token),
-        Some((
-            "application/json",
-            json!({"buyerId": users.buyer, "amount": 100, "shippingCosts": 0}).to_string(),
-        )),
-    )
-    .await;
-    assert_eq!(response.status(), 201);
-    response.json::<serde_json::Value>().await.unwrap()["transactionId"]
+    let response = app
+        .post(&format!("/v1/advertisements/{item}/transactions"))
+        .token(&users.owner.token)
+        .json(&json!({"buyerId": users.buyer.id, "amount": 100, "shippingCosts": 0}))
+        .send()
+        .await;
+    expect_json(response, 201).await["transactionId"]
         .as_i64()
         .unwrap()
 }
@@ -381,18 +357,18 @@ async fn the_access_table_holds(app: TestApp) {
             ("client", Some(app.token.as_str()), row.client),
             (
                 "other user",
-                Some(users.other_token.as_str()),
+                Some(users.other.token.as_str()),
                 row.other_user,
             ),
-            ("buyer", Some(users.buyer_token.as_str()), row.buyer),
-            ("owner", Some(users.owner_token.as_str()), row.owner),
+            ("buyer", Some(users.buyer.token.as_str()), row.buyer),
+            ("owner", Some(users.owner.token.as_str()), row.owner),
         ] {
             for prefix in ["/v1", "/v2"] {
                 n += 1;
                 let mut path = row
                     .path
                     .replacen("/v1", prefix, 1)
-                    .replace("{me}", &users.owner.to_string())
+                    .replace("{me}", &users.owner.id.to_string())
                     .replace("{ad}", &item);
                 if path.contains("{tx}") {
                     path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
@@ -405,8 +381,8 @@ async fn the_access_table_holds(app: TestApp) {
                 let body = row.body.as_ref().map(|body| {
                     body.to_string()
                         .replace("{n}", &n.to_string())
-                        .replace("\"{me}\"", &users.owner.to_string())
-                        .replace("\"{buyer}\"", &users.buyer.to_string())
+                        .replace("\"{me}\"", &users.owner.id.to_string())
+                        .replace("\"{buyer}\"", &users.buyer.id.to_string())
                 });
                 let response = send(
                     &app,
@@ -422,12 +398,17 @@ async fn the_access_table_holds(app: TestApp) {
                 } else {
                     Status(status)
                 };
-                let text = response.text().await.unwrap_or_default();
-                assert_eq!(actual, expected, "{} {path} as {who}: {text}", row.method);
+                if actual != expected {
+                    let text = response.text().await.unwrap_or_default();
+                    panic!(
+                        "{} {path} as {who}: {actual:?}, not {expected:?}: {text}",
+                        row.method
+                    );
+                }
                 let Status(status) = expected else {
                     continue;
                 };
-                let error: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let error = expect_json(response, status).await;
                 assert_eq!(
                     error["code"],
                     code_of(status),
@@ -483,20 +464,15 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
     let item = owners_ad(&app, &users).await;
     sale(&app, &users, &item).await;
     sale(&app, &users, &item).await;
-    let paused = send(
-        &app,
-        "patch",
-        &format!("/v1/advertisements/{item}"),
-        Some(&users.owner_token),
-        Some((
-            "application/json-patch+json",
-            json!([{"op": "replace", "path": "/status", "value": "paused"}]).to_string(),
-        )),
-    )
-    .await;
+    let paused = app
+        .patch(&format!("/v1/advertisements/{item}"))
+        .token(&users.owner.token)
+        .json_patch(&json!([{"op": "replace", "path": "/status", "value": "paused"}]))
+        .send()
+        .await;
     assert_eq!(paused.status(), 200);
     let ad = format!("/v1/advertisements/{item}");
-    let sale_body = json!({"buyerId": users.buyer, "amount": 1, "shippingCosts": 0}).to_string();
+    let sale_body = json!({"buyerId": users.buyer.id, "amount": 1, "shippingCosts": 0}).to_string();
     let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
                       "startTime": "2026-01-01T10:00:00Z", "endTime": "2026-01-01T10:05:00Z"})
     .to_string();
@@ -531,9 +507,8 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
     for (method, path, body) in &requests {
         for prefix in ["/v1", "/v2"] {
             let path = path.replacen("/v1", prefix, 1);
-            let response = send(&app, method, &path, Some(&users.other_token), body.clone()).await;
-            assert_eq!(response.status(), 404, "{method} {path}");
-            let error: serde_json::Value = response.json().await.unwrap();
+            let response = send(&app, method, &path, Some(&users.other.token), body.clone()).await;
+            let error = expect_json(response, 404).await;
             assert_eq!(error["code"], "advertisement-not-found", "{method} {path}");
         }
     }
@@ -550,53 +525,41 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
     // The buyer sees their transactions on the paused ad, and cancels one; the ad itself,
     // its statistics and new sales stay the seller's.
     for path in [format!("{ad}/transactions"), format!("{ad}/transactions/1")] {
-        let response = send(&app, "get", &path, Some(&users.buyer_token), None).await;
+        let response = send(&app, "get", &path, Some(&users.buyer.token), None).await;
         assert_eq!(response.status(), 200, "{path}");
     }
     let cancelled = send(
         &app,
         "post",
         &format!("{ad}/transactions/2/actions/cancel"),
-        Some(&users.buyer_token),
+        Some(&users.buyer.token),
         json("{}"),
     )
     .await;
     assert_eq!(cancelled.status(), 200);
-    let response = send(&app, "get", &ad, Some(&users.buyer_token), None).await;
+    let response = send(&app, "get", &ad, Some(&users.buyer.token), None).await;
     assert_eq!(response.status(), 404);
     let response = send(
         &app,
         "post",
         &format!("{ad}/transactions"),
-        Some(&users.buyer_token),
+        Some(&users.buyer.token),
         json(&sale_body),
     )
     .await;
     assert_eq!(response.status(), 403);
     // Nothing the others tried changed anything.
-    let statistics = send(
-        &app,
-        "get",
-        &format!("{ad}/statistics"),
-        Some(&users.owner_token),
-        None,
-    )
-    .await;
-    let statistics: serde_json::Value = statistics.json().await.unwrap();
+    let owner = &users.owner.token;
+    let statistics = expect_json(app.get_with(&format!("{ad}/statistics"), owner).await, 200).await;
     assert_eq!(statistics["numberOfPhoneClicks"], 0);
-    let own = send(&app, "get", &ad, Some(&users.owner_token), None).await;
-    let own: serde_json::Value = own.json().await.unwrap();
+    let own = expect_json(app.get_with(&ad, owner).await, 200).await;
     assert_eq!(own["title"], "Damesfiets");
     assert_eq!(own["status"], "paused");
-    let listed = send(
-        &app,
-        "get",
-        &format!("{ad}/transactions"),
-        Some(&users.owner_token),
-        None,
+    let listed = expect_json(
+        app.get_with(&format!("{ad}/transactions"), owner).await,
+        200,
     )
     .await;
-    let listed: serde_json::Value = listed.json().await.unwrap();
     let statuses: Vec<&str> = listed["_embedded"]["svc:advertisement-transaction"]
         .as_array()
         .unwrap()
@@ -611,32 +574,16 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
 async fn scopes_are_needed(app: TestApp) {
     let users = users(&app).await;
     let item = owners_ad(&app, &users).await;
-    let ad: serde_json::Value = send(
-        &app,
-        "get",
-        &format!("/v1/advertisements/{item}"),
-        Some(&users.owner_token),
-        None,
+    let owner = &users.owner.token;
+    let ad = expect_json(
+        app.get_with(&format!("/v1/advertisements/{item}"), owner)
+            .await,
+        200,
     )
-    .await
-    .json()
-    .await
-    .unwrap();
+    .await;
     sale(&app, &users, &item).await;
-    let scoped = |scope: &'static str| {
-        let app = &app;
-        async move {
-            app.user_token(
-                &app.app_client,
-                "owner@souk.test",
-                "password-of-owner",
-                Some(scope),
-            )
-            .await
-            .0
-        }
-    };
-    let (read_only, write_only) = (scoped("read").await, scoped("write").await);
+    let read_only = app.token_of(&users.owner, Some("read")).await;
+    let write_only = app.token_of(&users.owner, Some("write")).await;
     let path = format!("/v1/advertisements/{item}");
     let json = |value: serde_json::Value| Some(("application/json", value.to_string()));
     let needs_write: Vec<Request> = vec![
@@ -654,7 +601,7 @@ async fn scopes_are_needed(app: TestApp) {
         (
             "post",
             format!("{path}/transactions"),
-            json(json!({"buyerId": users.buyer, "amount": 1, "shippingCosts": 0})),
+            json(json!({"buyerId": users.buyer.id, "amount": 1, "shippingCosts": 0})),
         ),
         (
             "post",
@@ -668,7 +615,7 @@ async fn scopes_are_needed(app: TestApp) {
         ),
         (
             "put",
-            format!("/v1/users/{}/brands", users.owner),
+            format!("/v1/users/{}/brands", users.owner.id),
             json(json!({"brands": ["Ford"]})),
         ),
     ];
@@ -690,52 +637,29 @@ async fn scopes_are_needed(app: TestApp) {
     let response = send(
         &app,
         "post",
-        &format!("/v1/users/{}/change-email", users.owner),
+        &format!("/v1/users/{}/change-email", users.owner.id),
         Some(&write_only),
         json(json!({"newEmail": "ander@souk.test"})),
     )
     .await;
     assert_eq!(response.status(), 403, "change-email without read");
     // Nothing changed: the ad, its one open sale, the brands, the list.
-    let read = send(&app, "get", &path, Some(&users.owner_token), None).await;
-    let read: serde_json::Value = read.json().await.unwrap();
+    let read = expect_json(app.get_with(&path, owner).await, 200).await;
     assert_eq!(read, ad);
-    let sales = send(
-        &app,
-        "get",
-        &format!("{path}/transactions"),
-        Some(&users.owner_token),
-        None,
+    let sales = expect_json(
+        app.get_with(&format!("{path}/transactions"), owner).await,
+        200,
     )
     .await;
-    let sales: serde_json::Value = sales.json().await.unwrap();
     let sales = sales["_embedded"]["svc:advertisement-transaction"]
         .as_array()
         .unwrap();
     assert_eq!(sales.len(), 1);
     assert_eq!(sales[0]["status"], "CREATED");
-    let brands = send(
-        &app,
-        "get",
-        &format!("/v1/users/{}/brands", users.owner),
-        Some(&users.owner_token),
-        None,
-    )
-    .await;
-    assert_eq!(
-        brands.json::<serde_json::Value>().await.unwrap()["brands"],
-        json!([])
-    );
-    let own = send(
-        &app,
-        "get",
-        "/v1/advertisements",
-        Some(&users.owner_token),
-        None,
-    )
-    .await;
-    assert_eq!(
-        own.json::<serde_json::Value>().await.unwrap()["totalCount"],
-        1
-    );
+    let brands = app
+        .get_with(&format!("/v1/users/{}/brands", users.owner.id), owner)
+        .await;
+    assert_eq!(expect_json(brands, 200).await["brands"], json!([]));
+    let own = app.get_with("/v1/advertisements", owner).await;
+    assert_eq!(expect_json(own, 200).await["totalCount"], 1);
 }

@@ -1,10 +1,11 @@
 //! Advertisements: what a client of the original does, validation, access, ETags and the
 //! lifecycle, on both backends.
 
+use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json, field_codes};
+use crate::helpers::{TestApp, User, expect_json, field_codes};
 
 both_backends!(
     a_client_of_the_original_works_unchanged,
@@ -47,27 +48,12 @@ fn minimal(title: &str) -> Value {
     })
 }
 
-struct Seller {
-    id: i64,
-    token: String,
-}
-
-async fn seller(app: &TestApp, email: &str) -> Seller {
-    let id = app.create_user(email, "password-of-seller").await;
-    let (token, _) = app
-        .user_token(&app.app_client, email, "password-of-seller", None)
-        .await;
-    Seller { id, token }
-}
-
 async fn create(app: &TestApp, token: &str, body: &Value) -> reqwest::Response {
-    app.client
-        .post(app.url("/v1/advertisements"))
-        .bearer_auth(token)
+    app.post("/v1/advertisements")
+        .token(token)
         .json(body)
         .send()
         .await
-        .unwrap()
 }
 
 async fn created(app: &TestApp, token: &str, body: &Value) -> Value {
@@ -81,20 +67,15 @@ async fn json_patch(
     patch: Value,
     if_match: Option<&str>,
 ) -> reqwest::Response {
-    let mut request = app
-        .client
-        .patch(app.url(path))
-        .bearer_auth(token)
-        .header("content-type", "application/json-patch+json")
-        .body(patch.to_string());
+    let mut request = app.patch(path).token(token).json_patch(&patch);
     if let Some(tag) = if_match {
         request = request.header("if-match", tag);
     }
-    request.send().await.unwrap()
+    request.send().await
 }
 
 async fn a_client_of_the_original_works_unchanged(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let response = create(&app, &seller.token, &minimal("Damesfiets Gazelle")).await;
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     let created_tag = response.headers()["etag"].clone();
@@ -216,14 +197,7 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
     // PUT accepts what was read, read-only fields included.
     let mut back = read.clone();
     back["description"] = json!("Nieuwe beschrijving.");
-    let put = app
-        .client
-        .put(app.url(&location))
-        .bearer_auth(&seller.token)
-        .json(&back)
-        .send()
-        .await
-        .unwrap();
+    let put = put(&app, &seller.token, &location, &back).await;
     assert_eq!(
         expect_json(put, 200).await["description"],
         "Nieuwe beschrijving."
@@ -242,13 +216,11 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
         .create_user("koper@souk.test", "password-of-buyer")
         .await;
     let sale = app
-        .client
-        .post(app.url(&transactions))
-        .bearer_auth(&seller.token)
+        .post(&transactions)
+        .token(&seller.token)
         .json(&json!({"buyerId": buyer, "amount": 15000, "shippingCosts": 0}))
         .send()
-        .await
-        .unwrap();
+        .await;
     expect_json(sale, 201).await;
     let listed = expect_json(app.get_with(&transactions, &seller.token).await, 200).await;
     let listed = listed["_embedded"]["svc:advertisement-transaction"]
@@ -265,7 +237,7 @@ async fn a_client_of_the_original_works_unchanged(app: TestApp) {
 }
 
 async fn problems_come_back_together(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let body = json!({"title": "x", "categoryId": 402, "location": {"postcode": "nope"},
                       "priceModel": {"modelType": "bidding"}, "condition": "kapot", "frameSize": 99, "kleur": "rood"});
     let error = expect_json(create(&app, &seller.token, &body).await, 400).await;
@@ -341,7 +313,7 @@ async fn own_count(app: &TestApp, token: &str) -> i64 {
 /// Each rule of an ad's content, broken alone, gives its field error (and stores nothing);
 /// the bounds themselves are accepted.
 async fn every_content_rule_has_its_field_error(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let with = |base: Value, changes: &[(&str, Value)]| {
         let mut body = base;
         for (key, value) in changes {
@@ -556,13 +528,11 @@ async fn every_content_rule_has_its_field_error(app: TestApp) {
 /// A body of another type or malformed JSON is refused on POST, PUT and PATCH, and a
 /// refused change changes nothing.
 async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let raw = |method: reqwest::Method, path: &str, content_type: &str, body: &str| {
-        app.client
-            .request(method, app.url(path))
-            .bearer_auth(&seller.token)
-            .header("content-type", content_type)
-            .body(body.to_owned())
+        app.request(method, path)
+            .token(&seller.token)
+            .body(content_type, body)
             .send()
     };
     let wrong_type = raw(
@@ -572,7 +542,7 @@ async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
         &minimal("Fiets").to_string(),
     );
     assert_eq!(
-        expect_json(wrong_type.await.unwrap(), 400).await["code"],
+        expect_json(wrong_type.await, 400).await["code"],
         "incorrect-content-type"
     );
     for broken in ["{\"title\": ", "[1, 2]", "\"fiets\""] {
@@ -583,7 +553,7 @@ async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
             broken,
         );
         assert_eq!(
-            expect_json(response.await.unwrap(), 400).await["code"],
+            expect_json(response.await, 400).await["code"],
             "invalid-json",
             "{broken}"
         );
@@ -631,9 +601,7 @@ async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
             "incorrect-content-type",
         ),
     ] {
-        let response = raw(method.clone(), &path, content_type, &body)
-            .await
-            .unwrap();
+        let response = raw(method.clone(), &path, content_type, &body).await;
         assert_eq!(
             expect_json(response, 400).await["code"],
             code,
@@ -648,7 +616,7 @@ async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
 /// A new ad is online without `status`, a draft with `"status": "draft"`; any other
 /// state is refused (and nothing is stored).
 async fn new_ads_start_online_or_as_drafts(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     for status in ["paused", "closed", "expired", "deleted", "rejected", "sold"] {
         let mut body = minimal("Fiets");
         body["status"] = json!(status);
@@ -674,7 +642,7 @@ async fn new_ads_start_online_or_as_drafts(app: TestApp) {
 
 /// `GET /v1/advertisements` pages by 30 unless `limit` says otherwise.
 async fn the_sellers_list_pages_by_30(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     for i in 0..31 {
         created(&app, &seller.token, &minimal(&format!("Fiets {i}"))).await;
     }
@@ -706,7 +674,7 @@ async fn the_sellers_list_pages_by_30(app: TestApp) {
 /// bicycles; a draft gets its dates when it is published.
 async fn close_date_follows_the_categorys_running_days(app: TestApp) {
     use souk::domain::time::parse_timestamp;
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let running = |ad: &Value| {
         let start = parse_timestamp(ad["startDate"].as_str().unwrap()).unwrap();
         let close = parse_timestamp(ad["closeDate"].as_str().unwrap()).unwrap();
@@ -723,14 +691,7 @@ async fn close_date_follows_the_categorys_running_days(app: TestApp) {
     let draft = created(&app, &seller.token, &draft).await;
     assert!(draft["startDate"].is_null() && draft["closeDate"].is_null());
     app.clock.advance(3 * 86_400);
-    let (token, _) = app
-        .user_token(
-            &app.app_client,
-            "verkoper@souk.test",
-            "password-of-seller",
-            None,
-        )
-        .await;
+    let token = app.token_of(&seller, None).await;
     let published = status(
         &app,
         &token,
@@ -743,21 +704,14 @@ async fn close_date_follows_the_categorys_running_days(app: TestApp) {
 }
 
 async fn only_the_seller_changes_an_ad(app: TestApp) {
-    let owner = seller(&app, "eigenaar@souk.test").await;
-    let other = seller(&app, "ander@souk.test").await;
+    let owner = app.user("eigenaar@souk.test").await;
+    let other = app.user("ander@souk.test").await;
     let ad = created(&app, &owner.token, &minimal("Van de eigenaar")).await;
     let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
     expect_json(app.get_with(&path, &other.token).await, 200).await;
     expect_json(app.get(&path).await, 200).await;
     for token in [other.token.as_str(), app.token.as_str()] {
-        let put = app
-            .client
-            .put(app.url(&path))
-            .bearer_auth(token)
-            .json(&minimal("Gekaapt"))
-            .send()
-            .await
-            .unwrap();
+        let put = put(&app, token, &path, &minimal("Gekaapt")).await;
         assert_eq!(expect_json(put, 403).await["code"], "unauthorized");
         let patch = json_patch(
             &app,
@@ -768,13 +722,7 @@ async fn only_the_seller_changes_an_ad(app: TestApp) {
         )
         .await;
         assert_eq!(expect_json(patch, 403).await["code"], "unauthorized");
-        let delete = app
-            .client
-            .delete(app.url(&path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
+        let delete = delete(&app, token, &path).await;
         assert_eq!(expect_json(delete, 403).await["code"], "unauthorized");
     }
     assert_eq!(
@@ -799,26 +747,17 @@ async fn only_the_seller_changes_an_ad(app: TestApp) {
     assert!(draft["startDate"].is_null());
     expect_json(app.get_with(draft_path, &owner.token).await, 200).await;
     expect_json(app.get_with(draft_path, &other.token).await, 404).await;
-    let put = app
-        .client
-        .put(app.url(draft_path))
-        .bearer_auth(&other.token)
-        .json(&minimal("x y"))
-        .send()
-        .await
-        .unwrap();
+    let put = put(&app, &other.token, draft_path, &minimal("x y")).await;
     expect_json(put, 404).await;
 }
 
 async fn unconfirmed_users_cannot_publish(app: TestApp) {
     let response = app
-        .client
-        .post(app.url("/v1/users"))
-        .bearer_auth(&app.token)
+        .post("/v1/users")
+        .token(&app.token)
         .json(&json!({"email": "nieuw@souk.test", "password": "a good password"}))
         .send()
-        .await
-        .unwrap();
+        .await;
     expect_json(response, 201).await;
     let (token, _) = app
         .user_token(&app.app_client, "nieuw@souk.test", "a good password", None)
@@ -827,20 +766,17 @@ async fn unconfirmed_users_cannot_publish(app: TestApp) {
     assert_eq!(error["code"], "user-not-confirmed");
     // Whatever the body: who may not publish learns nothing about it.
     let broken = app
-        .client
-        .post(app.url("/v1/advertisements"))
-        .bearer_auth(&token)
-        .header("content-type", "application/json")
-        .body("{\"title\": ")
+        .post("/v1/advertisements")
+        .token(&token)
+        .body("application/json", "{\"title\": ")
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(expect_json(broken, 403).await["code"], "user-not-confirmed");
     assert_eq!(own_count(&app, &token).await, 0);
 }
 
 async fn etags_guard_changes(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let first = create(&app, &seller.token, &minimal("Met ETag")).await;
     let tag = first.headers()["etag"].to_str().unwrap().to_owned();
     let path = expect_json(first, 201).await["_links"]["self"]["href"]
@@ -850,23 +786,19 @@ async fn etags_guard_changes(app: TestApp) {
     let read = app.get_with(&path, &seller.token).await;
     assert_eq!(read.headers()["etag"].to_str().unwrap(), tag);
     let cached = app
-        .client
-        .get(app.url(&path))
-        .bearer_auth(&seller.token)
+        .request(Method::GET, &path)
+        .token(&seller.token)
         .header("if-none-match", &tag)
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(cached.status(), 304);
     // If-None-Match compares weakly: the weak form of the tag matches too.
     let weakly = app
-        .client
-        .get(app.url(&path))
-        .bearer_auth(&seller.token)
+        .request(Method::GET, &path)
+        .token(&seller.token)
         .header("if-none-match", format!("W/{tag}"))
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(weakly.status(), 304);
     // If-Match compares strongly: a weak tag never matches, and nothing changes.
     let weak = json_patch(
@@ -902,23 +834,19 @@ async fn etags_guard_changes(app: TestApp) {
     .await;
     assert_eq!(expect_json(stale, 412).await["code"], "precondition-failed");
     let put = app
-        .client
-        .put(app.url(&path))
-        .bearer_auth(&seller.token)
+        .put(&path)
+        .token(&seller.token)
         .header("if-match", &tag)
         .json(&minimal("Derde"))
         .send()
-        .await
-        .unwrap();
+        .await;
     expect_json(put, 412).await;
     let delete = app
-        .client
-        .delete(app.url(&path))
-        .bearer_auth(&seller.token)
+        .delete(&path)
+        .token(&seller.token)
         .header("if-match", &tag)
         .send()
-        .await
-        .unwrap();
+        .await;
     expect_json(delete, 412).await;
     assert_eq!(app.get_json(&path, 200).await["title"], "Eerste wijziging");
     // A PUT answers with the new ETag, the one a read then gives, and a matching If-Match
@@ -926,27 +854,23 @@ async fn etags_guard_changes(app: TestApp) {
     let mut body = minimal("Vierde");
     body["frameSize"] = json!(50);
     let put = app
-        .client
-        .put(app.url(&path))
-        .bearer_auth(&seller.token)
+        .put(&path)
+        .token(&seller.token)
         .header("if-match", &new_tag)
         .json(&body)
         .send()
-        .await
-        .unwrap();
+        .await;
     let put_tag = put.headers()["etag"].to_str().unwrap().to_owned();
     assert_ne!(put_tag, new_tag);
     assert_eq!(expect_json(put, 200).await["title"], "Vierde");
     let read = app.get_with(&path, &seller.token).await;
     assert_eq!(read.headers()["etag"].to_str().unwrap(), put_tag);
     let wrong_type = app
-        .client
-        .patch(app.url(&path))
-        .bearer_auth(&seller.token)
+        .patch(&path)
+        .token(&seller.token)
         .json(&json!([{"op": "replace", "path": "/title", "value": "x"}]))
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(
         expect_json(wrong_type, 400).await["code"],
         "incorrect-content-type"
@@ -977,7 +901,7 @@ async fn status(app: &TestApp, token: &str, path: &str, to: &str) -> reqwest::Re
 }
 
 async fn the_lifecycle_is_enforced(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let mut draft = minimal("Levenscyclus");
     draft["status"] = json!("draft");
     let ad = created(&app, &seller.token, &draft).await;
@@ -1002,21 +926,9 @@ async fn the_lifecycle_is_enforced(app: TestApp) {
     expect_json(status(&app, &seller.token, &path, "expired").await, 409).await;
     let bogus = expect_json(status(&app, &seller.token, &path, "sold").await, 400).await;
     assert_eq!(bogus["details"][0]["field"], "status");
-    let delete = app
-        .client
-        .delete(app.url(&path))
-        .bearer_auth(&seller.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(delete.status(), 204);
-    let again = app
-        .client
-        .delete(app.url(&path))
-        .bearer_auth(&seller.token)
-        .send()
-        .await
-        .unwrap();
+    let deleted = delete(&app, &seller.token, &path).await;
+    assert_eq!(deleted.status(), 204);
+    let again = delete(&app, &seller.token, &path).await;
     assert_eq!(again.status(), 204, "DELETE is idempotent");
     expect_json(app.get_with(&path, &seller.token).await, 404).await;
     expect_json(status(&app, &seller.token, &path, "online").await, 404).await;
@@ -1040,7 +952,7 @@ fn seller_may(from: &str, to: &str) -> bool {
 }
 
 /// A new ad of `seller` in state `state` (not deleted); its path.
-async fn ad_in(app: &TestApp, seller: &Seller, state: &str) -> String {
+async fn ad_in(app: &TestApp, seller: &User, state: &str) -> String {
     let mut body = minimal(&format!("In staat {state}"));
     if state == "draft" {
         body["status"] = json!("draft");
@@ -1080,7 +992,7 @@ async fn ad_in(app: &TestApp, seller: &Seller, state: &str) -> String {
 /// Every change of state a seller may ask for (PATCH `status`) against docs/LIFECYCLE.md:
 /// the allowed ones land, every other is 409 `conflicting-state` and changes nothing.
 async fn the_sellers_transitions_and_no_others(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     for from in STATES.iter().filter(|s| **s != "deleted") {
         for to in STATES {
             let path = ad_in(&app, &seller, from).await;
@@ -1113,7 +1025,7 @@ async fn the_sellers_transitions_and_no_others(app: TestApp) {
 async fn operators_restore_to_where_the_ad_was(app: TestApp) {
     use souk::domain::advertisement::{AdStatus, ItemId};
     use souk::moderation::{ModerationError, reject, restore};
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let item = |path: &str| ItemId::parse(path.rsplit('/').next().unwrap()).unwrap();
     let now = app.clock.now();
     let draft = ad_in(&app, &seller, "draft").await;
@@ -1133,32 +1045,16 @@ async fn operators_restore_to_where_the_ad_was(app: TestApp) {
         AdStatus::Expired
     );
     app.clock.advance(29 * 86_400);
-    let (token, _) = app
-        .user_token(
-            &app.app_client,
-            "verkoper@souk.test",
-            "password-of-seller",
-            None,
-        )
-        .await;
+    let token = app.token_of(&seller, None).await;
     let read = expect_json(app.get_with(&online, &token).await, 200).await;
     assert_eq!(read["status"], "expired");
     assert!(read.get("rejectionReason").is_none());
     let now = app.clock.now();
-    let seller = Seller {
-        id: seller.id,
-        token,
-    };
+    let seller = User { token, ..seller };
     for state in ["closed", "expired", "deleted"] {
         let path = if state == "deleted" {
             let path = ad_in(&app, &seller, "online").await;
-            let deleted = app
-                .client
-                .delete(app.url(&path))
-                .bearer_auth(&seller.token)
-                .send()
-                .await
-                .unwrap();
+            let deleted = delete(&app, &seller.token, &path).await;
             assert_eq!(deleted.status(), 204);
             path
         } else {
@@ -1202,7 +1098,7 @@ async fn operators_restore_to_where_the_ad_was(app: TestApp) {
 /// A user's public list holds their online ads only: no drafts, paused, closed, expired or
 /// rejected ones; `limit` at most 100.
 async fn a_users_list_shows_online_ads_only(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let online = ad_in(&app, &seller, "online").await;
     for state in ["draft", "paused", "expired", "closed", "rejected"] {
         ad_in(&app, &seller, state).await;
@@ -1238,7 +1134,7 @@ async fn a_users_list_shows_online_ads_only(app: TestApp) {
 }
 
 async fn ads_expire_on_time(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let ad = created(&app, &seller.token, &minimal("Loopt af")).await;
     let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
     assert_eq!(ad["renewPossible"], false);
@@ -1253,14 +1149,7 @@ async fn ads_expire_on_time(app: TestApp) {
     app.clock.advance(6 * 86_400);
     let token = app.client_token(&app.app_client, None).await;
     expect_json(app.get_with(&path, &token).await, 404).await;
-    let (seller_token, _) = app
-        .user_token(
-            &app.app_client,
-            "verkoper@souk.test",
-            "password-of-seller",
-            None,
-        )
-        .await;
+    let seller_token = app.token_of(&seller, None).await;
     let expired = expect_json(app.get_with(&path, &seller_token).await, 200).await;
     assert_eq!(expired["status"], "expired");
     assert_eq!(expired["renewPossible"], true);
@@ -1281,20 +1170,14 @@ async fn ads_expire_on_time(app: TestApp) {
 }
 
 async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let mut paths = Vec::new();
     for i in 0..5 {
         let ad = created(&app, &seller.token, &minimal(&format!("Fiets {i}"))).await;
         paths.push(ad["_links"]["self"]["href"].as_str().unwrap().to_owned());
     }
     expect_json(status(&app, &seller.token, &paths[0], "paused").await, 200).await;
-    let delete = app
-        .client
-        .delete(app.url(&paths[1]))
-        .bearer_auth(&seller.token)
-        .send()
-        .await
-        .unwrap();
+    let delete = delete(&app, &seller.token, &paths[1]).await;
     assert_eq!(delete.status(), 204);
     let own = expect_json(
         app.get_with("/v1/advertisements?limit=2", &seller.token)
@@ -1382,7 +1265,7 @@ async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
 /// Any `offset` that is not an integer from 0 to 2^63-1 is 400 `pagination-invalid` naming
 /// it, on both lists (never a 500 or a wrong page); the largest is an empty page.
 async fn offsets_out_of_range_are_refused(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     created(&app, &seller.token, &minimal("Eén fiets")).await;
     let public = format!("/v1/users/{}/advertisements", seller.id);
     for (path, offset) in [
@@ -1427,20 +1310,18 @@ async fn offsets_out_of_range_are_refused(app: TestApp) {
 }
 
 async fn put(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
-    app.client
-        .put(app.url(path))
-        .bearer_auth(token)
-        .json(body)
-        .send()
-        .await
-        .unwrap()
+    app.put(path).token(token).json(body).send().await
+}
+
+async fn delete(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
+    app.delete(path).token(token).send().await
 }
 
 /// A NUL cannot be stored on PostgreSQL (it was a 500 there) and other control characters
 /// break listings: the title and attribute texts are one line, a description may hold
 /// line breaks and tabs but no other control character.
 async fn control_characters_are_refused_where_text_is_stored(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let mut nul = minimal("Fiets\u{0}");
     nul["description"] = json!("Goed\u{0}onderhouden");
     let error = expect_json(create(&app, &seller.token, &nul).await, 400).await;
@@ -1533,7 +1414,7 @@ fn definition<'a>(
 /// change brings in meets today's definitions; new ads, publishing a draft and moving an ad
 /// into a closed category are refused.
 async fn ads_outlive_a_closed_category_and_changed_definitions(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let mut body = minimal("Gazelle");
     body["brand"] = json!("gazelle");
     body["frameSize"] = json!(53);
@@ -1639,13 +1520,7 @@ async fn ads_outlive_a_closed_category_and_changed_definitions(app: TestApp) {
     );
     // Closing and deleting work as ever.
     expect_json(status(&app, &seller.token, &path, "closed").await, 200).await;
-    let deleted = app
-        .client
-        .delete(app.url(&path))
-        .bearer_auth(&seller.token)
-        .send()
-        .await
-        .unwrap();
+    let deleted = delete(&app, &seller.token, &path).await;
     assert_eq!(deleted.status(), 204);
 }
 
@@ -1658,7 +1533,7 @@ async fn not_updateable_attributes_keep_their_value(app: TestApp) {
         definition(category, "weight").writable = false;
     })
     .await;
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let mut body = minimal("Transportfiets");
     body["categoryId"] = json!(404);
     body["brand"] = json!("gazelle");
@@ -1729,15 +1604,8 @@ async fn not_updateable_attributes_keep_their_value(app: TestApp) {
 /// with `read`, like every private field; with `write` alone the seller sees what anyone
 /// sees. Its own reads are no views.
 async fn the_sellers_view_needs_read(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
-    let (write_only, _) = app
-        .user_token(
-            &app.app_client,
-            "verkoper@souk.test",
-            "password-of-seller",
-            Some("write"),
-        )
-        .await;
+    let seller = app.user("verkoper@souk.test").await;
+    let write_only = app.token_of(&seller, Some("write")).await;
     let mut draft = minimal("Concept");
     draft["status"] = json!("draft");
     let draft = created(&app, &write_only, &draft).await;
@@ -1770,7 +1638,7 @@ fn souk(app: &TestApp, args: &[&str]) -> std::process::Output {
 }
 
 async fn operators_reject_and_restore(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let ad = created(&app, &seller.token, &minimal("Twijfelachtig")).await;
     let item = ad["itemId"].as_str().unwrap().to_owned();
     let path = format!("/v1/advertisements/{item}");
@@ -1814,7 +1682,7 @@ async fn operators_reject_and_restore(app: TestApp) {
 }
 
 async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let ad = created(&app, &seller.token, &minimal("Verloopt")).await;
     let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
     let later = app.clock.now() + 29 * 86_400;
@@ -1837,7 +1705,7 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
 /// The upkeep `serve` starts (every minute there) writes expiry down without anyone
 /// asking; here it runs every few milliseconds.
 async fn the_upkeep_expires_ads_by_itself(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let ad = created(&app, &seller.token, &minimal("Verloopt vanzelf")).await;
     let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
     let stored_status = || async {
@@ -1933,14 +1801,7 @@ async fn seeded_ads_are_valid(app: TestApp) {
         .take(30)
     {
         let path = ad["_links"]["self"]["href"].as_str().unwrap();
-        let put = app
-            .client
-            .put(app.url(path))
-            .bearer_auth(&token)
-            .json(ad)
-            .send()
-            .await
-            .unwrap();
+        let put = put(&app, &token, path, ad).await;
         let answer = expect_json(put, 200).await;
         assert_eq!(answer["_embedded"], ad["_embedded"], "images stay");
     }
@@ -1950,7 +1811,7 @@ async fn seeded_ads_are_valid(app: TestApp) {
 /// a new title, a move to another category, a pause, publishing a draft, and on an ad with
 /// images (seeded: nothing else makes images yet).
 async fn changes_answer_with_what_a_read_finds(app: TestApp) {
-    let seller = seller(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let same_as_read = |response: reqwest::Response, path: String| {
         let app = &app;
         let token = seller.token.clone();

@@ -1,5 +1,7 @@
 //! Conventions that hold for every request: errors, request ids, methods, content types.
 
+use reqwest::Method;
+
 use crate::both_backends;
 use crate::helpers::{TestApp, expect_json};
 
@@ -41,13 +43,11 @@ async fn links_false_leaves_links_out_of_typed_representations(app: TestApp) {
         "priceModel": {"modelType": "fixed", "askingPrice": 15000},
     });
     let response = app
-        .client
-        .post(app.url("/v1/advertisements?_links=false"))
-        .bearer_auth(&token)
+        .post("/v1/advertisements?_links=false")
+        .token(&token)
         .json(&body)
         .send()
-        .await
-        .unwrap();
+        .await;
     let created = expect_json(response, 201).await;
     assert!(!has_links(&created), "{created}");
     let item = created["itemId"].as_str().unwrap();
@@ -77,35 +77,38 @@ async fn unknown_routes_are_not_found(app: TestApp) {
         "/",
         "/v1/categories/1/2/3/4",
     ] {
-        let body = app.get_json(path, 404).await;
+        let response = app
+            .request(Method::GET, path)
+            .token(&app.token)
+            .unrouted()
+            .send()
+            .await;
+        let body = expect_json(response, 404).await;
         assert_eq!(body["code"], "not-found", "{path}");
     }
-    let response = app.client.delete(app.url("/nowhere")).send().await.unwrap();
+    let response = app.delete("/nowhere").unrouted().send().await;
     let body = expect_json(response, 404).await;
     assert_eq!(body["code"], "not-found");
 }
 
 async fn wrong_methods_are_405_with_allow(app: TestApp) {
     let response = app
-        .client
-        .post(app.url("/v1/categories"))
-        .bearer_auth(&app.token)
-        .header("content-type", "application/json")
-        .body("{}")
+        .post("/v1/categories")
+        .token(&app.token)
+        .body("application/json", "{}")
+        .unrouted()
         .send()
-        .await
-        .unwrap();
+        .await;
     let allow = response.headers()["allow"].to_str().unwrap().to_owned();
     assert!(allow.contains("GET"), "{allow}");
     let body = expect_json(response, 405).await;
     assert_eq!(body["code"], "method-not-allowed");
     let response = app
-        .client
-        .delete(app.url("/v2/categories/1"))
-        .bearer_auth(&app.token)
+        .delete("/v2/categories/1")
+        .token(&app.token)
+        .unrouted()
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(
         expect_json(response, 405).await["code"],
         "method-not-allowed"
@@ -114,14 +117,12 @@ async fn wrong_methods_are_405_with_allow(app: TestApp) {
 
 async fn get_with_an_empty_json_body_is_fine(app: TestApp) {
     let response = app
-        .client
-        .get(app.url("/v1/categories"))
-        .bearer_auth(&app.token)
+        .request(Method::GET, "/v1/categories")
+        .token(&app.token)
         .header("content-type", "application/json")
         .header("content-length", "0")
         .send()
-        .await
-        .unwrap();
+        .await;
     expect_json(response, 200).await;
 }
 
@@ -130,25 +131,21 @@ async fn request_ids_are_unique_and_kept_from_a_proxy(app: TestApp) {
     let b = app.get("/v1").await;
     assert_ne!(a.headers()["x-request-id"], b.headers()["x-request-id"]);
     let response = app
-        .client
-        .get(app.url("/v1/categories/0"))
-        .bearer_auth(&app.token)
+        .request(Method::GET, "/v1/categories/0")
+        .token(&app.token)
         .header("x-request-id", "lb-1234-abcd")
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.headers()["x-request-id"], "lb-1234-abcd");
     let body = expect_json(response, 400).await;
     assert_eq!(body["logref"], "lb-1234-abcd");
     // A request id that could forge log lines is replaced.
     let response = app
-        .client
-        .get(app.url("/v1"))
-        .bearer_auth(&app.token)
+        .request(Method::GET, "/v1")
+        .token(&app.token)
         .header("x-request-id", "evil\" id=1")
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_ne!(response.headers()["x-request-id"], "evil\" id=1");
 }
 

@@ -2,8 +2,10 @@
 
 use std::process::Command;
 
+use reqwest::Method;
+
 use crate::both_backends;
-use crate::helpers::TestApp;
+use crate::helpers::{Http, TestApp, expect_json};
 
 both_backends!(
     health_and_readiness,
@@ -14,7 +16,11 @@ async fn health_and_readiness(app: TestApp) {
     assert_eq!(app.get_json("/healthz", 200).await["status"], "ok");
     let ready = app.get_json("/readyz", 200).await;
     assert_eq!(ready["status"], "ready");
-    assert!(ready["schemaVersion"].as_i64().unwrap() >= 1);
+    assert_eq!(
+        ready["schemaVersion"],
+        souk::store::migrations::latest_version(),
+        "the latest migration"
+    );
 }
 
 async fn metrics_count_requests_by_route_and_status(app: TestApp) {
@@ -78,9 +84,20 @@ fn a_bad_setting_stops_the_command_with_a_clear_message() {
     assert!(text.contains("region") && text.contains("de-DE"), "{text}");
 }
 
-/// Starts `souk serve` on a free port with `env`; returns the child, its base URL and
+/// A `souk serve` of a test. A test that fails before it stops the server still ends it
+/// (on drop): a server left behind would hold whatever it inherited, the build lock too.
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `souk serve` on a free port with `env`; returns the server, its base URL and
 /// what it printed on stdout before serving.
-fn spawn_souk(env: &[(&str, &str)]) -> (std::process::Child, String, Vec<String>) {
+fn spawn_souk(env: &[(&str, &str)]) -> (Served, String, Vec<String>) {
     use std::io::BufRead;
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -89,17 +106,19 @@ fn spawn_souk(env: &[(&str, &str)]) -> (std::process::Child, String, Vec<String>
         .unwrap()
         .port();
     let listen = format!("127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_souk"))
-        .arg("serve")
-        .env_clear()
-        .env("SOUK_LISTEN", &listen)
-        .envs(env.iter().copied())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut served = Served(
+        Command::new(env!("CARGO_BIN_EXE_souk"))
+            .arg("serve")
+            .env_clear()
+            .env("SOUK_LISTEN", &listen)
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut printed = Vec::new();
-    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let stdout = std::io::BufReader::new(served.0.stdout.take().unwrap());
     for line in stdout.lines() {
         let line = line.unwrap();
         let serving = line.starts_with("Souk serves");
@@ -108,12 +127,13 @@ fn spawn_souk(env: &[(&str, &str)]) -> (std::process::Child, String, Vec<String>
             break;
         }
     }
-    (child, format!("http://{listen}"), printed)
+    (served, format!("http://{listen}"), printed)
 }
 
-fn stop(mut child: std::process::Child) -> String {
+fn stop(mut served: Served) -> String {
     use std::io::Read;
 
+    let child = &mut served.0;
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -155,38 +175,25 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
             .contains(&client_id)
     );
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let client = reqwest::Client::new();
     let logref = runtime.block_on(async {
-        let token: serde_json::Value = client
-            .post(format!("{base}/accounts/oauth/token"))
+        let server = Http::connect(&base).await;
+        let token = server
+            .request(Method::POST, "/accounts/oauth/token")
             .basic_auth(&client_id, Some(&secret))
             .form(&[("grant_type", "client_credentials")])
             .send()
-            .await
+            .await;
+        let token = expect_json(token, 200).await["access_token"]
+            .as_str()
             .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let token = token["access_token"].as_str().unwrap().to_owned();
-        let tree: serde_json::Value = client
-            .get(format!("{base}/v1/categories"))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .to_owned();
+        let get = |path: String| {
+            let request = server.request(Method::GET, &path).token(&token);
+            async move { expect_json(request.send().await, 200).await }
+        };
+        let tree = get("/v1/categories".into()).await;
         assert!(tree["_embedded"]["svc:category"].as_array().unwrap().len() >= 15);
         // Demo ads: the two demo users' online ads, 40 in all, with images.
-        let get = |path: String| {
-            let request = client.get(format!("{base}{path}")).bearer_auth(&token);
-            async move {
-                let response = request.send().await.unwrap();
-                assert_eq!(response.status(), 200, "{path}");
-                response.json::<serde_json::Value>().await.unwrap()
-            }
-        };
         let first = get("/v1/advertisements/m1".into()).await;
         assert_eq!(
             first["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
@@ -203,16 +210,15 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
             demo_ads += ads["totalCount"].as_i64().unwrap();
         }
         assert_eq!(demo_ads, 40);
-        let error: serde_json::Value = client
-            .get(format!("{base}/v1/categories/404404"))
-            .bearer_auth(&token)
+        let missing = server
+            .request(Method::GET, "/v1/categories/404404")
+            .token(&token)
             .send()
-            .await
+            .await;
+        expect_json(missing, 404).await["logref"]
+            .as_str()
             .unwrap()
-            .json()
-            .await
-            .unwrap();
-        error["logref"].as_str().unwrap().to_owned()
+            .to_owned()
     });
     let logs = stop(child);
     let request_line = logs

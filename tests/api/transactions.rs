@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json, field_codes, fields};
+use crate::helpers::{TestApp, User, expect_json, field_codes, fields, pairs};
 
 both_backends!(
     view_counts_are_written_in_bulk_and_add_up,
@@ -19,31 +19,11 @@ both_backends!(
     statistics_are_read_without_writing,
 );
 
-struct Party {
-    id: i64,
-    token: String,
-}
-
-async fn party(app: &TestApp, email: &str) -> Party {
-    let id = app.create_user(email, "password-of-party").await;
-    let (token, _) = app
-        .user_token(&app.app_client, email, "password-of-party", None)
-        .await;
-    Party { id, token }
-}
-
-async fn ad_of(app: &TestApp, seller: &Party) -> String {
+async fn ad_of(app: &TestApp, seller: &User) -> String {
     let body = json!({"title": "Herenfiets", "description": "Stevige fiets.", "categoryId": 403,
                       "location": {"postcode": "9000"}, "priceModel": {"modelType": "fixed", "askingPrice": 20000},
                       "condition": "used"});
-    let response = app
-        .client
-        .post(app.url("/v1/advertisements"))
-        .bearer_auth(&seller.token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let response = post(app, &seller.token, "/v1/advertisements", body).await;
     expect_json(response, 201).await["itemId"]
         .as_str()
         .unwrap()
@@ -51,18 +31,12 @@ async fn ad_of(app: &TestApp, seller: &Party) -> String {
 }
 
 async fn post(app: &TestApp, token: &str, path: &str, body: Value) -> reqwest::Response {
-    app.client
-        .post(app.url(path))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    app.post(path).token(token).json(&body).send().await
 }
 
 async fn transactions_as_the_original_had_them(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let buyer = party(&app, "koper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let path = format!("/v2/advertisements/{item}/transactions");
     let first = post(
@@ -169,17 +143,10 @@ async fn transactions_as_the_original_had_them(app: TestApp) {
     assert_eq!(again["code"], "conflicting-state");
 }
 
-fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
-    expected
-        .iter()
-        .map(|(f, c)| ((*f).to_owned(), (*c).to_owned()))
-        .collect()
-}
-
 async fn transactions_are_validated_and_guarded(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let buyer = party(&app, "koper@souk.test").await;
-    let stranger = party(&app, "vreemde@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
+    let stranger = app.user("vreemde@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let path = format!("/v2/advertisements/{item}/transactions");
     let bad = expect_json(
@@ -308,7 +275,7 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     let all = expect_json(app.get_with(&path, &seller.token).await, 200).await;
     assert_eq!(ids(&all), [2, 1]);
     expect_json(app.get_with(&format!("{path}/2"), &buyer.token).await, 403).await;
-    let outsider = party(&app, "buitenstaander@souk.test").await;
+    let outsider = app.user("buitenstaander@souk.test").await;
     expect_json(app.get_with(&path, &outsider.token).await, 403).await;
     expect_json(app.get(&path).await, 403).await;
     let gone = expect_json(
@@ -325,12 +292,10 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     assert_eq!(gone["code"], "advertisement-not-found");
     // A deleted ad has no transactions any more, for anyone.
     let deleted = app
-        .client
-        .delete(app.url(&format!("/v1/advertisements/{item}")))
-        .bearer_auth(&seller.token)
+        .delete(&format!("/v1/advertisements/{item}"))
+        .token(&seller.token)
         .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(deleted.status(), 204);
     for (token, request) in [
         (&seller.token, format!("{path}/1")),
@@ -355,7 +320,7 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     );
 }
 
-async fn sale(app: &TestApp, seller: &Party, item: &str, buyer: i64) -> reqwest::Response {
+async fn sale(app: &TestApp, seller: &User, item: &str, buyer: i64) -> reqwest::Response {
     post(
         app,
         &seller.token,
@@ -368,23 +333,22 @@ async fn sale(app: &TestApp, seller: &Party, item: &str, buyer: i64) -> reqwest:
 /// Sales recorded at the same moment on one ad each get their own number (on PostgreSQL
 /// two of them took the same MAX + 1 and the second was a 500); each ad counts from 1.
 async fn concurrent_sales_are_numbered_in_turn(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let buyer = party(&app, "koper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let other_item = ad_of(&app, &seller).await;
     let mut running = tokio::task::JoinSet::new();
     for _ in 0..12 {
         let request = app
-            .client
-            .post(app.url(&format!("/v2/advertisements/{item}/transactions")))
-            .bearer_auth(&seller.token)
+            .post(&format!("/v2/advertisements/{item}/transactions"))
+            .token(&seller.token)
             .json(&json!({"buyerId": buyer.id, "amount": 100, "shippingCosts": 0}))
             .send();
         running.spawn(request);
     }
     let mut ids = Vec::new();
     while let Some(done) = running.join_next().await {
-        let body = expect_json(done.unwrap().unwrap(), 201).await;
+        let body = expect_json(done.unwrap(), 201).await;
         ids.push(body["transactionId"].as_i64().unwrap());
     }
     ids.sort();
@@ -398,8 +362,8 @@ async fn concurrent_sales_are_numbered_in_turn(app: TestApp) {
 /// Migration 0010 gives every ad a counter starting after its last transaction, so the
 /// numbering of a database that had sales before goes on where it was.
 async fn the_counter_migration_continues_the_numbering(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let buyer = party(&app, "koper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let untouched = ad_of(&app, &seller).await;
     for _ in 0..2 {
@@ -446,7 +410,7 @@ async fn the_counter_migration_continues_the_numbering(app: TestApp) {
 }
 
 async fn upcall_confirmations(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let path = format!("/v2/advertisements/{item}/upcall-confirmations");
     let call = json!({"callerPhoneNumber": "+31 6 1234 5678", "calleePhoneNumber": "(020) 555-0100",
@@ -511,7 +475,7 @@ async fn upcall_confirmations(app: TestApp) {
 /// digits, at most 32 characters), times ISO 8601 with an offset, the end not before the
 /// start (equal is fine). Refused calls are not counted.
 async fn every_upcall_field_is_checked(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let path = format!("/v1/advertisements/{item}/upcall-confirmations");
     let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
@@ -576,21 +540,19 @@ async fn post_with_key(
     key: &str,
     body: Value,
 ) -> reqwest::Response {
-    app.client
-        .post(app.url(path))
-        .bearer_auth(token)
+    app.post(path)
+        .token(token)
         .header("idempotency-key", key)
         .json(&body)
         .send()
         .await
-        .unwrap()
 }
 
 /// `Idempotency-Key` on the other POSTs: placing an ad, recording a sale, the actions. A
 /// retry replays the first answer and does nothing again; a failed request keeps nothing.
 async fn idempotency_keys_on_ads_sales_and_actions(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let buyer = party(&app, "koper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
     let ad = json!({"title": "Herenfiets", "description": "Stevige fiets.", "categoryId": 403,
                     "location": {"postcode": "9000"}, "priceModel": {"modelType": "fixed", "askingPrice": 20000},
                     "condition": "used"});
@@ -666,7 +628,7 @@ async fn idempotency_keys_on_ads_sales_and_actions(app: TestApp) {
     }
 }
 
-async fn phone_clicks(app: &TestApp, seller: &Party, item: &str) -> i64 {
+async fn phone_clicks(app: &TestApp, seller: &User, item: &str) -> i64 {
     expect_json(
         app.get_with(
             &format!("/v1/advertisements/{item}/statistics"),
@@ -683,23 +645,16 @@ async fn phone_clicks(app: &TestApp, seller: &Party, item: &str) -> i64 {
 /// An upcall answers 201 without a body; a retry with the same Idempotency-Key replays
 /// that 201 and the call counts once.
 async fn a_retried_upcall_counts_once(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let path = format!("/v2/advertisements/{item}/upcall-confirmations");
     let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
                       "startTime": "2026-11-22T10:00:00+01:00", "endTime": "2026-11-22T10:05:00+01:00"});
-    let send = |body: Value| {
-        app.client
-            .post(app.url(&path))
-            .bearer_auth(&app.token)
-            .header("idempotency-key", "gesprek-1")
-            .json(&body)
-            .send()
-    };
-    let first = send(call.clone()).await.unwrap();
+    let send = |body: Value| post_with_key(&app, &app.token, &path, "gesprek-1", body);
+    let first = send(call.clone()).await;
     assert_eq!(first.status(), 201);
     assert!(first.headers().get("idempotency-replayed").is_none());
-    let again = send(call.clone()).await.unwrap();
+    let again = send(call.clone()).await;
     assert_eq!(again.status(), 201);
     assert_eq!(again.headers()["idempotency-replayed"], "true");
     assert!(again.bytes().await.unwrap().is_empty(), "no body");
@@ -707,15 +662,15 @@ async fn a_retried_upcall_counts_once(app: TestApp) {
     let mut other = call.clone();
     other["endTime"] = json!("2026-11-22T10:06:00+01:00");
     assert_eq!(
-        expect_json(send(other).await.unwrap(), 422).await["code"],
+        expect_json(send(other).await, 422).await["code"],
         "idempotency-key-reused"
     );
     assert_eq!(phone_clicks(&app, &seller, &item).await, 1);
 }
 
 async fn statistics_count_what_happens(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let other = party(&app, "ander@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let other = app.user("ander@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let ad = format!("/v1/advertisements/{item}");
     for _ in 0..3 {
@@ -754,8 +709,8 @@ async fn statistics_count_what_happens(app: TestApp) {
 /// Views are counted in memory; reading statistics adds this replica's pending views and
 /// writes nothing, so a caller who may not read them cannot make the server write either.
 async fn statistics_are_read_without_writing(app: TestApp) {
-    let seller = party(&app, "verkoper@souk.test").await;
-    let other = party(&app, "ander@souk.test").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let other = app.user("ander@souk.test").await;
     let item = ad_of(&app, &seller).await;
     let number: i64 = item[1..].parse().unwrap();
     let ad = format!("/v1/advertisements/{item}");

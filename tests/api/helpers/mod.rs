@@ -1,9 +1,13 @@
 //! The test harness: the real router on a real port with a real database, SQLite always,
 //! PostgreSQL when `SOUK_TEST_POSTGRES_URL` names a server (a fresh schema per test).
+//! Requests go through [`http::Call`] and JSON answers are read with [`expect_json`], which
+//! holds them to the OpenAPI document the server publishes.
 
-use std::io::Write;
-use std::net::SocketAddr;
+mod http;
+pub mod openapi;
+mod sign_in;
 
+use reqwest::Method;
 use serde_json::Value;
 use souk::accounts::{ClientSpec, UserSpec, create_client, create_user};
 use souk::app::{AppState, prepare_database};
@@ -11,9 +15,13 @@ use souk::clock::Clock;
 use souk::config::Config;
 use souk::store::Db;
 
+pub use http::{Call, Http, expect_json, expect_oauth_error};
+pub use sign_in::{LoginPage, hidden_field, session_cookie};
+
 pub struct TestApp {
-    pub address: SocketAddr,
-    pub client: reqwest::Client,
+    http: Http,
+    /// The backend the test asked for.
+    pub backend: Backend,
     /// A client registered for every grant and scope.
     pub app_client: TestClient,
     /// A client-credentials token of `app_client` (all client scopes): what `get` sends.
@@ -26,25 +34,29 @@ pub struct TestApp {
     schema: Option<PostgresSchema>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
     Postgres,
 }
 
+/// A confirmed user and a user token of theirs (of the app client, all user scopes).
+pub struct User {
+    pub id: i64,
+    pub email: String,
+    pub password: String,
+    pub token: String,
+}
+
 impl TestApp {
-    /// Starts Souk on `backend`, or returns `None` when PostgreSQL is not configured
-    /// (outside CI: under `CI=true` a missing PostgreSQL fails the test).
-    pub async fn start(backend: Backend, test: &str) -> Option<TestApp> {
+    /// Starts Souk on `backend`. PostgreSQL needs `SOUK_TEST_POSTGRES_URL`: its variants are
+    /// ignored without it outside CI (see `both_backends!`), and fail without it in CI.
+    pub async fn start(backend: Backend, test: &str) -> TestApp {
         TestApp::start_with(backend, test, &[]).await
     }
 
     /// Like [`TestApp::start`], with extra settings (`("SOUK_CURIE_PREFIX", "mp")`).
-    pub async fn start_with(
-        backend: Backend,
-        test: &str,
-        settings: &[(&str, &str)],
-    ) -> Option<TestApp> {
+    pub async fn start_with(backend: Backend, test: &str, settings: &[(&str, &str)]) -> TestApp {
         let data_dir = tempfile::tempdir().expect("temp dir");
         let (database_url, schema) = match backend {
             Backend::Sqlite => (
@@ -52,8 +64,7 @@ impl TestApp {
                 None,
             ),
             Backend::Postgres => {
-                let base = postgres_url(test)?;
-                let schema = PostgresSchema::create(&base).await;
+                let schema = PostgresSchema::create(&postgres_url(test)).await;
                 (schema.url.clone(), Some(schema))
             }
         };
@@ -90,11 +101,8 @@ impl TestApp {
             .expect("server");
         });
         let mut app = TestApp {
-            address,
-            client: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
+            http: Http::connect(&format!("http://{address}")).await,
+            backend,
             app_client: TestClient::default(),
             token: String::new(),
             clock,
@@ -113,7 +121,7 @@ impl TestApp {
             })
             .await;
         app.token = app.client_token(&app.app_client, None).await;
-        Some(app)
+        app
     }
 
     pub async fn register_client(&self, spec: ClientSpec) -> TestClient {
@@ -144,146 +152,56 @@ impl TestApp {
         .expect("user")
     }
 
-    /// POSTs a token request with HTTP Basic client authentication.
-    pub async fn token_request(
-        &self,
-        client: &TestClient,
-        params: &[(&str, &str)],
-    ) -> reqwest::Response {
-        self.client
-            .post(self.url("/accounts/oauth/token"))
-            .basic_auth(&client.id, client.secret.as_deref())
-            .form(params)
-            .send()
-            .await
-            .expect("token request")
-    }
-
-    pub async fn client_token(&self, client: &TestClient, scope: Option<&str>) -> String {
-        let mut params = vec![("grant_type", "client_credentials")];
-        if let Some(scope) = scope {
-            params.push(("scope", scope));
+    /// A confirmed user (password `password of <email>`) signed in to the app client.
+    pub async fn user(&self, email: &str) -> User {
+        let password = format!("password of {email}");
+        let id = self.create_user(email, &password).await;
+        let (token, _) = self
+            .user_token(&self.app_client, email, &password, None)
+            .await;
+        User {
+            id,
+            email: email.to_owned(),
+            password,
+            token,
         }
-        let body = expect_json(self.token_request(client, &params).await, 200).await;
-        body["access_token"]
-            .as_str()
-            .expect("access_token")
-            .to_owned()
     }
 
-    /// Opens the login page of an authorization request and signs in: the answer after
-    /// the login form (the consent page, a redirect, or the login page again).
-    pub async fn sign_in(&self, query: &str, email: &str, password: &str) -> reqwest::Response {
-        let page = format!("/accounts/oauth/authorize?{query}");
-        let login = self
-            .client
-            .get(self.url(&page))
-            .send()
+    /// A new access token of `user` (tokens live a day), with `scope` or all.
+    pub async fn token_of(&self, user: &User, scope: Option<&str>) -> String {
+        self.user_token(&self.app_client, &user.email, &user.password, scope)
             .await
-            .expect("authorize");
-        assert_eq!(login.status(), 200, "the login page");
-        let cookie = session_cookie(&login);
-        let csrf = hidden_field(&login.text().await.unwrap(), "csrf_token");
-        self.client
-            .post(self.url(&page))
-            .header("cookie", &cookie)
-            .form(&[
-                ("username", email),
-                ("password", password),
-                ("csrf_token", &csrf),
-            ])
-            .send()
-            .await
-            .expect("login")
-    }
-
-    /// Drives the sign-in and consent pages as a browser would and returns where the last
-    /// step redirected to (the client's redirect_uri with `code` or `error`).
-    pub async fn authorize(&self, query: &str, email: &str, password: &str) -> String {
-        let page = format!("/accounts/oauth/authorize?{query}");
-        let consent = self.sign_in(query, email, password).await;
-        if consent.status() == 302 {
-            return location(&consent);
-        }
-        assert_eq!(consent.status(), 200, "the consent page");
-        let cookie = session_cookie(&consent);
-        let html = consent.text().await.unwrap();
-        assert!(
-            html.contains("name=\"decision\""),
-            "consent page expected: {html}"
-        );
-        let csrf = hidden_field(&html, "csrf_token");
-        let done = self
-            .client
-            .post(self.url(&page))
-            .header("cookie", &cookie)
-            .form(&[("decision", "allow"), ("csrf_token", &csrf)])
-            .send()
-            .await
-            .expect("consent");
-        assert_eq!(done.status(), 302);
-        location(&done)
-    }
-
-    /// A user token of `client` for a confirmed user, through the pages and the token
-    /// endpoint: returns (access token, refresh token).
-    pub async fn user_token(
-        &self,
-        client: &TestClient,
-        email: &str,
-        password: &str,
-        scope: Option<&str>,
-    ) -> (String, String) {
-        let mut query = format!(
-            "response_type=code&client_id={}&redirect_uri={}",
-            client.id,
-            encode(&client.redirect_uri)
-        );
-        if let Some(scope) = scope {
-            query.push_str(&format!("&scope={}", encode(scope)));
-        }
-        let landed = self.authorize(&query, email, password).await;
-        let code = query_value(&landed, "code").expect("code");
-        let body = expect_json(
-            self.token_request(
-                client,
-                &[
-                    ("grant_type", "authorization_code"),
-                    ("code", &code),
-                    ("redirect_uri", &client.redirect_uri),
-                ],
-            )
-            .await,
-            200,
-        )
-        .await;
-        (
-            body["access_token"].as_str().unwrap().to_owned(),
-            body["refresh_token"].as_str().unwrap().to_owned(),
-        )
-    }
-
-    /// GET with a given bearer token.
-    pub async fn get_with(&self, path: &str, token: &str) -> reqwest::Response {
-        self.client
-            .get(self.url(path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .expect("request")
-    }
-
-    /// GET without any token.
-    pub async fn get_anonymous(&self, path: &str) -> reqwest::Response {
-        self.client
-            .get(self.url(path))
-            .send()
-            .await
-            .expect("request")
+            .0
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{}", self.address, path)
+        self.http.url(path)
+    }
+
+    /// The OpenAPI document this server publishes, against which answers are checked.
+    pub fn document(&self) -> &openapi::Document {
+        self.http.document()
+    }
+
+    /// A request for `path`; see [`Call`].
+    pub fn request(&self, method: Method, path: &str) -> Call {
+        self.http.request(method, path)
+    }
+
+    pub fn post(&self, path: &str) -> Call {
+        self.request(Method::POST, path)
+    }
+
+    pub fn put(&self, path: &str) -> Call {
+        self.request(Method::PUT, path)
+    }
+
+    pub fn patch(&self, path: &str) -> Call {
+        self.request(Method::PATCH, path)
+    }
+
+    pub fn delete(&self, path: &str) -> Call {
+        self.request(Method::DELETE, path)
     }
 
     /// GET with the app client's token.
@@ -291,79 +209,36 @@ impl TestApp {
         self.get_with(path, &self.token).await
     }
 
-    /// GET that must answer `status`; returns the JSON body.
+    /// GET with a given bearer token.
+    pub async fn get_with(&self, path: &str, token: &str) -> reqwest::Response {
+        self.request(Method::GET, path).token(token).send().await
+    }
+
+    /// GET without any token.
+    pub async fn get_anonymous(&self, path: &str) -> reqwest::Response {
+        self.request(Method::GET, path).send().await
+    }
+
+    /// GET with the app client's token that must answer `status`; returns the JSON body.
     pub async fn get_json(&self, path: &str, status: u16) -> Value {
-        let response = self.get(path).await;
-        expect_json(response, status).await
+        expect_json(self.get(path).await, status).await
     }
 }
 
-/// Checks the status and returns the JSON body; an error body must have the documented
-/// shape, with `logref` equal to `X-Request-Id`.
-pub async fn expect_json(response: reqwest::Response, status: u16) -> Value {
-    let actual = response.status().as_u16();
-    let request_id = response
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .expect("every response has X-Request-Id");
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let text = response.text().await.expect("body");
-    assert_eq!(actual, status, "unexpected status; body: {text}");
-    assert!(
-        content_type.starts_with("application/json"),
-        "content type {content_type}"
-    );
-    let body: Value = serde_json::from_str(&text).expect("JSON body");
-    if status >= 400 {
-        assert_error_shape(&body, status, &request_id);
-    }
-    body
+/// Whether the run is CI's, where nothing may be skipped.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
-pub fn assert_error_shape(body: &Value, status: u16, request_id: &str) {
-    assert_eq!(body["statuscode"], status, "{body}");
-    assert_eq!(body["logref"], request_id, "logref must equal X-Request-Id");
-    let code = body["code"].as_str().expect("code");
-    assert_eq!(
-        body["_links"]["help"]["href"],
-        format!("/docs/errors/{code}"),
-        "{body}"
-    );
-    assert!(
-        body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
-    if let Some(details) = body.get("details") {
-        for detail in details.as_array().expect("details is an array") {
-            assert!(detail.get("field").is_some() || detail.get("fields").is_some());
-            assert!(detail["code"].is_string() && detail["message"].is_string());
-        }
-    }
-}
-
-/// The PostgreSQL server of the tests, or `None` (with a note in the test output) when it
-/// is not configured outside CI.
-fn postgres_url(test: &str) -> Option<String> {
+/// The PostgreSQL server of the tests. The PostgreSQL variants are ignored outside CI when
+/// it is not configured (`build.rs`), so reaching here without it is a failure.
+fn postgres_url(test: &str) -> String {
     match std::env::var("SOUK_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+        Ok(url) if !url.is_empty() => url,
+        _ if in_ci() => {
             panic!("CI=true but SOUK_TEST_POSTGRES_URL is not set: PostgreSQL tests must run in CI")
         }
-        _ => {
-            // Written past the test harness's capture so that it shows in the output.
-            let _ = writeln!(
-                std::io::stderr(),
-                "NOTE: {test} (postgres) did not run: SOUK_TEST_POSTGRES_URL is not set"
-            );
-            None
-        }
+        _ => panic!("{test} (postgres) needs SOUK_TEST_POSTGRES_URL"),
     }
 }
 
@@ -422,7 +297,9 @@ impl Drop for TestApp {
 }
 
 /// Declares a test that runs on both backends: `both_backends!(name)` for an
-/// `async fn name(app: TestApp)`, giving `name::sqlite` and `name::postgres`.
+/// `async fn name(app: TestApp)`, giving `name::sqlite` and `name::postgres`. Without
+/// `SOUK_TEST_POSTGRES_URL` (outside CI) `build.rs` sets `souk_no_postgres`, and the test
+/// runner counts the PostgreSQL variants as ignored.
 #[macro_export]
 macro_rules! both_backends {
     ($($name:ident),+ $(,)?) => {$(
@@ -431,15 +308,13 @@ macro_rules! both_backends {
 
             #[tokio::test]
             async fn sqlite() {
-                let app = TestApp::start(Backend::Sqlite, concat!(module_path!())).await.expect("sqlite");
-                super::$name(app).await;
+                super::$name(TestApp::start(Backend::Sqlite, module_path!()).await).await;
             }
 
             #[tokio::test]
+            #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
             async fn postgres() {
-                if let Some(app) = TestApp::start(Backend::Postgres, module_path!()).await {
-                    super::$name(app).await;
-                }
+                super::$name(TestApp::start(Backend::Postgres, module_path!()).await).await;
             }
         }
     )+};
@@ -468,19 +343,6 @@ pub fn query_value(url: &str, name: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
-/// `souk_session=...` from a response's Set-Cookie.
-pub fn session_cookie(response: &reqwest::Response) -> String {
-    response
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("souk_session="))
-        .map(|v| v.split(';').next().unwrap().to_owned())
-        .expect("a session cookie")
-}
-
-/// The value of a hidden form field in a page.
 /// The (field, code) pairs of a validation failure's field errors, in order (a detail that
 /// names several `fields` has an empty `field`).
 pub fn field_codes(error: &Value) -> Vec<(String, String)> {
@@ -498,19 +360,18 @@ pub fn field_codes(error: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `(field, code)` pairs as `field_codes` gives them, from string slices.
+pub fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+    expected
+        .iter()
+        .map(|(f, c)| ((*f).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
 /// The fields a validation failure names, in order.
 pub fn fields(error: &Value) -> Vec<String> {
     field_codes(error)
         .into_iter()
         .map(|(field, _)| field)
         .collect()
-}
-
-pub fn hidden_field(html: &str, name: &str) -> String {
-    let marker = format!("name=\"{name}\" value=\"");
-    let start = html
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no {name} in {html}"))
-        + marker.len();
-    html[start..].split('"').next().unwrap().to_owned()
 }
