@@ -26,6 +26,15 @@ use super::auth::{Caller, UserWith, need};
 use super::extract::{ApiVersion, JsonBody, PatchBody, parse_id, parse_page};
 use super::render::{Json, etag_matches_strong};
 
+/// What the `status` filter takes: nothing, or statuses but `deleted`, comma-separated,
+/// each trimmed of whitespace.
+fn status_filter_pattern() -> String {
+    // `str::trim`'s whitespace spelled out: JSON Schema's `\s` is ECMAScript's, which differs.
+    let space = r"[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*";
+    let status = "(draft|online|paused|expired|closed|rejected)";
+    format!("^$|^{space}{status}{space}(,{space}{status}{space})*$")
+}
+
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
     let writes = [
@@ -43,6 +52,7 @@ pub fn routes(api: Api) -> Api {
             .summary("Place an advertisement (user token, scope `write`, confirmed user)")
             .description("Minimal body: `{title, description, categoryId, location: {postcode}, priceModel: {modelType: \"fixed\", askingPrice}}` plus the category's mandatory attributes, as flat members or as `attributes: [{key, value}]`. Without `status` the ad goes online; `\"status\": \"draft\"` keeps it a draft. Every problem comes back at once as field errors.")
             .authenticated()
+            .body("application/json", "AdvertisementContent")
             .ok(201, "The advertisement (Location: its address)", "Advertisement")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotConfirmed]),
         create,
@@ -53,7 +63,7 @@ pub fn routes(api: Api) -> Api {
             .summary("The calling user's own advertisements, newest first")
             .description("Every status but deleted; `status` filters (comma-separated; an unknown status or `deleted` is 400 `validation-failure` on `status`). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
             .authenticated()
-            .query_param("status", json!({"type": "string", "pattern": "^(draft|online|paused|expired|closed|rejected)(,(draft|online|paused|expired|closed|rejected))*$"}), "Comma-separated statuses.")
+            .query_param("status", json!({"type": "string", "pattern": status_filter_pattern()}), "Comma-separated statuses.")
             .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 30.")
             .ok(200, "A page of advertisements", "AdvertisementList")
@@ -78,6 +88,7 @@ pub fn routes(api: Api) -> Api {
             .description("Read-only fields in the body are ignored, so a client may send back what it read. `status` changes the state where the lifecycle allows it (else 409 `conflicting-state`). `If-Match` with the ETag: 412 on a mismatch. Answers 200 with the representation.")
             .authenticated()
             .item_param()
+            .body("application/json", "AdvertisementContent")
             .ok(200, "The advertisement", "Advertisement")
             .errors(&writes),
         replace,
@@ -89,6 +100,7 @@ pub fn routes(api: Api) -> Api {
             .description("`Content-Type: application/json-patch+json`; the patch applies to the representation (`replace` of an absent member acts as `add`). Then as PUT. Answers 200 with the representation.")
             .authenticated()
             .item_param()
+            .body("application/json-patch+json", "JsonPatch")
             .ok(200, "The advertisement", "Advertisement")
             .errors(&writes),
         patch_ad,

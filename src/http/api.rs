@@ -23,7 +23,10 @@ pub struct Operation {
     summary: &'static str,
     description: &'static str,
     authenticated: bool,
+    client_authenticated: bool,
     params: Vec<Value>,
+    /// The media type and the component schema of the request body.
+    body: Option<(&'static str, &'static str)>,
     responses: Vec<(u16, &'static str, Body)>,
     errors: Vec<ErrorCode>,
 }
@@ -70,7 +73,9 @@ fn operation(method: &'static str, path: &'static str, id: &'static str) -> Oper
         summary: "",
         description: "",
         authenticated: false,
+        client_authenticated: false,
         params: Vec::new(),
+        body: None,
         responses: Vec::new(),
         errors: Vec::new(),
     }
@@ -100,6 +105,20 @@ impl Operation {
 
     /// A path parameter that is an id: a positive integer (the server refuses 0, negatives
     /// and anything past 64 bits).
+    /// The authorization server's client authentication: HTTP Basic, or `client_id` and
+    /// `client_secret` in the body (or `client_id` alone for a public client).
+    pub fn client_authenticated(mut self) -> Self {
+        self.client_authenticated = true;
+        self
+    }
+
+    /// The request body: its media type and the component schema it follows. What the
+    /// schema cannot say (a category's attributes, an unknown user) the server checks too.
+    pub fn body(mut self, media_type: &'static str, schema: &'static str) -> Self {
+        self.body = Some((media_type, schema));
+        self
+    }
+
     pub fn path_param(mut self, name: &'static str, description: &'static str) -> Self {
         self.params.push(json!({
             "name": name, "in": "path", "required": true, "description": description,
@@ -135,6 +154,20 @@ impl Operation {
     ) -> Self {
         self.params.push(json!({
             "name": name, "in": "query", "required": false, "description": description,
+            "schema": schema,
+        }));
+        self
+    }
+
+    /// A query parameter the operation cannot do without.
+    pub fn required_query_param(
+        mut self,
+        name: &'static str,
+        schema: Value,
+        description: &'static str,
+    ) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "query", "required": true, "description": description,
             "schema": schema,
         }));
         self
@@ -271,11 +304,21 @@ impl Operation {
         if !self.params.is_empty() {
             operation["parameters"] = json!(self.params);
         }
-        if self.authenticated {
-            operation["security"] = json!([{"bearer": []}]);
-        } else {
-            operation["security"] = json!([]);
+        if let Some((media_type, schema)) = self.body {
+            operation["requestBody"] = json!({
+                "required": true,
+                "content": {media_type: {
+                    "schema": {"$ref": format!("#/components/schemas/{schema}")}
+                }},
+            });
         }
+        operation["security"] = if self.authenticated {
+            json!([{"bearer": []}])
+        } else if self.client_authenticated {
+            json!([{"clientBasic": []}, {}])
+        } else {
+            json!([])
+        };
         (format!("{path_prefix}{}", self.path), operation)
     }
 }

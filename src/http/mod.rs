@@ -105,6 +105,11 @@ pub fn openapi_document(config: &Config) -> Value {
                     "scheme": "bearer",
                     "description": "An access token from the authorization server, as `Authorization: Bearer <token>` or the `access_token` query parameter.",
                 },
+                "clientBasic": {
+                    "type": "http",
+                    "scheme": "basic",
+                    "description": "A client of the authorization server: its id and secret, form-urlencoded, as HTTP Basic (RFC 6749 §2.3.1); or `client_id` and `client_secret` in the body.",
+                },
             },
         },
     })

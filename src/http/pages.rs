@@ -8,6 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use serde_json::json;
 
 use crate::app::AppState;
 use crate::domain::locale::Language;
@@ -15,7 +16,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::oauth::{self, Authorization, AuthorizeError, password, secret};
 use crate::store::{oauth as store, users};
 
-use super::api::{Api, get, post};
+use super::api::{Api, Operation, get, post};
 use super::docs::escape;
 use super::oauth::AUTHORIZE_PATH;
 
@@ -33,7 +34,7 @@ const STYLESHEET: &str = include_str!("../../assets/accounts.css");
 pub fn routes(api: Api) -> Api {
     let tag = "Authorization server";
     api.route(
-        get(AUTHORIZE_PATH, "authorize")
+        authorization_request(get(AUTHORIZE_PATH, "authorize"))
             .tag(tag)
             .summary("The authorization endpoint: sign-in and consent pages (HTML)")
             .description("`response_type=code`, `client_id`, `redirect_uri`, optional `scope`, `state`, `code_challenge` (S256). An unknown client or a redirect_uri that does not match is shown as an error page; every other error is redirected to the client.")
@@ -44,9 +45,10 @@ pub fn routes(api: Api) -> Api {
         authorize,
     )
     .route(
-        post(AUTHORIZE_PATH, "authorizeSubmit")
+        authorization_request(post(AUTHORIZE_PATH, "authorizeSubmit"))
             .tag(tag)
             .summary("The sign-in and consent forms post here (with the CSRF token)")
+            .body("application/x-www-form-urlencoded", "SignInForm")
             .media(200, "The consent page, or the sign-in page again", "text/html")
             .ok_empty(302, "Back to the client")
             .media(400, "Error page: unknown client or redirect_uri", "text/html")
@@ -59,6 +61,7 @@ pub fn routes(api: Api) -> Api {
         get("/accounts/confirm", "confirmPage")
             .tag(tag)
             .summary("The page behind a mailed confirmation link (account or new e-mail address)")
+            .required_query_param("token", json!({"type": "string"}), "The token of the mailed link.")
             .media(200, "A page with a confirm button (and a password form if the account has none)", "text/html")
             .media(400, "The link has no token", "text/html")
             .errors(&[ErrorCode::ServiceUnavailable]),
@@ -68,6 +71,7 @@ pub fn routes(api: Api) -> Api {
         post("/accounts/confirm", "confirm")
             .tag(tag)
             .summary("Confirms an account or a new e-mail address (the form of the confirmation page)")
+            .body("application/x-www-form-urlencoded", "ConfirmationForm")
             .media(200, "Confirmed", "text/html")
             .media(400, "Unknown, used or expired link, or a password too short", "text/html")
             .media(409, "The new e-mail address was taken meanwhile", "text/html")
@@ -89,6 +93,24 @@ pub fn routes(api: Api) -> Api {
             .media(200, "The stylesheet", "text/css"),
         stylesheet,
     )
+}
+
+/// The parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636), in the query
+/// of the page and of the forms it posts.
+fn authorization_request(operation: Operation) -> Operation {
+    let text = || json!({"type": "string"});
+    operation
+        .required_query_param("client_id", text(), "The client.")
+        .required_query_param("redirect_uri", text(), "One of the client's redirect URIs.")
+        .query_param("response_type", text(), "`code`.")
+        .query_param(
+            "scope",
+            text(),
+            "Space-separated scopes; the client's defaults without it.",
+        )
+        .query_param("state", text(), "Returned to the client as it was sent.")
+        .query_param("code_challenge", text(), "PKCE (RFC 7636).")
+        .query_param("code_challenge_method", text(), "`S256`.")
 }
 
 /// Texts of the pages in the deployment's language.

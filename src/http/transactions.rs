@@ -48,6 +48,7 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{buyerId, amount, shippingCosts}`: a user and two non-negative integer amounts in cents. Answers 201 with status `CREATED`; the original documented this under `/v2`.")
             .authenticated()
             .item_param()
+            .body("application/json", "NewTransaction")
             .ok(201, "The transaction", "Transaction")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, AdvertisementNotFound]),
         create,
@@ -96,6 +97,7 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{callerPhoneNumber, calleePhoneNumber, startTime, endTime}`, all required strings; times ISO 8601 with an offset, `endTime` not before `startTime`. Answers 201 with no body; the call counts in the ad's statistics as a phone click. Only online ads take calls: any other is 404, as is an unknown one, whatever the body.")
             .authenticated()
             .item_param()
+            .body("application/json", "UpcallConfirmation")
             .ok_empty(201, "Recorded")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, AdvertisementNotFound]),
         upcall,

@@ -42,6 +42,7 @@ pub fn routes(api: Api) -> Api {
             .summary("Create an account (client token with scope `create_account`)")
             .description("Body `{email, name, postcode, phoneNumber, password}` (`password` is Souk's own and optional: without it, the owner chooses one when confirming). The account is `unconfirmed` until its owner follows the link mailed to them. A taken e-mail address is the field error `email-in-use`.")
             .authenticated()
+            .body("application/json", "NewUser")
             .ok(201, "The new user (Location: its address)", "User")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized]),
         create,
@@ -73,6 +74,7 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{\"newEmail\": ...}`. Only the user themself (scope `read`). Field errors `email-in-use` and `input-invalid`.")
             .authenticated()
             .path_param("userId", "The user id.")
+            .body("application/json", "EmailChange")
             .ok(200, "`{_links: {self}, message}`", "ChangeEmail")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotFound]),
         change_email,
@@ -95,6 +97,7 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{\"brands\": [...]}`: at most 50 names of 1 to 50 characters, none twice (ignoring case). Answers the new list.")
             .authenticated()
             .path_param("userId", "The user id.")
+            .body("application/json", "BrandList")
             .ok(200, "`{_links, brands}`", "Brands")
             .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotFound]),
         set_brands,
