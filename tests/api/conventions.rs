@@ -3,7 +3,7 @@
 use reqwest::Method;
 
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json};
+use crate::helpers::{TestApp, User, expect_json};
 
 both_backends!(
     unknown_routes_are_not_found,
@@ -26,17 +26,9 @@ fn has_links(value: &serde_json::Value) -> bool {
 /// Advertisements are written straight to JSON (not built as a tree): `_links=false` must
 /// reach them too, down to the embedded images collection.
 async fn links_false_leaves_links_out_of_typed_representations(app: TestApp) {
-    let seller = app
-        .create_user("links@souk.test", "password-of-links")
-        .await;
-    let (token, _) = app
-        .user_token(
-            &app.app_client,
-            "links@souk.test",
-            "password-of-links",
-            None,
-        )
-        .await;
+    let User {
+        id: seller, token, ..
+    } = app.user("links@souk.test").await;
     let body = serde_json::json!({
         "title": "Damesfiets Gazelle", "description": "Goed onderhouden.", "categoryId": 402,
         "location": {"postcode": "1097DN"}, "condition": "used",

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{Backend, TestApp, expect_json, field_codes, fields, hidden_field};
+use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, fields, hidden_field};
 
 both_backends!(
     a_client_creates_an_unconfirmed_account_confirmed_by_mail,
@@ -184,21 +184,16 @@ async fn users_root_profile_and_me(app: TestApp) {
     let root = app.get_json("/v1/users", 200).await;
     assert_eq!(root["_links"]["item"]["href"], "/v1/users/{userId}");
     assert_eq!(root["_links"]["item"]["templated"], true);
-    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
-    let marie = app
-        .create_user("marie@souk.test", "password-of-marie")
-        .await;
-    let (jan_token, _) = app
-        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
-        .await;
-    let (marie_token, _) = app
-        .user_token(
-            &app.app_client,
-            "marie@souk.test",
-            "password-of-marie",
-            Some("write"),
-        )
-        .await;
+    let User {
+        id: jan,
+        token: jan_token,
+        ..
+    } = app.user("jan@souk.test").await;
+    let marie_user = app.user("marie@souk.test").await;
+    let (marie, marie_token) = (
+        marie_user.id,
+        app.token_of(&marie_user, Some("write")).await,
+    );
     let own = expect_json(
         app.get_with(&format!("/v1/users/{jan}"), &jan_token).await,
         200,
@@ -242,11 +237,8 @@ async fn users_root_profile_and_me(app: TestApp) {
 }
 
 async fn change_email_takes_effect_when_confirmed(app: TestApp) {
-    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
+    let User { id: jan, token, .. } = app.user("jan@souk.test").await;
     app.create_user("taken@souk.test", "password-of-taken")
-        .await;
-    let (token, _) = app
-        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
         .await;
     let change = |email: &str| {
         app.post(&format!("/v1/users/{jan}/change-email"))
@@ -309,17 +301,7 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
         "idempotency-key-reused"
     );
     // Another caller's key of the same name is another key.
-    let (user_token, _) = {
-        app.create_user("keyholder@souk.test", "password-of-keyholder")
-            .await;
-        app.user_token(
-            &app.app_client,
-            "keyholder@souk.test",
-            "password-of-keyholder",
-            None,
-        )
-        .await
-    };
+    let user_token = app.user("keyholder@souk.test").await.token;
     let as_user = app
         .post("/v1/users")
         .token(&user_token)
@@ -371,17 +353,9 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
 }
 
 async fn user_brands(app: TestApp) {
-    let dealer = app
-        .create_user("dealer@souk.test", "password-of-dealer")
-        .await;
-    let (token, _) = app
-        .user_token(
-            &app.app_client,
-            "dealer@souk.test",
-            "password-of-dealer",
-            None,
-        )
-        .await;
+    let User {
+        id: dealer, token, ..
+    } = app.user("dealer@souk.test").await;
     let path = format!("/v2/users/{dealer}/brands");
     let empty = app.get_json(&path, 200).await;
     assert_eq!(empty["brands"], json!([]));
@@ -431,16 +405,7 @@ async fn user_brands(app: TestApp) {
     assert_eq!(missing["details"][0]["code"], "missing");
     assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
     // Another user, or a client, may not set them, and nothing changes.
-    app.create_user("ander@souk.test", "password-of-ander")
-        .await;
-    let (other, _) = app
-        .user_token(
-            &app.app_client,
-            "ander@souk.test",
-            "password-of-ander",
-            None,
-        )
-        .await;
+    let other = app.user("ander@souk.test").await.token;
     for token in [other.as_str(), app.token.as_str()] {
         let refused = app
             .put(&path)
@@ -552,10 +517,7 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
         ]
     );
     assert!(outbox(&app).is_empty(), "nothing was created");
-    let jan = app.create_user("jan@souk.test", "password-of-jan").await;
-    let (token, _) = app
-        .user_token(&app.app_client, "jan@souk.test", "password-of-jan", None)
-        .await;
+    let User { id: jan, token, .. } = app.user("jan@souk.test").await;
     let changed = app
         .post(&format!("/v1/users/{jan}/change-email"))
         .token(&token)

@@ -1,0 +1,203 @@
+//! Who may change an ad and see what only its seller sees, and the ETags that guard changes.
+
+use reqwest::Method;
+use serde_json::json;
+
+use super::{create, created, delete, json_patch, minimal, put};
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json};
+
+both_backends!(
+    only_the_seller_changes_an_ad,
+    etags_guard_changes,
+    the_sellers_view_needs_read,
+);
+
+async fn only_the_seller_changes_an_ad(app: TestApp) {
+    let owner = app.user("eigenaar@souk.test").await;
+    let other = app.user("ander@souk.test").await;
+    let ad = created(&app, &owner.token, &minimal("Van de eigenaar")).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    expect_json(app.get_with(&path, &other.token).await, 200).await;
+    expect_json(app.get(&path).await, 200).await;
+    for token in [other.token.as_str(), app.token.as_str()] {
+        let put = put(&app, token, &path, &minimal("Gekaapt")).await;
+        assert_eq!(expect_json(put, 403).await["code"], "unauthorized");
+        let patch = json_patch(
+            &app,
+            token,
+            &path,
+            json!([{"op": "replace", "path": "/title", "value": "Gekaapt"}]),
+            None,
+        )
+        .await;
+        assert_eq!(expect_json(patch, 403).await["code"], "unauthorized");
+        let delete = delete(&app, token, &path).await;
+        assert_eq!(expect_json(delete, 403).await["code"], "unauthorized");
+    }
+    assert_eq!(
+        expect_json(
+            create(&app, &app.token, &minimal("Door een client")).await,
+            403
+        )
+        .await["code"],
+        "unauthorized"
+    );
+    assert_eq!(
+        expect_json(app.get("/v1/advertisements").await, 403).await["code"],
+        "unauthorized"
+    );
+    assert_eq!(app.get_json(&path, 200).await["title"], "Van de eigenaar");
+    // A draft is the seller's alone.
+    let mut draft = minimal("Nog niet klaar");
+    draft["status"] = json!("draft");
+    let draft = created(&app, &owner.token, &draft).await;
+    let draft_path = draft["_links"]["self"]["href"].as_str().unwrap();
+    assert_eq!(draft["status"], "draft");
+    assert!(draft["startDate"].is_null());
+    expect_json(app.get_with(draft_path, &owner.token).await, 200).await;
+    expect_json(app.get_with(draft_path, &other.token).await, 404).await;
+    let put = put(&app, &other.token, draft_path, &minimal("x y")).await;
+    expect_json(put, 404).await;
+}
+
+async fn etags_guard_changes(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let first = create(&app, &seller.token, &minimal("Met ETag")).await;
+    let tag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let path = expect_json(first, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = app.get_with(&path, &seller.token).await;
+    assert_eq!(read.headers()["etag"].to_str().unwrap(), tag);
+    let cached = app
+        .request(Method::GET, &path)
+        .token(&seller.token)
+        .header("if-none-match", &tag)
+        .send()
+        .await;
+    assert_eq!(cached.status(), 304);
+    // If-None-Match compares weakly: the weak form of the tag matches too.
+    let weakly = app
+        .request(Method::GET, &path)
+        .token(&seller.token)
+        .header("if-none-match", format!("W/{tag}"))
+        .send()
+        .await;
+    assert_eq!(weakly.status(), 304);
+    // If-Match compares strongly: a weak tag never matches, and nothing changes.
+    let weak = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Zwak"}]),
+        Some(&format!("W/{tag}")),
+    )
+    .await;
+    assert_eq!(expect_json(weak, 412).await["code"], "precondition-failed");
+    let unchanged = app.get_with(&path, &seller.token).await;
+    assert_eq!(unchanged.headers()["etag"].to_str().unwrap(), tag);
+    assert_eq!(expect_json(unchanged, 200).await["title"], "Met ETag");
+    let changed = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Eerste wijziging"}]),
+        Some(&tag),
+    )
+    .await;
+    let new_tag = changed.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(new_tag, tag);
+    expect_json(changed, 200).await;
+    let stale = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Tweede wijziging"}]),
+        Some(&tag),
+    )
+    .await;
+    assert_eq!(expect_json(stale, 412).await["code"], "precondition-failed");
+    let put = app
+        .put(&path)
+        .token(&seller.token)
+        .header("if-match", &tag)
+        .json(&minimal("Derde"))
+        .send()
+        .await;
+    expect_json(put, 412).await;
+    let delete = app
+        .delete(&path)
+        .token(&seller.token)
+        .header("if-match", &tag)
+        .send()
+        .await;
+    expect_json(delete, 412).await;
+    assert_eq!(app.get_json(&path, 200).await["title"], "Eerste wijziging");
+    // A PUT answers with the new ETag, the one a read then gives, and a matching If-Match
+    // lets it through.
+    let mut body = minimal("Vierde");
+    body["frameSize"] = json!(50);
+    let put = app
+        .put(&path)
+        .token(&seller.token)
+        .header("if-match", &new_tag)
+        .json(&body)
+        .send()
+        .await;
+    let put_tag = put.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(put_tag, new_tag);
+    assert_eq!(expect_json(put, 200).await["title"], "Vierde");
+    let read = app.get_with(&path, &seller.token).await;
+    assert_eq!(read.headers()["etag"].to_str().unwrap(), put_tag);
+    let wrong_type = app
+        .patch(&path)
+        .token(&seller.token)
+        .json(&json!([{"op": "replace", "path": "/title", "value": "x"}]))
+        .send()
+        .await;
+    assert_eq!(
+        expect_json(wrong_type, 400).await["code"],
+        "incorrect-content-type"
+    );
+    let failed = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "remove", "path": "/nothing"}]),
+        None,
+    )
+    .await;
+    assert_eq!(
+        expect_json(failed, 400).await["details"][0]["code"],
+        "patch-failed"
+    );
+}
+
+/// What only the seller sees (drafts and other states, the rejection reason) needs a token
+/// with `read`, like every private field; with `write` alone the seller sees what anyone
+/// sees. Its own reads are no views.
+async fn the_sellers_view_needs_read(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let write_only = app.token_of(&seller, Some("write")).await;
+    let mut draft = minimal("Concept");
+    draft["status"] = json!("draft");
+    let draft = created(&app, &write_only, &draft).await;
+    let draft_path = draft["_links"]["self"]["href"].as_str().unwrap();
+    expect_json(app.get_with(draft_path, &seller.token).await, 200).await;
+    assert_eq!(
+        expect_json(app.get_with(draft_path, &write_only).await, 404).await["code"],
+        "advertisement-not-found"
+    );
+    let online = created(&app, &write_only, &minimal("Online")).await;
+    let path = online["_links"]["self"]["href"].as_str().unwrap();
+    expect_json(app.get_with(path, &write_only).await, 200).await;
+    let stats = expect_json(
+        app.get_with(&format!("{path}/statistics"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(stats["numberOfViews"], 0, "the seller's reads are no views");
+}

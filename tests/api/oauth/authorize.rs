@@ -1,0 +1,341 @@
+//! The authorization endpoint and its pages: untrusted clients, errors sent back to the
+//! client, scopes and consent, CSRF, the sign-in throttle, page headers.
+
+use souk::accounts::ClientSpec;
+
+use super::{EMAIL, PASSWORD, TOKEN, authorize_query};
+use crate::both_backends;
+use crate::helpers::{
+    LoginPage, TestApp, encode, expect_json, expect_oauth_error, hidden_field, location,
+    query_value, session_cookie,
+};
+
+both_backends!(
+    authorize_refuses_untrusted_clients_and_redirects_on_a_page,
+    authorize_redirects_errors_with_state_and_extras,
+    authorize_defaults_scopes_and_honours_denial,
+    consent_needs_csrf_and_session,
+    sign_in_is_throttled_with_one_message,
+    pages_carry_no_store_and_anti_framing,
+    control_characters_are_unknown_not_errors,
+);
+
+/// Cases 1, 2, 4, 8: no redirect to an untrusted address.
+async fn authorize_refuses_untrusted_clients_and_redirects_on_a_page(app: TestApp) {
+    let tenant = app
+        .register_client(ClientSpec {
+            name: "Tenant app".into(),
+            redirect_uris: vec!["https://tenant.test/cb?tenant=a".into()],
+            ..ClientSpec::default()
+        })
+        .await;
+    let id = &app.app_client.id;
+    let cases = [
+        // 1: unknown client
+        "response_type=code&client_id=nobody&redirect_uri=https%3A%2F%2Fclient.test%2Fcb"
+            .to_owned(),
+        // 2: unregistered and near misses
+        format!("response_type=code&client_id={id}&redirect_uri=https%3A%2F%2Fevil.test%2Fcb"),
+        format!("response_type=code&client_id={id}&redirect_uri=https%3A%2F%2Fclient.test%2Fcb%2F"),
+        format!("response_type=code&client_id={id}&redirect_uri=https%3A%2F%2Fclient.test%2FCb"),
+        format!(
+            "response_type=code&client_id={id}&redirect_uri=https%3A%2F%2Fclient.test%3A444%2Fcb"
+        ),
+        format!("response_type=code&client_id={id}&redirect_uri=http%3A%2F%2Fclient.test%2Fcb"),
+        format!(
+            "response_type=code&client_id={id}&redirect_uri=https%3A%2F%2Fclient.test%2Fcb%23frag"
+        ),
+        format!(
+            "response_type=code&client_id={}&redirect_uri={}",
+            tenant.id,
+            encode("https://tenant.test/cb?tenant=b")
+        ),
+        // 4: a code parameter inside the redirect_uri
+        format!(
+            "response_type=code&client_id={id}&redirect_uri={}",
+            encode("https://client.test/cb?code=x")
+        ),
+        // 8: repeated client_id or redirect_uri
+        format!(
+            "response_type=code&client_id={id}&client_id={id}&redirect_uri=https%3A%2F%2Fclient.test%2Fcb"
+        ),
+        format!(
+            "response_type=code&client_id={id}&redirect_uri=https%3A%2F%2Fclient.test%2Fcb&redirect_uri=https%3A%2F%2Fclient.test%2Fcb"
+        ),
+        // no redirect_uri at all
+        format!("response_type=code&client_id={id}"),
+    ];
+    for query in cases {
+        let response = app.authorize_page(&query).await;
+        assert_eq!(response.status(), 400, "{query}");
+        assert!(response.headers().get("location").is_none(), "{query}");
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html")
+        );
+    }
+    // 8: an unknown parameter is ignored.
+    let response = app
+        .authorize_page(&authorize_query(&app.app_client, "&colour=blue"))
+        .await;
+    assert_eq!(response.status(), 200);
+}
+
+/// Cases 3, 5, 6, 7: errors go back to the client with `state` and the extra parameters.
+async fn authorize_redirects_errors_with_state_and_extras(app: TestApp) {
+    let id = &app.app_client.id;
+    let with_extras = encode("https://client.test/cb?lang=nl&ref=a%26b");
+    let state = format!("{}{}", "x".repeat(480), "ä &=+/?#%20\"'<>");
+    let encoded_state = encode(&state);
+    let cases = [
+        (
+            format!("client_id={id}&redirect_uri={with_extras}&state={encoded_state}"),
+            "invalid_request",
+        ),
+        (
+            format!(
+                "response_type=token&client_id={id}&redirect_uri={with_extras}&state={encoded_state}"
+            ),
+            "unsupported_response_type",
+        ),
+        (
+            format!(
+                "response_type=code&scope=read+admin&client_id={id}&redirect_uri={with_extras}&state={encoded_state}"
+            ),
+            "invalid_scope",
+        ),
+        (
+            format!("response_type=code&state=a&state=b&client_id={id}&redirect_uri={with_extras}"),
+            "invalid_request",
+        ),
+        (
+            format!(
+                "response_type=code&code_challenge_method=plain&code_challenge={}&client_id={id}&redirect_uri={with_extras}&state={encoded_state}",
+                "a".repeat(43)
+            ),
+            "invalid_request",
+        ),
+    ];
+    for (query, error) in cases {
+        let response = app.authorize_page(&query).await;
+        assert_eq!(response.status(), 302, "{query}");
+        let to = location(&response);
+        assert!(
+            to.starts_with("https://client.test/cb?lang=nl&ref=a%26b&"),
+            "{to}"
+        );
+        assert_eq!(query_value(&to, "error").as_deref(), Some(error), "{to}");
+        if query.contains("state=a&state=b") {
+            continue;
+        }
+        assert_eq!(
+            query_value(&to, "state").as_deref(),
+            Some(state.as_str()),
+            "state byte for byte"
+        );
+    }
+    // 3 and 7 on success: the extras and the state come back with the code.
+    app.create_user(EMAIL, PASSWORD).await;
+    let landed = app
+        .authorize(
+            &format!(
+                "response_type=code&client_id={id}&redirect_uri={with_extras}&state={encoded_state}"
+            ),
+            EMAIL,
+            PASSWORD,
+        )
+        .await;
+    assert!(
+        landed.starts_with("https://client.test/cb?lang=nl&ref=a%26b&code="),
+        "{landed}"
+    );
+    assert_eq!(
+        query_value(&landed, "state").as_deref(),
+        Some(state.as_str())
+    );
+    assert_eq!(query_value(&landed, "ref").as_deref(), Some("a&b"));
+}
+
+/// Cases 6 and 9, and the consent memory.
+async fn authorize_defaults_scopes_and_honours_denial(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let narrow = app
+        .register_client(ClientSpec {
+            name: "Narrow".into(),
+            redirect_uris: vec!["https://narrow.test/cb".into()],
+            scopes: Some("read write purchase".into()),
+            default_scopes: Some("read".into()),
+            ..ClientSpec::default()
+        })
+        .await;
+    let landed = app
+        .authorize(&authorize_query(&narrow, "&state=s1"), EMAIL, PASSWORD)
+        .await;
+    let code = query_value(&landed, "code").unwrap();
+    let body = expect_json(
+        app.token_request(
+            &narrow,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", &narrow.redirect_uri),
+            ],
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        body["scope"], "read",
+        "no scope asked: the client's defaults"
+    );
+    // A second authorization of the same scopes skips the consent page.
+    let query = authorize_query(&narrow, "&state=s2");
+    let response = app.sign_in(&query, EMAIL, PASSWORD).await;
+    assert_eq!(response.status(), 302, "consent remembered");
+    assert!(query_value(&location(&response), "code").is_some());
+    // 9: the user denies.
+    let wide = authorize_query(&narrow, "&scope=read+write&state=deny%20me");
+    let consent = app.sign_in(&wide, EMAIL, PASSWORD).await;
+    assert_eq!(consent.status(), 200, "wider scopes ask for consent again");
+    let cookie = session_cookie(&consent);
+    let page = consent.text().await.unwrap();
+    assert!(page.contains("Narrow"), "the consent page names the client");
+    let csrf = hidden_field(&page, "csrf_token");
+    let denied = app
+        .submit(
+            &wide,
+            Some(&cookie),
+            &[("decision", "deny"), ("csrf_token", &csrf)],
+        )
+        .await;
+    let to = location(&denied);
+    assert_eq!(query_value(&to, "error").as_deref(), Some("access_denied"));
+    assert_eq!(query_value(&to, "state").as_deref(), Some("deny me"));
+    assert!(query_value(&to, "code").is_none());
+}
+
+/// Case 10.
+async fn consent_needs_csrf_and_session(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let query = authorize_query(&app.app_client, "");
+    let LoginPage { cookie, csrf } = app.login_page(&query).await;
+    let form = [
+        ("username", EMAIL),
+        ("password", PASSWORD),
+        ("csrf_token", &csrf),
+    ];
+    let consent = app.submit(&query, Some(&cookie), &form).await;
+    let signed_in = session_cookie(&consent);
+    let csrf = hidden_field(&consent.text().await.unwrap(), "csrf_token");
+    let attempts = [
+        (Some(signed_in.as_str()), None),
+        (Some(signed_in.as_str()), Some("forged")),
+        (None, Some(csrf.as_str())),
+        // The session from before the sign-in is no longer the signed-in one.
+        (Some(cookie.as_str()), Some(csrf.as_str())),
+    ];
+    for (cookie, csrf) in attempts {
+        let mut form = vec![("decision", "allow")];
+        if let Some(csrf) = csrf {
+            form.push(("csrf_token", csrf));
+        }
+        let response = app.submit(&query, cookie, &form).await;
+        assert_eq!(response.status(), 403, "{cookie:?} {csrf:?}");
+        assert!(response.headers().get("location").is_none());
+    }
+}
+
+/// Case 11.
+async fn sign_in_is_throttled_with_one_message(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let query = authorize_query(&app.app_client, "");
+    let attempt =
+        |email: &'static str, password: &'static str| app.sign_in(&query, email, password);
+    let unknown = attempt("nobody@souk.test", "whatever-1").await;
+    assert_eq!(unknown.status(), 200);
+    let unknown_page = unknown.text().await.unwrap();
+    let wrong = attempt(EMAIL, "wrong-password").await;
+    let wrong_page = wrong.text().await.unwrap();
+    let message = |page: &str| {
+        page.split("role=\"alert\">")
+            .nth(1)
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        message(&unknown_page),
+        message(&wrong_page),
+        "the same message"
+    );
+    for _ in 0..4 {
+        attempt(EMAIL, "wrong-password").await;
+    }
+    let locked = attempt(EMAIL, PASSWORD).await;
+    assert_eq!(locked.status(), 429, "locked even with the right password");
+    assert!(locked.headers().get("retry-after").is_some());
+    // The lock lifts after the window.
+    app.clock.advance(16 * 60);
+    let later = attempt(EMAIL, PASSWORD).await;
+    assert_eq!(later.status(), 200, "consent page after the window");
+}
+
+/// Case 12.
+async fn pages_carry_no_store_and_anti_framing(app: TestApp) {
+    let responses = [
+        app.authorize_page(&authorize_query(&app.app_client, ""))
+            .await,
+        app.authorize_page("client_id=nobody").await,
+    ];
+    for response in responses {
+        let headers = response.headers();
+        assert_eq!(headers["cache-control"], "no-store");
+        assert_eq!(headers["x-frame-options"], "DENY");
+        assert!(
+            headers["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .contains("frame-ancestors 'none'")
+        );
+    }
+}
+
+/// PostgreSQL cannot take a NUL in a query: a client id or a sign-in address holding one is
+/// simply unknown (never a 500), on both backends.
+async fn control_characters_are_unknown_not_errors(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let page = app
+        .authorize_page(&format!(
+            "response_type=code&client_id={}&redirect_uri={}",
+            encode("a\0b"),
+            encode(&app.app_client.redirect_uri)
+        ))
+        .await;
+    assert_eq!(page.status(), 400);
+    assert!(page.headers().get("location").is_none());
+    let response = app
+        .post(TOKEN)
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", "a\0b"),
+            ("client_secret", "x"),
+        ])
+        .send()
+        .await;
+    expect_oauth_error(response, 401, "invalid_client").await;
+    let query = authorize_query(&app.app_client, "");
+    let signed_in = app.sign_in(&query, "jan\0@souk.test", PASSWORD).await;
+    assert_eq!(signed_in.status(), 200);
+    assert!(
+        signed_in
+            .text()
+            .await
+            .unwrap()
+            .contains("Onjuist e-mailadres of wachtwoord.")
+    );
+}

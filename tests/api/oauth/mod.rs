@@ -1,0 +1,58 @@
+//! The authorization server: every negative case of oauth.md (numbered as there), on both
+//! backends. The helpers here authorize, exchange and refresh; each file holds one topic.
+
+mod authorize;
+mod codes;
+mod refresh;
+mod token_endpoint;
+mod tokens;
+
+use crate::helpers::{TestApp, TestClient, encode, query_value};
+
+pub const TOKEN: &str = "/accounts/oauth/token";
+
+pub const EMAIL: &str = "jan@souk.test";
+pub const PASSWORD: &str = "password-of-jan";
+
+pub fn authorize_query(client: &TestClient, extra: &str) -> String {
+    format!(
+        "response_type=code&client_id={}&redirect_uri={}{extra}",
+        client.id,
+        encode(&client.redirect_uri)
+    )
+}
+
+pub async fn code_for(app: &TestApp, client: &TestClient, extra: &str) -> String {
+    let landed = app
+        .authorize(&authorize_query(client, extra), EMAIL, PASSWORD)
+        .await;
+    query_value(&landed, "code").unwrap()
+}
+
+pub async fn exchange(
+    app: &TestApp,
+    client: &TestClient,
+    code: &str,
+    extra: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut params = vec![
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", client.redirect_uri.as_str()),
+    ];
+    params.extend_from_slice(extra);
+    app.token_request(client, &params).await
+}
+
+pub async fn refresh(
+    app: &TestApp,
+    client: &TestClient,
+    token: &str,
+    scope: Option<&str>,
+) -> reqwest::Response {
+    let mut params = vec![("grant_type", "refresh_token"), ("refresh_token", token)];
+    if let Some(scope) = scope {
+        params.push(("scope", scope));
+    }
+    app.token_request(client, &params).await
+}

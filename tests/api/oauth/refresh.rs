@@ -1,0 +1,161 @@
+//! Refresh tokens: rotation and scope, twenty live per user and client, reuse revokes the
+//! family, and spent ones are forgotten.
+
+use souk::accounts::ClientSpec;
+
+use super::{EMAIL, PASSWORD, refresh};
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json, expect_oauth_error};
+
+both_backends!(
+    refresh_rotation_and_scope,
+    twenty_live_refresh_tokens_per_user_and_client,
+    refresh_reuse_revokes_the_family,
+    spent_tokens_are_forgotten,
+);
+
+/// Case 25 (but the 20-token rule, below).
+async fn refresh_rotation_and_scope(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let (_, first) = app
+        .user_token(&client, EMAIL, PASSWORD, Some("read write"))
+        .await;
+    let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
+    let second = body["refresh_token"].as_str().unwrap().to_owned();
+    assert_ne!(second, first);
+    assert_eq!(body["scope"], "read write");
+    // Narrower is fine and does not narrow the next refresh; wider is invalid_scope.
+    let body = expect_json(refresh(&app, &client, &second, Some("read")).await, 200).await;
+    assert_eq!(body["scope"], "read");
+    let third = body["refresh_token"].as_str().unwrap().to_owned();
+    expect_oauth_error(
+        refresh(&app, &client, &third, Some("read write purchase")).await,
+        400,
+        "invalid_scope",
+    )
+    .await;
+    let body = expect_json(refresh(&app, &client, &third, None).await, 200).await;
+    assert_eq!(body["scope"], "read write");
+    // Another client's refresh token.
+    let other = app
+        .register_client(ClientSpec {
+            name: "Other".into(),
+            redirect_uris: vec!["https://other.test/cb".into()],
+            ..ClientSpec::default()
+        })
+        .await;
+    let fourth = body["refresh_token"].as_str().unwrap();
+    expect_oauth_error(
+        refresh(&app, &other, fourth, None).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
+    expect_json(refresh(&app, &client, fourth, None).await, 200).await;
+}
+
+/// Case 25: 21 logins of one user at one client.
+async fn twenty_live_refresh_tokens_per_user_and_client(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let mut tokens = Vec::new();
+    for _ in 0..21 {
+        tokens.push(app.user_token(&client, EMAIL, PASSWORD, None).await.1);
+    }
+    expect_oauth_error(
+        refresh(&app, &client, &tokens[0], None).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
+    for token in &tokens[1..] {
+        expect_json(refresh(&app, &client, token, None).await, 200).await;
+    }
+}
+
+/// Case 26.
+async fn refresh_reuse_revokes_the_family(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let (_, first) = app.user_token(&client, EMAIL, PASSWORD, None).await;
+    let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
+    let (access, second) = (
+        body["access_token"].as_str().unwrap().to_owned(),
+        body["refresh_token"].as_str().unwrap().to_owned(),
+    );
+    // An unrelated login of the same user stays valid.
+    let (other_access, other_refresh) = app.user_token(&client, EMAIL, PASSWORD, None).await;
+    expect_oauth_error(
+        refresh(&app, &client, &first, None).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
+    expect_oauth_error(
+        refresh(&app, &client, &second, None).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
+    assert_eq!(app.get_with("/v1/me", &access).await.status(), 401);
+    assert_eq!(app.get_with("/v1/me", &other_access).await.status(), 302);
+    expect_json(refresh(&app, &client, &other_refresh, None).await, 200).await;
+}
+
+/// The hourly upkeep deletes what nothing needs: access tokens and codes a day after they
+/// expired, spent refresh tokens 30 days after they were issued; live ones stay and work.
+async fn spent_tokens_are_forgotten(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let (_, first) = app.user_token(&client, EMAIL, PASSWORD, None).await;
+    let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
+    let live = body["refresh_token"].as_str().unwrap().to_owned();
+    let count = |table: &'static str| {
+        let db = app.db.clone();
+        async move {
+            db.read(move |conn| {
+                Box::pin(async move {
+                    conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])
+                        .await?
+                        .get::<i64>("n")
+                })
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let (access, codes, refresh_tokens) = (
+        count("access_tokens").await,
+        count("authorization_codes").await,
+        count("refresh_tokens").await,
+    );
+    assert!(access >= 2 && codes >= 1 && refresh_tokens == 2);
+    // Nothing is due yet.
+    assert_eq!(
+        souk::app::forget_spent_tokens(&app.db, app.clock.now())
+            .await
+            .unwrap(),
+        0
+    );
+    // A day after the access tokens expired: they and the code go, the refresh tokens stay.
+    app.clock.advance(2 * 86_400 + 1);
+    let gone = souk::app::forget_spent_tokens(&app.db, app.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(gone as i64, access + codes);
+    assert_eq!(count("refresh_tokens").await, 2);
+    // 30 days after it was issued, the rotated token goes; the live one stays and works.
+    app.clock.advance(29 * 86_400);
+    assert_eq!(
+        souk::app::forget_spent_tokens(&app.db, app.clock.now())
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(count("refresh_tokens").await, 1);
+    // Unknown now, refused all the same.
+    let reused = refresh(&app, &client, &first, None).await;
+    expect_oauth_error(reused, 400, "invalid_grant").await;
+    expect_json(refresh(&app, &client, &live, None).await, 200).await;
+}

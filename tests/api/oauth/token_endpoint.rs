@@ -1,0 +1,249 @@
+//! The token endpoint: client authentication, grant types and methods, client credentials,
+//! and answers that are never cached.
+
+use souk::accounts::ClientSpec;
+use souk::oauth::secret;
+
+use super::{EMAIL, PASSWORD, TOKEN, code_for, exchange};
+use crate::both_backends;
+use crate::helpers::{TestApp, TestClient, encode, expect_json, expect_oauth_error};
+
+both_backends!(
+    client_authentication,
+    grant_type_and_method_errors,
+    client_credentials_tokens,
+    token_responses_are_never_cached,
+);
+
+/// Sets a known secret on a client (for secrets with special characters).
+async fn set_secret(app: &TestApp, client: &TestClient, new_secret: &str) -> TestClient {
+    let (id, hash) = (client.id.clone(), secret::hash(new_secret));
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::oauth::set_client_secret(conn, &id, &hash).await })
+        })
+        .await
+        .unwrap();
+    TestClient {
+        secret: Some(new_secret.to_owned()),
+        ..client.clone()
+    }
+}
+
+fn base64_encode(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// Cases 13, 14, 15.
+async fn client_authentication(app: TestApp) {
+    let special = set_secret(&app, &app.app_client, "s3:cr+t%é x").await;
+    // 13: Basic, with the credentials form-urlencoded before base64 (RFC 6749 §2.3.1).
+    let basic = format!(
+        "{}:{}",
+        encode(&special.id),
+        encode(special.secret.as_deref().unwrap())
+    );
+    let response = app
+        .post(TOKEN)
+        .header("authorization", format!("Basic {}", base64_encode(&basic)))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await;
+    expect_json(response, 200).await;
+    // 13: body parameters.
+    let response = app
+        .post(TOKEN)
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", &special.id),
+            ("client_secret", special.secret.as_deref().unwrap()),
+        ])
+        .send()
+        .await;
+    expect_json(response, 200).await;
+    // A compatibility allowance: the parameters in the query string of the POST.
+    let response = app
+        .post(&format!(
+            "{TOKEN}?grant_type=client_credentials&client_id={}&client_secret={}",
+            encode(&special.id),
+            encode(special.secret.as_deref().unwrap())
+        ))
+        .header("content-type", "application/json")
+        .send()
+        .await;
+    expect_json(response, 200).await;
+    // 14: wrong secret, by Basic and by body.
+    let wrong = TestClient {
+        secret: Some("wrong".into()),
+        ..special.clone()
+    };
+    let response = app
+        .token_request(&wrong, &[("grant_type", "client_credentials")])
+        .await;
+    assert!(
+        response.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with("Basic")
+    );
+    expect_oauth_error(response, 401, "invalid_client").await;
+    let response = app
+        .post(TOKEN)
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", &special.id),
+            ("client_secret", "wrong"),
+        ])
+        .send()
+        .await;
+    assert!(response.headers().get("www-authenticate").is_none());
+    expect_oauth_error(response, 401, "invalid_client").await;
+    let response = app
+        .post(TOKEN)
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await;
+    expect_oauth_error(response, 401, "invalid_client").await;
+    // 15: both at once.
+    let response = app
+        .post(TOKEN)
+        .basic_auth(&special.id, special.secret.as_deref())
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", special.id.as_str()),
+            ("client_secret", special.secret.as_deref().unwrap()),
+        ])
+        .send()
+        .await;
+    expect_oauth_error(response, 400, "invalid_request").await;
+}
+
+/// Cases 16 and 17.
+async fn grant_type_and_method_errors(app: TestApp) {
+    let client = &app.app_client;
+    expect_oauth_error(app.token_request(client, &[]).await, 400, "invalid_request").await;
+    expect_oauth_error(
+        app.token_request(
+            client,
+            &[
+                ("grant_type", "password"),
+                ("username", "a"),
+                ("password", "b"),
+            ],
+        )
+        .await,
+        400,
+        "unsupported_grant_type",
+    )
+    .await;
+    expect_oauth_error(
+        app.token_request(client, &[("grant_type", "urn:made:up")])
+            .await,
+        400,
+        "unsupported_grant_type",
+    )
+    .await;
+    let only_cc = app
+        .register_client(ClientSpec {
+            name: "Machine".into(),
+            grants: vec!["client_credentials".into()],
+            ..ClientSpec::default()
+        })
+        .await;
+    expect_oauth_error(
+        app.token_request(
+            &only_cc,
+            &[("grant_type", "refresh_token"), ("refresh_token", "x")],
+        )
+        .await,
+        400,
+        "unauthorized_client",
+    )
+    .await;
+    // 17: GET, and a duplicated parameter.
+    let response = app
+        .get_anonymous("/accounts/oauth/token?grant_type=client_credentials")
+        .await;
+    expect_oauth_error(response, 400, "invalid_request").await;
+    let response = app
+        .post(&format!("{TOKEN}?grant_type=client_credentials"))
+        .basic_auth(&client.id, client.secret.as_deref())
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await;
+    expect_oauth_error(response, 400, "invalid_request").await;
+}
+
+/// Case 27.
+async fn client_credentials_tokens(app: TestApp) {
+    let body = expect_json(
+        app.token_request(&app.app_client, &[("grant_type", "client_credentials")])
+            .await,
+        200,
+    )
+    .await;
+    assert!(body.get("refresh_token").is_none());
+    assert_eq!(body["scope"], "create_account confirm_upcall webhooks");
+    let token = body["access_token"].as_str().unwrap();
+    let me = expect_json(app.get_with("/v1/me", token).await, 403).await;
+    assert_eq!(me["code"], "unauthorized");
+    expect_json(app.get_with("/v1/categories", token).await, 200).await;
+    let plain = app
+        .register_client(ClientSpec {
+            name: "Plain".into(),
+            scopes: Some("read create_account".into()),
+            ..ClientSpec::default()
+        })
+        .await;
+    expect_oauth_error(
+        app.token_request(
+            &plain,
+            &[
+                ("grant_type", "client_credentials"),
+                ("scope", "confirm_upcall"),
+            ],
+        )
+        .await,
+        400,
+        "invalid_scope",
+    )
+    .await;
+    let body = expect_json(
+        app.token_request(&plain, &[("grant_type", "client_credentials")])
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(body["scope"], "create_account");
+    let response = app
+        .token_request(
+            &plain,
+            &[
+                ("grant_type", "client_credentials"),
+                ("redirect_uri", "https://nowhere.test/"),
+            ],
+        )
+        .await;
+    expect_oauth_error(response, 400, "invalid_request").await;
+}
+
+/// Case 28.
+async fn token_responses_are_never_cached(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let code = code_for(&app, &client, "").await;
+    let responses = [
+        exchange(&app, &client, &code, &[]).await,
+        app.token_request(&client, &[("grant_type", "client_credentials")])
+            .await,
+    ];
+    for response in responses {
+        assert_eq!(response.headers()["cache-control"], "no-store");
+        assert_eq!(response.headers()["pragma"], "no-cache");
+        let body = expect_json(response, 200).await;
+        assert_eq!(body["token_type"], "bearer");
+        assert_eq!(body["expires_in"], 86_400);
+        assert!(body["access_token"].as_str().unwrap().len() >= 43);
+    }
+}

@@ -1,0 +1,180 @@
+//! Tokens at rest and in use: nothing raw is stored, bearer tokens on the resource API,
+//! revocation (here and elsewhere), introspection and the metadata.
+
+use reqwest::Method;
+use souk::oauth::secret;
+
+use super::{EMAIL, PASSWORD, authorize_query, code_for, exchange};
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json, session_cookie};
+
+both_backends!(
+    no_raw_secret_is_stored,
+    bearer_tokens_on_the_resource_api,
+    revocation_elsewhere_takes_effect_within_five_seconds,
+    revocation_introspection_and_metadata,
+);
+
+/// Case 29: a dump of every table holds no raw token, code, secret or password.
+async fn no_raw_secret_is_stored(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let code = code_for(&app, &client, "").await;
+    let body = expect_json(exchange(&app, &client, &code, &[]).await, 200).await;
+    let mut raw = vec![
+        code,
+        body["access_token"].as_str().unwrap().to_owned(),
+        body["refresh_token"].as_str().unwrap().to_owned(),
+        client.secret.clone().unwrap(),
+        app.token.clone(),
+        PASSWORD.to_owned(),
+    ];
+    let login = app.authorize_page(&authorize_query(&client, "")).await;
+    raw.push(
+        session_cookie(&login)
+            .trim_start_matches("souk_session=")
+            .to_owned(),
+    );
+    let tables = [
+        "users",
+        "clients",
+        "authorization_codes",
+        "access_tokens",
+        "refresh_tokens",
+        "consents",
+        "browser_sessions",
+        "login_failures",
+        "email_confirmations",
+    ];
+    let dump = app
+        .db
+        .read(move |conn| {
+            Box::pin(async move {
+                let mut text = String::new();
+                for table in tables {
+                    for row in conn.query(&format!("SELECT * FROM {table}"), &[]).await? {
+                        text.push_str(&format!("{row:?}\n"));
+                    }
+                }
+                Ok::<_, souk::store::DbError>(text)
+            })
+        })
+        .await
+        .unwrap();
+    assert!(
+        dump.contains(&secret::hash(&raw[1])),
+        "the hashes are there"
+    );
+    for secret in raw {
+        assert!(!dump.contains(&secret), "a raw secret is stored: {secret}");
+    }
+}
+
+/// Case 30.
+async fn bearer_tokens_on_the_resource_api(app: TestApp) {
+    let token = app.token.clone();
+    expect_json(app.get_with("/v1/categories", &token).await, 200).await;
+    expect_json(
+        app.get_anonymous(&format!("/v1/categories?access_token={token}"))
+            .await,
+        200,
+    )
+    .await;
+    for scheme in ["bearer", "BEARER", "BeArEr"] {
+        let response = app
+            .request(Method::GET, "/v1/categories")
+            .header("authorization", format!("{scheme} {token}"))
+            .send()
+            .await;
+        assert_eq!(response.status(), 200, "{scheme}");
+    }
+    let both = app
+        .get_with(&format!("/v1/categories?access_token={token}"), &token)
+        .await;
+    assert_eq!(expect_json(both, 400).await["code"], "invalid-request");
+    let missing = app.get_anonymous("/v1/categories").await;
+    assert_eq!(
+        missing.headers()["www-authenticate"],
+        "Bearer realm=\"souk\""
+    );
+    assert_eq!(expect_json(missing, 401).await["code"], "unauthenticated");
+    let unknown = app.get_with("/v1/categories", "not-a-token").await;
+    assert!(
+        unknown.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("error=\"invalid_token\"")
+    );
+    expect_json(unknown, 401).await;
+    // Roots and docs need no token.
+    expect_json(app.get_anonymous("/v1").await, 200).await;
+    assert_eq!(app.get_anonymous("/docs").await.status(), 200);
+    // Expired: the clock past 24 hours.
+    app.clock.advance(86_400);
+    let expired = app.get_with("/v1/categories", &token).await;
+    assert!(
+        expired.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("invalid_token")
+    );
+    expect_json(expired, 401).await;
+}
+
+/// A revocation by another replica (here: straight in the database) takes effect within
+/// the cache bound; a revocation through this replica at once.
+async fn revocation_elsewhere_takes_effect_within_five_seconds(app: TestApp) {
+    let token = app.client_token(&app.app_client, None).await;
+    expect_json(app.get_with("/v1/categories", &token).await, 200).await;
+    let hash = secret::hash(&token);
+    let now = app.clock.now();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::oauth::revoke_access_token(conn, &hash, now).await })
+        })
+        .await
+        .unwrap();
+    app.clock.advance(souk::http::auth::CACHE_SECONDS);
+    expect_json(app.get_with("/v1/categories", &token).await, 401).await;
+}
+
+async fn revocation_introspection_and_metadata(app: TestApp) {
+    let client = app.app_client.clone();
+    let token = app.client_token(&client, None).await;
+    let introspect = |token: String| {
+        let app = &app;
+        let client = client.clone();
+        async move {
+            let response = app
+                .post("/accounts/oauth/introspect")
+                .basic_auth(&client.id, client.secret.as_deref())
+                .form(&[("token", token)])
+                .send()
+                .await;
+            expect_json(response, 200).await
+        }
+    };
+    let active = introspect(token.clone()).await;
+    assert_eq!(active["active"], true);
+    assert_eq!(active["client_id"], client.id);
+    assert_eq!(active["scope"], "create_account confirm_upcall webhooks");
+    expect_json(app.get_with("/v1/categories", &token).await, 200).await;
+    let response = app
+        .post("/accounts/oauth/revoke")
+        .basic_auth(&client.id, client.secret.as_deref())
+        .form(&[("token", &token)])
+        .send()
+        .await;
+    assert_eq!(response.status(), 200);
+    expect_json(app.get_with("/v1/categories", &token).await, 401).await;
+    assert_eq!(introspect(token).await["active"], false);
+    assert_eq!(introspect("unknown".into()).await["active"], false);
+    let metadata = expect_json(
+        app.get_anonymous("/.well-known/oauth-authorization-server")
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(metadata["token_endpoint"], app.url("/accounts/oauth/token"));
+    assert_eq!(metadata["code_challenge_methods_supported"][0], "S256");
+}
