@@ -139,7 +139,7 @@ pub async fn create_user(db: &Db, spec: UserSpec, now: i64) -> Result<i64, Accou
         postcode: spec.postcode.as_deref(),
         phone_number: spec.phone_number.as_deref(),
     });
-    if let Some(problem) = problems.first() {
+    if let Some(problem) = problems.as_ref().err().and_then(|p| p.first()) {
         return Err(AccountError::Invalid(format!(
             "{}: {}",
             problem.fields.join(", "),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::domain::category::parse_taxonomy;
+use crate::domain::taxonomy::parse_taxonomy;
 use crate::hal::Hal;
 use crate::metrics::Metrics;
 use crate::store::{Db, DbOptions, categories, migrations};

@@ -10,7 +10,7 @@ use crate::accounts;
 use crate::app;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::domain::category::parse_taxonomy;
+use crate::domain::taxonomy::parse_taxonomy;
 use crate::oauth::secret;
 use crate::store::{Db, categories, migrations, oauth as oauth_store};
 

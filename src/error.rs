@@ -8,6 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Language, Text};
 use crate::store::DbError;
 
@@ -147,43 +148,19 @@ impl ErrorCode {
     }
 }
 
-/// One problem with one field (or several fields together) of a request.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FieldError {
-    pub fields: Vec<String>,
-    pub code: &'static str,
-    pub message: Text,
-    pub value: Option<Value>,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, code: &'static str, message: Text) -> Self {
-        FieldError {
-            fields: vec![field.into()],
-            code,
-            message,
-            value: None,
-        }
+/// A field error as it appears in `details`.
+fn field_error_json(error: &FieldError, language: Language) -> Value {
+    let mut body = serde_json::Map::new();
+    match error.fields.as_slice() {
+        [one] => body.insert("field".into(), json!(one)),
+        many => body.insert("fields".into(), json!(many)),
+    };
+    body.insert("code".into(), json!(error.code));
+    body.insert("message".into(), json!(error.message.get(language)));
+    if let Some(value) = &error.value {
+        body.insert("value".into(), value.clone());
     }
-
-    pub fn with_value(mut self, value: impl Into<Value>) -> Self {
-        self.value = Some(value.into());
-        self
-    }
-
-    fn to_json(&self, language: Language) -> Value {
-        let mut body = serde_json::Map::new();
-        match self.fields.as_slice() {
-            [one] => body.insert("field".into(), json!(one)),
-            many => body.insert("fields".into(), json!(many)),
-        };
-        body.insert("code".into(), json!(self.code));
-        body.insert("message".into(), json!(self.message.get(language)));
-        if let Some(value) = &self.value {
-            body.insert("value".into(), value.clone());
-        }
-        Value::Object(body)
-    }
+    Value::Object(body)
 }
 
 /// An error answer of the resource API.
@@ -241,7 +218,11 @@ impl ApiError {
             "message": self.message.as_ref().map_or(self.code.message(language), |m| m.get(language)),
         });
         if !self.details.is_empty() {
-            body["details"] = self.details.iter().map(|d| d.to_json(language)).collect();
+            body["details"] = self
+                .details
+                .iter()
+                .map(|d| field_error_json(d, language))
+                .collect();
         }
         body
     }

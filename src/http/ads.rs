@@ -13,8 +13,9 @@ use crate::domain::advertisement::{
     may_transition,
 };
 use crate::domain::category::CategoryStatus;
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Locale, Text};
-use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Embedded, Hal, Page, Rel, Resource};
 use crate::oauth::scope::Scope;
 use crate::store::ads::{self, AdRecord, AdWrite};

@@ -6,8 +6,9 @@ use axum::http::header;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
-use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::error::{ApiError, ErrorCode};
 
 /// `v1` or `v2`: the version prefix the request came in under, which its links keep.
 #[derive(Clone, Copy, Debug)]

@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::domain::advertisement::{AMOUNT_MAX, AdStatus, ItemId};
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::domain::time::{format_timestamp, parse_timestamp};
 use crate::domain::user::plausible_phone;
-use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::store::ads::{self, AdRecord};
 use crate::store::transactions::{self, Counter, Transaction, Upcall};

@@ -7,9 +7,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::app::AppState;
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Language, Text};
-use crate::domain::user::{NewAccount, check_new_account, valid_email};
-use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::domain::user::{
+    Email, NewAccount, check_new_account, email_in_use, invalid_email, normalize_email,
+};
+use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::mail::Mail;
 use crate::oauth::scope::Scope;
@@ -144,17 +147,6 @@ struct CreateBody {
     password: Option<String>,
 }
 
-fn email_in_use(email: &str) -> ApiError {
-    ApiError::validation(vec![
-        FieldError::new(
-            "email",
-            "email-in-use",
-            Text::new("is al in gebruik", "est déjà utilisée"),
-        )
-        .with_value(email),
-    ])
-}
-
 async fn create(
     State(state): State<AppState>,
     ApiVersion(version): ApiVersion,
@@ -162,18 +154,16 @@ async fn create(
     body: Result<JsonBody<CreateBody>, ApiError>,
 ) -> Result<Json, ApiError> {
     let JsonBody(body) = body?;
-    let errors = check_new_account(&NewAccount {
+    let account = check_new_account(&NewAccount {
         email: body.email.as_deref(),
         // Without a password the owner chooses one when confirming.
-        password: Some(body.password.as_deref().unwrap_or("chosen later")),
+        password: body.password.as_deref(),
         name: body.name.as_deref(),
         postcode: body.postcode.as_deref(),
         phone_number: body.phone_number.as_deref(),
-    });
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    let email = body.email.unwrap_or_default().trim().to_lowercase();
+    })
+    .map_err(ApiError::validation)?;
+    let email = account.email.as_str().to_owned();
     let password_hash = match body.password {
         Some(password) => password::hash(password).await,
         None => String::new(),
@@ -217,7 +207,12 @@ async fn create(
         .await;
     let user = match created {
         Ok(user) => user,
-        Err(DbError::UniqueViolation(_)) => return Err(email_in_use(&email)),
+        Err(DbError::UniqueViolation(_)) => {
+            return Err(ApiError::validation(vec![email_in_use(
+                "email",
+                &account.email,
+            )]));
+        }
         Err(e) => return Err(e.into()),
     };
     send_confirmation(&state, &user.email, &link, Purpose::Account).await;
@@ -319,20 +314,14 @@ async fn change_email(
         return Err(ApiError::new(ErrorCode::Unauthorized));
     }
     let JsonBody(body) = body?;
-    let email = body.new_email.unwrap_or_default().trim().to_lowercase();
-    if !valid_email(&email) {
-        return Err(ApiError::validation(vec![
-            FieldError::new(
-                "newEmail",
-                "input-invalid",
-                Text::new(
-                    "is geen geldig e-mailadres",
-                    "n'est pas une adresse e-mail valide",
-                ),
-            )
-            .with_value(email),
-        ]));
-    }
+    let given = body.new_email.unwrap_or_default();
+    let Some(new_email) = Email::parse(&given) else {
+        return Err(ApiError::validation(vec![invalid_email(
+            "newEmail",
+            &normalize_email(&given),
+        )]));
+    };
+    let email = new_email.as_str().to_owned();
     let now = state.clock.now();
     let link = secret::new_token();
     let (link_hash, wanted) = (secret::hash(&link), email.clone());
@@ -359,9 +348,9 @@ async fn change_email(
         })
         .await?;
     if taken {
-        let mut error = email_in_use(&email);
-        error.details[0].fields = vec!["newEmail".into()];
-        return Err(error);
+        return Err(ApiError::validation(vec![email_in_use(
+            "newEmail", &new_email,
+        )]));
     }
     send_confirmation(&state, &email, &link, Purpose::EmailChange).await;
     let hal = state.hal(version);
