@@ -8,28 +8,15 @@
 use serde::{Deserialize, Serialize};
 
 use super::locale::Labels;
+use super::text_enum;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CategoryStatus {
-    Open,
-    Closed,
-}
-
-impl CategoryStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CategoryStatus::Open => "open",
-            CategoryStatus::Closed => "closed",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "open" => Some(CategoryStatus::Open),
-            "closed" => Some(CategoryStatus::Closed),
-            _ => None,
-        }
+text_enum! {
+    /// Open categories take new ads; a closed one keeps those it has.
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum CategoryStatus {
+        Open = "open",
+        Closed = "closed",
     }
 }
 

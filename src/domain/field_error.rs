@@ -33,6 +33,16 @@ impl FieldError {
         )
     }
 
+    /// The value is not text (`invalid-value`).
+    pub fn not_text(field: impl Into<String>, value: impl Into<Value>) -> Self {
+        FieldError::new(
+            field,
+            "invalid-value",
+            Text::new("moet tekst zijn", "doit être du texte"),
+        )
+        .with_value(value)
+    }
+
     pub fn with_value(mut self, value: impl Into<Value>) -> Self {
         self.value = Some(value.into());
         self

@@ -5,11 +5,30 @@ use std::fmt;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::domain::text::is_one_line;
+use crate::domain::text_enum;
 
 pub const NAME_MAX: usize = 30;
 pub const POSTCODE_MAX: usize = 6;
 pub const PASSWORD_MIN: usize = 8;
 pub const PASSWORD_MAX: usize = 200;
+
+text_enum! {
+    /// An account is unconfirmed until its owner follows the link mailed to them.
+    pub enum UserStatus {
+        Unconfirmed = "unconfirmed",
+        Confirmed = "confirmed",
+    }
+}
+
+text_enum! {
+    /// The dealer package of a user (the original's names).
+    pub enum DealerPackage {
+        None = "NONE",
+        Basic = "BASIC",
+        Plus = "PLUS",
+        Premium = "PREMIUM",
+    }
+}
 
 /// An e-mail address as Souk keeps and compares it: trimmed and in lower case, made only
 /// by [`Email::parse`], so that no address is stored, looked up or compared any other way.
@@ -75,14 +94,16 @@ pub fn email_in_use(field: &str, email: &Email) -> FieldError {
     .with_value(email.as_str())
 }
 
-/// The fields of a new account as a client or an operator sent them.
-pub struct NewAccount<'a> {
-    pub email: Option<&'a str>,
+/// A new account as a client or an operator sent it (the body of `POST /v1/users`).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewAccount {
+    pub email: Option<String>,
     /// `None`: the owner chooses one when confirming the account.
-    pub password: Option<&'a str>,
-    pub name: Option<&'a str>,
-    pub postcode: Option<&'a str>,
-    pub phone_number: Option<&'a str>,
+    pub password: Option<String>,
+    pub name: Option<String>,
+    pub postcode: Option<String>,
+    pub phone_number: Option<String>,
 }
 
 /// A new account, checked.
@@ -97,9 +118,9 @@ pub struct Account {
 }
 
 /// The account, or every problem with it at once.
-pub fn check_new_account(account: &NewAccount<'_>) -> Result<Account, Vec<FieldError>> {
+pub fn check_new_account(account: &NewAccount) -> Result<Account, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let email = match account.email {
+    let email = match account.email.as_deref() {
         None => {
             errors.push(FieldError::missing("email"));
             None
@@ -109,7 +130,7 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Result<Account, Vec<FieldE
             None
         }),
     };
-    if let Some(p) = account.password
+    if let Some(p) = account.password.as_deref()
         && (p.chars().count() < PASSWORD_MIN || p.len() > PASSWORD_MAX)
     {
         errors.push(FieldError::new(
@@ -121,7 +142,7 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Result<Account, Vec<FieldE
             ),
         ))
     }
-    if let Some(name) = account.name
+    if let Some(name) = account.name.as_deref()
         && (name.trim().is_empty() || name.chars().count() > NAME_MAX || !is_one_line(name))
     {
         errors.push(
@@ -136,7 +157,7 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Result<Account, Vec<FieldE
             .with_value(name),
         );
     }
-    if let Some(postcode) = account.postcode
+    if let Some(postcode) = account.postcode.as_deref()
         && (postcode.chars().count() > POSTCODE_MAX
             || !postcode.chars().all(|c| c.is_ascii_alphanumeric()))
     {
@@ -152,7 +173,7 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Result<Account, Vec<FieldE
             .with_value(postcode),
         );
     }
-    if let Some(phone) = account.phone_number
+    if let Some(phone) = account.phone_number.as_deref()
         && !plausible_phone(phone)
     {
         errors.push(
@@ -167,9 +188,9 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Result<Account, Vec<FieldE
     match email {
         Some(email) if errors.is_empty() => Ok(Account {
             email,
-            name: account.name.unwrap_or_default().to_owned(),
-            postcode: account.postcode.map(str::to_owned),
-            phone_number: account.phone_number.map(str::to_owned),
+            name: account.name.clone().unwrap_or_default(),
+            postcode: account.postcode.clone(),
+            phone_number: account.phone_number.clone(),
         }),
         _ => Err(errors),
     }
@@ -290,11 +311,11 @@ mod tests {
     #[test]
     fn new_accounts_report_every_problem() {
         let errors = check_new_account(&NewAccount {
-            email: Some("nope"),
-            password: Some("short"),
-            name: Some(&"x".repeat(31)),
-            postcode: Some("1097 DN"),
-            phone_number: Some("call me"),
+            email: Some("nope".into()),
+            password: Some("short".into()),
+            name: Some("x".repeat(31)),
+            postcode: Some("1097 DN".into()),
+            phone_number: Some("call me".into()),
         })
         .unwrap_err();
         let fields: Vec<&str> = errors.iter().map(|e| e.fields[0].as_str()).collect();
@@ -303,17 +324,17 @@ mod tests {
             ["email", "password", "name", "postcode", "phoneNumber"]
         );
         let ok = check_new_account(&NewAccount {
-            email: Some("a@b.nl"),
-            password: Some("long enough"),
-            name: Some("Jan"),
-            postcode: Some("1097DN"),
-            phone_number: Some("+31 (0)20-1234567"),
+            email: Some("a@b.nl".into()),
+            password: Some("long enough".into()),
+            name: Some("Jan".into()),
+            postcode: Some("1097DN".into()),
+            phone_number: Some("+31 (0)20-1234567".into()),
         });
         assert_eq!(ok.unwrap().email.as_str(), "a@b.nl");
         let nul = check_new_account(&NewAccount {
-            email: Some("a@b.nl"),
-            password: Some("short"),
-            name: Some("Jan\u{0}"),
+            email: Some("a@b.nl".into()),
+            password: Some("short".into()),
+            name: Some("Jan\u{0}".into()),
             postcode: None,
             phone_number: None,
         })

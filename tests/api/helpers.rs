@@ -6,9 +6,10 @@ use std::net::SocketAddr;
 
 use serde_json::Value;
 use souk::accounts::{ClientSpec, UserSpec, create_client, create_user};
-use souk::app::{AppState, prepare_database};
+use souk::app::prepare_database;
 use souk::clock::Clock;
 use souk::config::Config;
+use souk::state::AppState;
 use souk::store::Db;
 
 pub struct TestApp {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{decimal, error, integer};
+use super::{decimal, error, integer, not_one_line};
 use crate::domain::category::{AttributeDefinition, AttributeType};
 use crate::domain::field_error::FieldError;
 use crate::domain::text::is_one_line;
@@ -188,28 +188,12 @@ pub fn check_attributes(
                     None
                 }
                 Some(text) if !is_one_line(text) => {
-                    errors.push(
-                        error(
-                            key,
-                            "invalid-value",
-                            "mag geen regeleinden of stuurtekens bevatten",
-                            "ne peut contenir ni sauts de ligne ni caractères de contrôle",
-                        )
-                        .with_value(text),
-                    );
+                    errors.push(not_one_line(key, text));
                     None
                 }
                 Some(text) => Some(json!(text)),
                 None => {
-                    errors.push(
-                        error(
-                            key,
-                            "invalid-value",
-                            "moet tekst zijn",
-                            "doit être du texte",
-                        )
-                        .with_value(value.clone()),
-                    );
+                    errors.push(FieldError::not_text(key, value.clone()));
                     None
                 }
             },

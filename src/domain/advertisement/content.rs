@@ -4,12 +4,13 @@
 use serde_json::{Map, Value};
 
 use super::attributes::{check_attributes, collect_attributes};
+use super::lifecycle::AdStatus;
 use super::price::PriceModel;
-use super::{STANDARD_FIELDS, error, integer};
+use super::{STANDARD_FIELDS, error, integer, not_one_line};
 use crate::domain::category::{Category, CategoryStatus};
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Locale;
-use crate::domain::text::{is_multiline, is_one_line};
+use crate::domain::text::{is_multiline, is_one_line, required_text};
 
 pub const TITLE_MIN: usize = 2;
 pub const TITLE_MAX: usize = 60;
@@ -36,6 +37,31 @@ pub struct Stored<'a> {
     pub attributes: &'a Map<String, Value>,
 }
 
+/// The category a body names, if it names one (the content check needs it read).
+pub fn named_category(body: &Map<String, Value>) -> Option<i64> {
+    body.get("categoryId").and_then(integer)
+}
+
+/// The `status` a body asks for, if any.
+pub fn requested_status(body: &Map<String, Value>) -> Result<Option<AdStatus>, FieldError> {
+    match body.get("status") {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_str()
+            .and_then(AdStatus::parse)
+            .map(Some)
+            .ok_or_else(|| {
+                error(
+                    "status",
+                    "invalid-value",
+                    "is geen bekende status",
+                    "n'est pas un statut connu",
+                )
+                .with_value(value.clone())
+            }),
+    }
+}
+
 /// The refusal of a closed category.
 pub fn category_closed() -> FieldError {
     error(
@@ -58,26 +84,10 @@ pub fn check_content(
     stored: Option<Stored<'_>>,
 ) -> Result<AdContent, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let text = |key: &str, errors: &mut Vec<FieldError>| -> Option<String> {
-        match body.get(key) {
-            None | Some(Value::Null) => {
-                errors.push(FieldError::missing(key));
-                None
-            }
-            Some(Value::String(s)) => Some(s.trim().to_owned()),
-            Some(other) => {
-                errors.push(
-                    error(
-                        key,
-                        "invalid-value",
-                        "moet tekst zijn",
-                        "doit être du texte",
-                    )
-                    .with_value(other.clone()),
-                );
-                None
-            }
-        }
+    let text = |key: &str, errors: &mut Vec<FieldError>| {
+        required_text(key, body.get(key))
+            .map_err(|e| errors.push(e))
+            .ok()
     };
     let title = text("title", &mut errors);
     if let Some(title) = &title {
@@ -104,15 +114,7 @@ pub fn check_content(
             );
         } else if !is_one_line(title) {
             // A title is one line in every listing; descriptions may have line breaks.
-            errors.push(
-                error(
-                    "title",
-                    "invalid-value",
-                    "mag geen regeleinden of stuurtekens bevatten",
-                    "ne peut contenir ni sauts de ligne ni caractères de contrôle",
-                )
-                .with_value(title.as_str()),
-            );
+            errors.push(not_one_line("title", title.as_str()));
         }
     }
     let description = text("description", &mut errors);

@@ -15,11 +15,12 @@ use serde_json::Value;
 pub use attributes::{check_attributes, collect_attributes};
 pub use content::{
     AdContent, DESCRIPTION_MAX, Stored, TITLE_MAX, TITLE_MIN, category_closed, check_content,
-    normalize_postcode,
+    named_category, normalize_postcode, requested_status,
 };
 pub use item_id::ItemId;
 pub use lifecycle::{
-    Actor, AdStatus, RENEW_WINDOW_DAYS, effective_status, may_transition, renew_possible,
+    Actor, AdStatus, Dates, RENEW_WINDOW_DAYS, effective_status, listed_statuses, may_transition,
+    new_ad_status, publishes, renew_possible, restored_status,
 };
 pub use price::{AMOUNT_MAX, ModelType, PriceModel};
 
@@ -64,6 +65,17 @@ fn error(
     french: impl Into<String>,
 ) -> FieldError {
     FieldError::new(field, code, Text::new(dutch, french))
+}
+
+/// The refusal of a line break or another control character in text of one line.
+fn not_one_line(field: &str, value: &str) -> FieldError {
+    error(
+        field,
+        "invalid-value",
+        "mag geen regeleinden of stuurtekens bevatten",
+        "ne peut contenir ni sauts de ligne ni caractères de contrôle",
+    )
+    .with_value(value)
 }
 
 /// An integer from a JSON number or a numeric string.

@@ -4,50 +4,22 @@ use serde_json::{Map, Value, json};
 
 use super::{error, integer};
 use crate::domain::field_error::FieldError;
+use crate::domain::text_enum;
 
 /// The largest amount Souk takes: ten million euro, in cents.
 pub const AMOUNT_MAX: i64 = 1_000_000_000;
 
-/// The price models of the original.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelType {
-    Fixed,
-    Bidding,
-    ToBeDiscussed,
-    ByRequest,
-    Trade,
-    SeeDescription,
-    BuyItNow,
-    Reserved,
-}
-
-impl ModelType {
-    const ALL: [ModelType; 8] = [
-        ModelType::Fixed,
-        ModelType::Bidding,
-        ModelType::ToBeDiscussed,
-        ModelType::ByRequest,
-        ModelType::Trade,
-        ModelType::SeeDescription,
-        ModelType::BuyItNow,
-        ModelType::Reserved,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ModelType::Fixed => "fixed",
-            ModelType::Bidding => "bidding",
-            ModelType::ToBeDiscussed => "to be discussed",
-            ModelType::ByRequest => "by request",
-            ModelType::Trade => "trade",
-            ModelType::SeeDescription => "see description",
-            ModelType::BuyItNow => "buy it now",
-            ModelType::Reserved => "reserved",
-        }
-    }
-
-    fn parse(text: &str) -> Option<ModelType> {
-        ModelType::ALL.into_iter().find(|m| m.as_str() == text)
+text_enum! {
+    /// The price models of the original.
+    pub enum ModelType {
+        Fixed = "fixed",
+        Bidding = "bidding",
+        ToBeDiscussed = "to be discussed",
+        ByRequest = "by request",
+        Trade = "trade",
+        SeeDescription = "see description",
+        BuyItNow = "buy it now",
+        Reserved = "reserved",
     }
 }
 
