@@ -203,30 +203,30 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     for tick in 0_u64.. {
         every.tick().await;
         let now = state.clock.now();
-        if let Err(e) = state
+        let expired = state
             .db
-            .write(move |conn| {
-                Box::pin(async move { crate::store::ads::expire_due(conn, now).await })
-            })
-            .await
-        {
-            tracing::warn!(error = %e, "cannot expire advertisements");
-        }
+            .write(move |conn| Box::pin(crate::store::ads::expire_due(conn, now)))
+            .await;
+        warn_on(expired, "cannot expire advertisements");
         if tick % 60 == 0 {
             let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
-            if let Err(e) = state
+            let swept = state
                 .db
-                .write(move |conn| {
-                    Box::pin(async move { crate::store::idempotency::sweep(conn, before).await })
-                })
-                .await
-            {
-                tracing::warn!(error = %e, "cannot sweep idempotency keys");
-            }
-            if let Err(e) = forget_spent_tokens(&state.db, now).await {
-                tracing::warn!(error = %e, "cannot delete spent tokens");
-            }
+                .write(move |conn| Box::pin(crate::store::idempotency::sweep(conn, before)))
+                .await;
+            warn_on(swept, "cannot sweep idempotency keys");
+            warn_on(
+                forget_spent_tokens(&state.db, now).await,
+                "cannot delete spent tokens",
+            );
         }
+    }
+}
+
+/// Upkeep that failed is logged; the next round tries again.
+fn warn_on<T>(result: Result<T, crate::store::DbError>, what: &str) {
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "{what}");
     }
 }
 

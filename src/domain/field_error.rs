@@ -55,3 +55,12 @@ impl FieldError {
         self
     }
 }
+
+/// The checked value if every part of it could be read and nothing was wrong; else every
+/// problem found. (`value` is `None` when a part is missing: its problem is in `errors`.)
+pub fn checked<T>(value: Option<T>, errors: Vec<FieldError>) -> Result<T, Vec<FieldError>> {
+    match value {
+        Some(value) if errors.is_empty() => Ok(value),
+        _ => Err(errors),
+    }
+}

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::advertisement::AMOUNT_MAX;
-use super::field_error::FieldError;
+use super::field_error::{FieldError, checked};
 use super::locale::Text;
 use super::text::required_text;
 use super::text_enum;
@@ -120,14 +120,14 @@ pub fn check_sale(
         request.shipping_costs.as_ref(),
         &mut errors,
     );
-    match (buyer, amount, shipping_costs) {
-        (Some(buyer_id), Some(amount), Some(shipping_costs)) if errors.is_empty() => Ok(Sale {
-            buyer_id,
-            amount,
-            shipping_costs,
-        }),
-        _ => Err(errors),
-    }
+    let sale = (|| {
+        Some(Sale {
+            buyer_id: buyer?,
+            amount: amount?,
+            shipping_costs: shipping_costs?,
+        })
+    })();
+    checked(sale, errors)
 }
 
 fn refusal(
@@ -243,19 +243,15 @@ pub fn check_call(request: &CallRequest) -> Result<Call, Vec<FieldError>> {
             .on_fields(&["startTime", "endTime"]),
         );
     }
-    match (caller_phone, callee_phone, start_time, end_time) {
-        (Some(caller_phone), Some(callee_phone), Some(start_time), Some(end_time))
-            if errors.is_empty() =>
-        {
-            Ok(Call {
-                caller_phone,
-                callee_phone,
-                start_time,
-                end_time,
-            })
-        }
-        _ => Err(errors),
-    }
+    let call = (|| {
+        Some(Call {
+            caller_phone: caller_phone?,
+            callee_phone: callee_phone?,
+            start_time: start_time?,
+            end_time: end_time?,
+        })
+    })();
+    checked(call, errors)
 }
 
 #[cfg(test)]

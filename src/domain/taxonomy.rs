@@ -298,30 +298,18 @@ mod tests {
 
     #[test]
     fn refuses_semantic_errors() {
-        let twice = SMALL.replace("\"categoryId\": 101", "\"categoryId\": 1");
-        assert!(
-            parse_taxonomy(&twice)
-                .unwrap_err()
-                .problem
-                .contains("twice")
-        );
-        let bounds = SMALL.replace("\"minValue\": 0", "\"minValue\": 3000000");
+        let refused = |from: &str, to: &str| parse_taxonomy(&SMALL.replace(from, to)).unwrap_err();
+        let twice = refused("\"categoryId\": 101", "\"categoryId\": 1");
+        assert!(twice.problem.contains("twice"));
+        let bounds = refused("\"minValue\": 0", "\"minValue\": 3000000");
         assert_eq!(
-            parse_taxonomy(&bounds).unwrap_err().location,
+            bounds.location,
             "categories[0].children[0].attributes[0].maxValue"
         );
-        let shadowing = SMALL.replace("\"key\": \"mileage\"", "\"key\": \"status\"");
-        assert!(
-            parse_taxonomy(&shadowing)
-                .unwrap_err()
-                .problem
-                .contains("member of every advertisement")
-        );
-        let empty = SMALL.replace("\"fr-BE\": \"Voitures\"", "\"fr-BE\": \" \"");
-        assert_eq!(
-            parse_taxonomy(&empty).unwrap_err().location,
-            "categories[0].labels.fr-BE"
-        );
+        let shadowing = refused("\"key\": \"mileage\"", "\"key\": \"status\"");
+        assert!(shadowing.problem.contains("member of every advertisement"));
+        let empty = refused("\"fr-BE\": \"Voitures\"", "\"fr-BE\": \" \"");
+        assert_eq!(empty.location, "categories[0].labels.fr-BE");
     }
 
     #[test]

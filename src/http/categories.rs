@@ -181,21 +181,17 @@ async fn attributes(
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
     let region = state.config.region;
-    let path = category_path(&category);
     let fields: Vec<Value> = category
         .leaf
         .iter()
         .flat_map(|leaf| &leaf.attributes)
         .map(|a| attribute_json(a, region))
         .collect();
-    let body = json!({
-        "_links": hal
-            .links(hal.path(&format!("{path}/attributes")), Resource::CategoryAttributes)
-            .plain("up", hal.path(&path))
-            .build(),
+    Ok(Json::ok(json!({
+        "_links": under_leaf(&hal, &category, "/attributes", Resource::CategoryAttributes),
         "fields": fields,
-    });
-    Ok(Json::ok(body).with_etag())
+    }))
+    .with_etag())
 }
 
 async fn fees(
@@ -203,24 +199,29 @@ async fn fees(
     Path((l1, l2)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
-    let path = category_path(&category);
     let fees = category
         .leaf
         .as_ref()
         .map(|leaf| &leaf.fees)
         .ok_or(ErrorCode::CategoryNotFound)?;
-    let body = json!({
-        "_links": hal
-            .links(hal.path(&format!("{path}/fees")), Resource::CategoryFees)
-            .plain("up", hal.path(&path))
-            .build(),
+    Ok(Json::ok(json!({
+        "_links": under_leaf(&hal, &category, "/fees", Resource::CategoryFees),
         "insertionFee": fees.insertion_fee,
         "runningSubscriptions": fees.running_subscriptions.iter()
             .map(|s| json!({"durationDays": s.duration_days, "fee": s.fee}))
             .collect::<Vec<_>>(),
         "runningDays": fees.running_days,
-    });
-    Ok(Json::ok(body).with_etag())
+    }))
+    .with_etag())
+}
+
+/// The links of a resource under a leaf category (`tail` is its path there): `up` is the
+/// category.
+fn under_leaf(hal: &Hal, category: &Category, tail: &str, resource: Resource) -> Value {
+    let path = category_path(category);
+    hal.links(hal.path(&format!("{path}{tail}")), resource)
+        .plain("up", hal.path(&path))
+        .build()
 }
 
 /// `/categories/{l1}` or `/categories/{l1}/{l2}`, without the version prefix.

@@ -3,7 +3,7 @@
 use std::convert::Infallible;
 
 use axum::body::Bytes;
-use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -40,8 +40,56 @@ where
     }
 }
 
-/// Parses the `{itemId}` of a path: `m` and digits, else a field error on `itemId`.
-pub fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
+/// The `{itemId}` of the path, parsed: `m` and digits, else a field error on `itemId`.
+pub struct ItemPath(pub ItemId);
+
+/// The `{itemId}` and `{transactionId}` of the path, parsed.
+pub struct TransactionPath(pub ItemId, pub i64);
+
+/// The `{userId}` of the path, parsed.
+pub struct UserPath(pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for ItemPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        parse_item(&path_text::<String, S>(parts, state).await?).map(ItemPath)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TransactionPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let (item, id) = path_text::<(String, String), S>(parts, state).await?;
+        Ok(TransactionPath(
+            parse_item(&item)?,
+            parse_id("transactionId", &id)?,
+        ))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for UserPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        parse_id("userId", &path_text::<String, S>(parts, state).await?).map(UserPath)
+    }
+}
+
+/// The path's parameters as text (the route names them, so they are there).
+async fn path_text<T, S>(parts: &mut Parts, state: &S) -> Result<T, ApiError>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    let Path(text) = Path::<T>::from_request_parts(parts, state)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(text)
+}
+
+fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
     ItemId::parse(raw).ok_or_else(|| {
         ApiError::validation(vec![
             FieldError::new(

@@ -1,7 +1,7 @@
 //! Under an advertisement: transactions (sales), upcall confirmations and statistics. Each
 //! handler runs one use case of `usecase::sales`.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -17,7 +17,7 @@ use crate::usecase::sales;
 
 use super::api::{Api, Operation, get, post};
 use super::auth::{ClientWith, UserWith, need};
-use super::extract::{Context, JsonBody, parse_id, parse_item};
+use super::extract::{Context, ItemPath, JsonBody, TransactionPath};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -125,10 +125,9 @@ fn transaction_json(hal: &Hal, item: ItemId, t: &Transaction) -> Value {
 async fn create(
     Context { state, hal }: Context,
     UserWith(seller, _): UserWith<need::Write>,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
     body: Result<JsonBody<SaleRequest>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
     let request = body.map(|JsonBody(request)| request);
     let now = state.clock.now();
     let transaction = state
@@ -146,9 +145,8 @@ async fn create(
 async fn list(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
     let now = state.clock.now();
     let listed = state
         .db
@@ -170,10 +168,8 @@ async fn list(
 async fn one_transaction(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
-    Path((raw, raw_id)): Path<(String, String)>,
+    TransactionPath(item, id): TransactionPath,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
-    let id = parse_id("transactionId", &raw_id)?;
     let now = state.clock.now();
     let transaction = state
         .db
@@ -201,10 +197,8 @@ impl Target for Cancel {
 async fn finish<T: Target>(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Write>,
-    Path((raw, raw_id)): Path<(String, String)>,
+    TransactionPath(item, id): TransactionPath,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
-    let id = parse_id("transactionId", &raw_id)?;
     let now = state.clock.now();
     let transaction = state
         .db
@@ -216,10 +210,9 @@ async fn finish<T: Target>(
 async fn upcall(
     State(state): State<AppState>,
     ClientWith(client, _): ClientWith<need::ConfirmUpcall>,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
     body: Result<JsonBody<CallRequest>, ApiError>,
 ) -> Result<Response, ApiError> {
-    let item = parse_item(&raw)?;
     let request = body.map(|JsonBody(request)| request);
     let now = state.clock.now();
     state
@@ -234,9 +227,8 @@ async fn upcall(
 async fn statistics(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
     let now = state.clock.now();
     let mut counts = state
         .db

@@ -1,6 +1,5 @@
 //! `/v1/users`, `/v1/users/{userId}`, `/v1/me` and the e-mail change.
 
-use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -20,7 +19,7 @@ use crate::usecase::accounts::{self, Registration};
 
 use super::api::{Api, Operation, get, post, put};
 use super::auth::{ClientWith, UserWith, need};
-use super::extract::{Context, JsonBody, parse_id};
+use super::extract::{Context, JsonBody, UserPath};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -203,9 +202,8 @@ async fn send_confirmation(state: &AppState, to: &Email, link: &str, purpose: Pu
 async fn one(
     Context { state, hal }: Context,
     caller: Caller,
-    Path(raw): Path<String>,
+    UserPath(id): UserPath,
 ) -> Result<Json, ApiError> {
-    let id = parse_id("userId", &raw)?;
     let user = state
         .db
         .read(move |conn| Box::pin(async move { users::get(conn, id).await }))
@@ -228,9 +226,8 @@ async fn me(
     Ok(response)
 }
 
-/// The user in the path, who must be the caller (403 otherwise).
-fn own_account(user: i64, raw: &str) -> Result<i64, ApiError> {
-    let id = parse_id("userId", raw)?;
+/// The caller's own account: the user in the path must be the token's (403 otherwise).
+fn own_account(user: i64, UserPath(id): UserPath) -> Result<i64, ApiError> {
     if user != id {
         return Err(ApiError::new(ErrorCode::Unauthorized));
     }
@@ -246,10 +243,10 @@ struct ChangeEmailBody {
 async fn change_email(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
-    Path(raw): Path<String>,
+    path: UserPath,
     body: Result<JsonBody<ChangeEmailBody>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let id = own_account(user, &raw)?;
+    let id = own_account(user, path)?;
     let JsonBody(body) = body?;
     let given = body.new_email.unwrap_or_default();
     let Some(email) = Email::parse(&given) else {
@@ -287,11 +284,7 @@ fn brands_json(hal: &Hal, id: i64, brands: &[String]) -> Value {
     })
 }
 
-async fn brands(
-    Context { state, hal }: Context,
-    Path(raw): Path<String>,
-) -> Result<Json, ApiError> {
-    let id = parse_id("userId", &raw)?;
+async fn brands(Context { state, hal }: Context, UserPath(id): UserPath) -> Result<Json, ApiError> {
     let brands = state
         .db
         .read(move |conn| Box::pin(accounts::brands(conn, id)))
@@ -307,10 +300,10 @@ struct BrandsBody {
 async fn set_brands(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Write>,
-    Path(raw): Path<String>,
+    path: UserPath,
     body: Result<JsonBody<BrandsBody>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let id = own_account(user, &raw)?;
+    let id = own_account(user, path)?;
     let JsonBody(body) = body?;
     let brands = state
         .db

@@ -66,43 +66,32 @@ impl dyn Conn + '_ {
     }
 
     /// The first column of every row.
-    pub async fn column<T: FromValue>(
-        &mut self,
-        sql: &str,
-        params: &[Value],
-    ) -> Result<Vec<T>, DbError> {
-        self.query(sql, params)
-            .await?
-            .into_iter()
-            .map(|mut row| row.take())
-            .collect()
+    pub async fn column<T: FromValue>(&mut self, sql: &str, params: &[Value]) -> DbResult<Vec<T>> {
+        self.rows_as(sql, params, Row::take).await
     }
 
     /// Every row, each read as a record.
-    pub async fn records<R: Record>(
-        &mut self,
-        sql: &str,
-        params: &[Value],
-    ) -> Result<Vec<R>, DbError> {
-        self.query(sql, params)
-            .await?
-            .into_iter()
-            .map(|mut row| row.read())
-            .collect()
+    pub async fn records<R: Record>(&mut self, sql: &str, params: &[Value]) -> DbResult<Vec<R>> {
+        self.rows_as(sql, params, R::read).await
     }
 
     /// At most one row, read as a record.
-    pub async fn record<R: Record>(
+    pub async fn record<R: Record>(&mut self, sql: &str, params: &[Value]) -> DbResult<Option<R>> {
+        Ok(self.records(sql, params).await?.into_iter().next())
+    }
+
+    async fn rows_as<T>(
         &mut self,
         sql: &str,
         params: &[Value],
-    ) -> Result<Option<R>, DbError> {
-        self.query_opt(sql, params)
-            .await?
-            .map(|mut row| row.read())
-            .transpose()
+        read: fn(&mut Row) -> DbResult<T>,
+    ) -> DbResult<Vec<T>> {
+        let rows = self.query(sql, params).await?;
+        rows.into_iter().map(|mut row| read(&mut row)).collect()
     }
 }
+
+type DbResult<T> = Result<T, DbError>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

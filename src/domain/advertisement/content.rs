@@ -8,7 +8,7 @@ use super::lifecycle::AdStatus;
 use super::price::PriceModel;
 use super::{STANDARD_FIELDS, error, integer, not_one_line};
 use crate::domain::category::{Category, CategoryStatus};
-use crate::domain::field_error::FieldError;
+use crate::domain::field_error::{FieldError, checked};
 use crate::domain::locale::Locale;
 use crate::domain::text::{is_multiline, is_one_line, required_text};
 
@@ -265,36 +265,20 @@ pub fn check_content(
             None
         }
     };
-    match (
-        title,
-        description,
-        category_id,
-        postcode,
-        price_model,
-        attributes,
-        locale,
-    ) {
-        (
-            Some(title),
-            Some(description),
-            Some(category_id),
-            Some(postcode),
-            Some(price_model),
-            Some(attributes),
-            Some(locale),
-        ) if errors.is_empty() => Ok(AdContent {
-            title,
-            description,
-            category_id,
-            postcode,
-            price_model,
-            attributes,
-            locale,
+    let content = (|| {
+        Some(AdContent {
+            title: title?,
+            description: description?,
+            category_id: category_id?,
+            postcode: postcode?,
+            price_model: price_model?,
+            attributes: attributes?,
+            locale: locale?,
             reserved,
             show_on_map,
-        }),
-        _ => Err(errors),
-    }
+        })
+    })();
+    checked(content, errors)
 }
 
 /// A Dutch (`1097DN`, `1097 dn`) or Belgian (`1000`) postcode, normalized.

@@ -4,7 +4,7 @@
 
 mod json;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -23,7 +23,7 @@ use crate::usecase::advertisements::{self, AdPage, Edit, Reader};
 
 use super::api::{Api, Operation, delete, get, patch, post, put};
 use super::auth::{UserWith, need};
-use super::extract::{Context, JsonBody, PatchBody, parse_id, parse_item, parse_page};
+use super::extract::{Context, ItemPath, JsonBody, PatchBody, UserPath, parse_page};
 use super::render::{Json, etag_matches_strong};
 use json::{AdJson, AdPageJson};
 
@@ -163,9 +163,8 @@ async fn create(
 async fn one(
     Context { state, hal }: Context,
     caller: Caller,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
     let reader = Reader {
         user: caller.user_id,
         private: caller.scopes.contains(Scope::Read),
@@ -186,11 +185,10 @@ async fn one(
 async fn change_ad<B: Into<Edit>>(
     Context { state, hal }: Context,
     UserWith(seller, _): UserWith<need::Write>,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
     headers: HeaderMap,
     body: Result<B, ApiError>,
 ) -> Result<Json, ApiError> {
-    let item = parse_item(&raw)?;
     let edit = body.map(Into::into);
     let (region, now) = (state.config.region, state.clock.now());
     let precondition = if_match(&headers, now);
@@ -226,10 +224,9 @@ impl From<PatchBody> for Edit {
 async fn remove(
     State(state): State<AppState>,
     UserWith(seller, _): UserWith<need::Write>,
-    Path(raw): Path<String>,
+    ItemPath(item): ItemPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let item = parse_item(&raw)?;
     let now = state.clock.now();
     let precondition = if_match(&headers, now);
     state
@@ -301,10 +298,9 @@ async fn list_own(
 
 async fn list_of_user(
     Context { state, hal }: Context,
-    Path(raw): Path<String>,
+    UserPath(user): UserPath,
     Query(query): Query<ListQuery>,
 ) -> Result<Json, ApiError> {
-    let user = parse_id("userId", &raw)?;
     let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 100, 100)?;
     if page.offset % page.limit != 0 {
         let mut error = ApiError::new(ErrorCode::PaginationInvalid);
