@@ -3,7 +3,7 @@
 
 use crate::domain::advertisement::{AdStatus, ItemId};
 use crate::domain::sale::{
-    CallRequest, Party, SaleRequest, TransactionStatus, check_call, check_sale, may_finish,
+    Call, CallRequest, Party, SaleRequest, TransactionStatus, check_call, check_sale, may_finish,
     named_buyer,
 };
 use crate::store::ads::AdRecord;
@@ -90,6 +90,13 @@ pub async fn finish(
     Ok(finished)
 }
 
+/// A phone call a partner confirmed, as kept.
+#[derive(Debug)]
+pub struct CallConfirmed {
+    pub item: ItemId,
+    pub call: Call,
+}
+
 /// Keeps a phone call about ad `item` that the partner `client_id` confirms (`request`: see
 /// [`Error::Request`]); it counts as a phone click. Only online ads take calls: any other
 /// is not found, before anything about the request.
@@ -99,7 +106,7 @@ pub async fn confirm_call<R>(
     item: ItemId,
     request: Result<CallRequest, R>,
     now: i64,
-) -> Result<(), Error<R>> {
+) -> Result<CallConfirmed, Error<R>> {
     let ad = existing(conn, item, now).await?;
     if ad.status_at(now) != AdStatus::Online {
         return Err(Error::NotFound(Thing::Advertisement));
@@ -107,7 +114,7 @@ pub async fn confirm_call<R>(
     let call = check_call(&request.map_err(Error::Request)?)?;
     transactions::insert_upcall(conn, ad.number, client_id, &call, now).await?;
     transactions::count(conn, Counter::PhoneClicks, &[(ad.number, 1)]).await?;
-    Ok(())
+    Ok(CallConfirmed { item, call })
 }
 
 /// The counters of `user`'s ad `item` as written (the views a replica counted and did not
