@@ -84,3 +84,46 @@ macro_rules! column {
     };
 }
 pub(crate) use column;
+
+#[cfg(test)]
+mod tests {
+    use super::Record;
+    use crate::domain::category::Category;
+    use crate::store::ads::AdRecord;
+    use crate::store::images::ImageRecord;
+    use crate::store::oauth::{
+        AccessToken, AuthorizationCode, BrowserSession, Client, EmailConfirmation, RefreshToken,
+    };
+    use crate::store::transactions::{Statistics, Transaction};
+    use crate::store::users::User;
+
+    fn widths<R: Record>() -> (usize, usize) {
+        (R::WIDTH, R::COLUMNS.split(", ").count())
+    }
+
+    /// A record reads as many columns as it selects (the hand-written ones included).
+    #[test]
+    fn records_read_the_columns_they_select() {
+        for (name, (width, columns)) in [
+            ("AdRecord", widths::<AdRecord>()),
+            ("ImageRecord", widths::<ImageRecord>()),
+            ("User", widths::<User>()),
+            ("Transaction", widths::<Transaction>()),
+            ("Statistics", widths::<Statistics>()),
+            ("Category", widths::<Category>()),
+            ("Client", widths::<Client>()),
+            ("AuthorizationCode", widths::<AuthorizationCode>()),
+            ("AccessToken", widths::<AccessToken>()),
+            ("RefreshToken", widths::<RefreshToken>()),
+            ("BrowserSession", widths::<BrowserSession>()),
+            ("EmailConfirmation", widths::<EmailConfirmation>()),
+        ] {
+            assert_eq!(width, columns, "{name}");
+        }
+        assert_eq!(
+            AdRecord::COLUMNS.split(", ").take(4).collect::<Vec<_>>(),
+            ["a.item_number", "a.seller_id", "u.name", "u.phone_number"]
+        );
+        assert_eq!(User::COLUMNS.split(", ").next(), Some("user_id"));
+    }
+}
