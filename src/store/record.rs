@@ -97,29 +97,29 @@ mod tests {
     use crate::store::transactions::{Statistics, Transaction};
     use crate::store::users::User;
 
-    fn widths<R: Record>() -> (usize, usize) {
-        (R::WIDTH, R::COLUMNS.split(", ").count())
-    }
-
     /// A record reads as many columns as it selects (the hand-written ones included).
     #[test]
     fn records_read_the_columns_they_select() {
-        for (name, (width, columns)) in [
-            ("AdRecord", widths::<AdRecord>()),
-            ("ImageRecord", widths::<ImageRecord>()),
-            ("User", widths::<User>()),
-            ("Transaction", widths::<Transaction>()),
-            ("Statistics", widths::<Statistics>()),
-            ("Category", widths::<Category>()),
-            ("Client", widths::<Client>()),
-            ("AuthorizationCode", widths::<AuthorizationCode>()),
-            ("AccessToken", widths::<AccessToken>()),
-            ("RefreshToken", widths::<RefreshToken>()),
-            ("BrowserSession", widths::<BrowserSession>()),
-            ("EmailConfirmation", widths::<EmailConfirmation>()),
-        ] {
-            assert_eq!(width, columns, "{name}");
+        macro_rules! same_width {
+            ($($record:ty),+) => {$(
+                let columns = <$record>::COLUMNS.split(", ").count();
+                assert_eq!(<$record>::WIDTH, columns, stringify!($record));
+            )+};
         }
+        same_width!(
+            AdRecord,
+            ImageRecord,
+            User,
+            Transaction,
+            Statistics,
+            Category,
+            Client,
+            AuthorizationCode,
+            AccessToken,
+            RefreshToken,
+            BrowserSession,
+            EmailConfirmation
+        );
         assert_eq!(
             AdRecord::COLUMNS.split(", ").take(4).collect::<Vec<_>>(),
             ["a.item_number", "a.seller_id", "u.name", "u.phone_number"]
