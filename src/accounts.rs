@@ -1,26 +1,42 @@
-//! Creating clients and users: shared by the command line and the sandbox demo.
+//! Clients and users as the command line and the sandbox demo make them: what the operator
+//! gives is checked and turned into the use case's input, which runs in a write of its own.
 
 use serde_json::{Value, json};
 
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::Locale;
+use crate::domain::user::{NewAccount, check_new_account};
 use crate::oauth::scope::Scopes;
 use crate::oauth::{
-    GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS, GRANT_REFRESH_TOKEN, password, secret,
+    GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS, GRANT_REFRESH_TOKEN, password,
 };
-use crate::store::oauth::{self as store, Client};
-use crate::store::users::{self, NewUser};
+use crate::store::oauth::Client;
 use crate::store::{Db, DbError};
+use crate::usecase;
+use crate::usecase::accounts::{self, NewClient, Registration};
 
-/// What `souk client create` takes.
-#[derive(Clone, Debug, Default)]
+/// What `souk client create` takes (its options).
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct ClientSpec {
+    #[arg(long)]
     pub name: String,
+    /// A redirect URI of the client (repeatable).
+    #[arg(long = "redirect-uri")]
     pub redirect_uris: Vec<String>,
-    /// Allowed scopes; `None`: `read write purchase` (client scopes must be asked for).
+    /// Scopes the client may be granted (default "read write purchase"; client scopes
+    /// create_account, confirm_upcall and webhooks only when named).
+    #[arg(long)]
     pub scopes: Option<String>,
+    /// Scopes used when a request names none (default: all allowed that fit the grant).
+    #[arg(long = "default-scopes")]
     pub default_scopes: Option<String>,
-    /// Grants; empty: authorization_code and refresh_token if there is a redirect URI,
-    /// and client_credentials unless the client is public.
+    /// A grant the client may use (repeatable): authorization_code, refresh_token,
+    /// client_credentials. None named: authorization_code and refresh_token if there is a
+    /// redirect URI, and client_credentials unless the client is public.
+    #[arg(long = "grant")]
     pub grants: Vec<String>,
+    /// A public client: no secret, PKCE required.
+    #[arg(long)]
     pub public: bool,
 }
 
@@ -30,6 +46,25 @@ pub enum AccountError {
     Invalid(String),
     #[error(transparent)]
     Db(#[from] DbError),
+}
+
+impl From<usecase::Error> for AccountError {
+    fn from(e: usecase::Error) -> Self {
+        match e {
+            usecase::Error::Db(e) => AccountError::Db(e),
+            usecase::Error::Invalid(problems) => AccountError::Invalid(describe(&problems)),
+            other => AccountError::Invalid(format!("{other:?}")),
+        }
+    }
+}
+
+/// The first problem, for the operator.
+fn describe(problems: &[FieldError]) -> String {
+    match problems.first() {
+        Some(problem) if problem.code == "email-in-use" => "that e-mail address is taken".into(),
+        Some(problem) => format!("{}: {}", problem.fields.join(", "), problem.message.dutch),
+        None => "refused".into(),
+    }
 }
 
 /// Registers a client; returns its id and (for a confidential client) its secret, which is
@@ -90,20 +125,18 @@ pub async fn create_client(
             "authorization_code needs a --redirect-uri".into(),
         ));
     }
-    let id = secret::new_client_id();
-    let client_secret = (!spec.public).then(secret::new_token);
-    let client = Client {
-        id: id.clone(),
+    let client = NewClient {
         name: spec.name.trim().to_owned(),
-        secret_hash: client_secret.as_deref().map(secret::hash),
         redirect_uris: spec.redirect_uris,
-        scopes: scopes.to_string(),
-        default_scopes: defaults.to_string(),
+        scopes,
+        default_scopes: defaults,
         grants,
+        public: spec.public,
     };
-    db.write(move |conn| Box::pin(async move { store::insert_client(conn, &client, now).await }))
+    let registered = db
+        .write(move |conn| Box::pin(accounts::register_client(conn, client, now)))
         .await?;
-    Ok((id, client_secret))
+    Ok((registered.id, registered.secret))
 }
 
 /// The client as `souk client list` shows it (never a secret).
@@ -119,67 +152,44 @@ pub fn client_json(client: &Client) -> Value {
     })
 }
 
-/// What `souk user create` takes.
-#[derive(Clone, Debug, Default)]
+/// What `souk user create` takes (its options, and the region's locale).
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct UserSpec {
+    #[arg(long)]
     pub email: String,
+    #[arg(long)]
     pub password: String,
+    /// The public name (none: an empty one).
+    #[arg(long)]
     pub name: Option<String>,
+    #[arg(long)]
     pub postcode: Option<String>,
+    #[arg(long = "phone")]
     pub phone_number: Option<String>,
+    #[arg(skip)]
     pub locale: String,
 }
 
 /// Creates a confirmed user (the operator vouches for the address); returns the id.
 pub async fn create_user(db: &Db, spec: UserSpec, now: i64) -> Result<i64, AccountError> {
-    let problems = crate::domain::user::check_new_account(&crate::domain::user::NewAccount {
-        email: Some(&spec.email),
-        password: Some(&spec.password),
-        name: spec.name.as_deref(),
-        postcode: spec.postcode.as_deref(),
-        phone_number: spec.phone_number.as_deref(),
-    });
-    if let Some(problem) = problems.first() {
-        return Err(AccountError::Invalid(format!(
-            "{}: {}",
-            problem.fields.join(", "),
-            problem.message.dutch
-        )));
-    }
-    let hash = password::hash(spec.password.clone()).await;
-    let name = spec.name.clone().unwrap_or_else(|| {
-        spec.email
-            .split('@')
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(30)
-            .collect()
-    });
-    let result = db
+    let account = check_new_account(&NewAccount {
+        email: Some(spec.email),
+        password: Some(spec.password.clone()),
+        name: spec.name,
+        postcode: spec.postcode,
+        phone_number: spec.phone_number,
+    })
+    .map_err(|problems| AccountError::Invalid(describe(&problems)))?;
+    let locale = Locale::parse(&spec.locale)
+        .ok_or_else(|| AccountError::Invalid(format!("unknown locale `{}`", spec.locale)))?;
+    let hash = password::hash(spec.password).await;
+    let registered = db
         .write(move |conn| {
             Box::pin(async move {
-                users::insert(
-                    conn,
-                    &NewUser {
-                        email: spec.email.trim(),
-                        password_hash: &hash,
-                        name: &name,
-                        postcode: spec.postcode.as_deref(),
-                        phone_number: spec.phone_number.as_deref(),
-                        locale: &spec.locale,
-                        confirmed: true,
-                    },
-                    now,
-                )
-                .await
+                accounts::register(conn, &account, &hash, locale, Registration::ByOperator, now)
+                    .await
             })
         })
-        .await;
-    match result {
-        Err(DbError::UniqueViolation(_)) => {
-            Err(AccountError::Invalid("that e-mail address is taken".into()))
-        }
-        other => Ok(other?),
-    }
+        .await?;
+    Ok(registered.user.id)
 }

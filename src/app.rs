@@ -1,75 +1,14 @@
-//! The application: shared state, database preparation, and the server with graceful
-//! shutdown.
-
-use std::ops::Deref;
-use std::sync::Arc;
-
-use serde_json::Value;
+//! Starting up: database preparation, the sandbox demo, the server with graceful shutdown
+//! and its background upkeep.
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::domain::category::parse_taxonomy;
-use crate::hal::Hal;
-use crate::metrics::Metrics;
+use crate::domain::taxonomy::parse_taxonomy;
+use crate::state::AppState;
 use crate::store::{Db, DbOptions, categories, migrations};
 
 /// The default taxonomy, shipped in the binary so that `souk` runs from any directory.
 pub const DEFAULT_TAXONOMY: &str = include_str!("../data/categories.json");
-
-/// Everything a request handler may need. Cheap to clone.
-#[derive(Clone)]
-pub struct AppState(Arc<Shared>);
-
-pub struct Shared {
-    pub config: Config,
-    pub db: Db,
-    pub clock: Clock,
-    pub metrics: Metrics,
-    pub mailer: crate::mail::Mailer,
-    /// Views of ads not yet written (see `statistics`).
-    pub views: crate::statistics::ViewCounter,
-    /// Recent access token lookups (see `http::auth`).
-    pub tokens: crate::http::auth::TokenCache,
-    /// The OpenAPI document, rendered once at start with the configured prefix.
-    pub openapi: Value,
-    /// The names every representation's links use (see [`AppState::hal`]).
-    hal: Hal,
-}
-
-impl Deref for AppState {
-    type Target = Shared;
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
-impl AppState {
-    pub fn new(config: Config, db: Db, clock: Clock) -> anyhow::Result<AppState> {
-        let openapi = crate::http::openapi_document(&config);
-        let hal = Hal::new(&config.curie_prefix, &config.base_url, "v1");
-        let mailer = crate::mail::Mailer::new(
-            config.smtp_url.as_deref(),
-            &config.mail_from,
-            &config.data_dir,
-        )?;
-        Ok(AppState(Arc::new(Shared {
-            mailer,
-            config,
-            db,
-            clock,
-            metrics: Metrics::default(),
-            tokens: Default::default(),
-            views: Default::default(),
-            openapi,
-            hal,
-        })))
-    }
-
-    /// The HAL context of a request under `/v1` or `/v2`.
-    pub fn hal(&self, version: &'static str) -> Hal {
-        self.hal.with_version(version)
-    }
-}
 
 pub fn db_options(config: &Config) -> DbOptions {
     DbOptions {
@@ -264,30 +203,30 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     for tick in 0_u64.. {
         every.tick().await;
         let now = state.clock.now();
-        if let Err(e) = state
+        let expired = state
             .db
-            .write(move |conn| {
-                Box::pin(async move { crate::store::ads::expire_due(conn, now).await })
-            })
-            .await
-        {
-            tracing::warn!(error = %e, "cannot expire advertisements");
-        }
+            .write(move |conn| Box::pin(crate::store::ads::expire_due(conn, now)))
+            .await;
+        warn_on(expired, "cannot expire advertisements");
         if tick % 60 == 0 {
             let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
-            if let Err(e) = state
+            let swept = state
                 .db
-                .write(move |conn| {
-                    Box::pin(async move { crate::store::idempotency::sweep(conn, before).await })
-                })
-                .await
-            {
-                tracing::warn!(error = %e, "cannot sweep idempotency keys");
-            }
-            if let Err(e) = forget_spent_tokens(&state.db, now).await {
-                tracing::warn!(error = %e, "cannot delete spent tokens");
-            }
+                .write(move |conn| Box::pin(crate::store::idempotency::sweep(conn, before)))
+                .await;
+            warn_on(swept, "cannot sweep idempotency keys");
+            warn_on(
+                forget_spent_tokens(&state.db, now).await,
+                "cannot delete spent tokens",
+            );
         }
+    }
+}
+
+/// Upkeep that failed is logged; the next round tries again.
+fn warn_on<T>(result: Result<T, crate::store::DbError>, what: &str) {
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "{what}");
     }
 }
 

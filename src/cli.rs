@@ -10,7 +10,7 @@ use crate::accounts;
 use crate::app;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::domain::category::parse_taxonomy;
+use crate::domain::taxonomy::parse_taxonomy;
 use crate::oauth::secret;
 use crate::store::{Db, categories, migrations, oauth as oauth_store};
 
@@ -71,27 +71,7 @@ pub enum AdsCommand {
 #[derive(Debug, Subcommand)]
 pub enum ClientCommand {
     /// Register a client; prints {"client_id", "client_secret"} (the secret only this once).
-    Create {
-        #[arg(long)]
-        name: String,
-        /// A redirect URI of the client (repeatable).
-        #[arg(long = "redirect-uri")]
-        redirect_uris: Vec<String>,
-        /// Scopes the client may be granted (default "read write purchase"; client scopes
-        /// create_account, confirm_upcall and webhooks only when named).
-        #[arg(long)]
-        scopes: Option<String>,
-        /// Scopes used when a request names none (default: all allowed that fit the grant).
-        #[arg(long = "default-scopes")]
-        default_scopes: Option<String>,
-        /// A grant the client may use (repeatable): authorization_code, refresh_token,
-        /// client_credentials.
-        #[arg(long = "grant")]
-        grants: Vec<String>,
-        /// A public client: no secret, PKCE required.
-        #[arg(long)]
-        public: bool,
-    },
+    Create(accounts::ClientSpec),
     /// List the clients (without secrets).
     List,
     /// Delete a client with its tokens.
@@ -103,18 +83,7 @@ pub enum ClientCommand {
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
     /// Create a confirmed user; prints {"userId": ...}.
-    Create {
-        #[arg(long)]
-        email: String,
-        #[arg(long)]
-        password: String,
-        #[arg(long)]
-        name: Option<String>,
-        #[arg(long)]
-        postcode: Option<String>,
-        #[arg(long)]
-        phone: Option<String>,
-    },
+    Create(accounts::UserSpec),
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,21 +139,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::User(UserCommand::Create {
-            email,
-            password,
-            name,
-            postcode,
-            phone,
-        }) => {
+        Command::User(UserCommand::Create(spec)) => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let spec = accounts::UserSpec {
-                email,
-                password,
-                name,
-                postcode,
-                phone_number: phone,
                 locale: config.region.as_str().to_owned(),
+                ..spec
             };
             let id = accounts::create_user(&db, spec, Clock::default().now()).await?;
             println!("{}", json!({"userId": id}));
@@ -217,22 +176,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Result<()> {
     let db = app::prepare_database(config, &Clock::default()).await?;
     match command {
-        ClientCommand::Create {
-            name,
-            redirect_uris,
-            scopes,
-            default_scopes,
-            grants,
-            public,
-        } => {
-            let spec = accounts::ClientSpec {
-                name,
-                redirect_uris,
-                scopes,
-                default_scopes,
-                grants,
-                public,
-            };
+        ClientCommand::Create(spec) => {
             let (id, secret) = accounts::create_client(&db, spec, Clock::default().now()).await?;
             println!("{}", json!({"client_id": id, "client_secret": secret}));
         }

@@ -8,8 +8,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use std::convert::Infallible;
+
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Language, Text};
 use crate::store::DbError;
+use crate::usecase::{self, Conflict, Thing};
 
 macro_rules! error_codes {
     ($( $variant:ident = ($status:literal, $code:literal, $nl:literal, $fr:literal, $doc:literal); )+) => {
@@ -147,43 +151,19 @@ impl ErrorCode {
     }
 }
 
-/// One problem with one field (or several fields together) of a request.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FieldError {
-    pub fields: Vec<String>,
-    pub code: &'static str,
-    pub message: Text,
-    pub value: Option<Value>,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, code: &'static str, message: Text) -> Self {
-        FieldError {
-            fields: vec![field.into()],
-            code,
-            message,
-            value: None,
-        }
+/// A field error as it appears in `details`.
+fn field_error_json(error: &FieldError, language: Language) -> Value {
+    let mut body = serde_json::Map::new();
+    match error.fields.as_slice() {
+        [one] => body.insert("field".into(), json!(one)),
+        many => body.insert("fields".into(), json!(many)),
+    };
+    body.insert("code".into(), json!(error.code));
+    body.insert("message".into(), json!(error.message.get(language)));
+    if let Some(value) = &error.value {
+        body.insert("value".into(), value.clone());
     }
-
-    pub fn with_value(mut self, value: impl Into<Value>) -> Self {
-        self.value = Some(value.into());
-        self
-    }
-
-    fn to_json(&self, language: Language) -> Value {
-        let mut body = serde_json::Map::new();
-        match self.fields.as_slice() {
-            [one] => body.insert("field".into(), json!(one)),
-            many => body.insert("fields".into(), json!(many)),
-        };
-        body.insert("code".into(), json!(self.code));
-        body.insert("message".into(), json!(self.message.get(language)));
-        if let Some(value) = &self.value {
-            body.insert("value".into(), value.clone());
-        }
-        Value::Object(body)
-    }
+    Value::Object(body)
 }
 
 /// An error answer of the resource API.
@@ -241,7 +221,11 @@ impl ApiError {
             "message": self.message.as_ref().map_or(self.code.message(language), |m| m.get(language)),
         });
         if !self.details.is_empty() {
-            body["details"] = self.details.iter().map(|d| d.to_json(language)).collect();
+            body["details"] = self
+                .details
+                .iter()
+                .map(|d| field_error_json(d, language))
+                .collect();
         }
         body
     }
@@ -262,6 +246,59 @@ impl From<DbError> for ApiError {
             }
             other => ApiError::internal(other),
         }
+    }
+}
+
+impl From<Infallible> for ApiError {
+    fn from(never: Infallible) -> Self {
+        match never {}
+    }
+}
+
+/// A use case's refusal as the API answers it; the caller's own refusal of the request
+/// (`Error::Request`) is already one.
+impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
+    fn from(e: usecase::Error<R>) -> Self {
+        use usecase::Error;
+        match e {
+            Error::Request(e) => e.into(),
+            Error::NotFound(Thing::Advertisement) => ErrorCode::AdvertisementNotFound.into(),
+            Error::NotFound(Thing::Transaction) => ErrorCode::TransactionNotFound.into(),
+            Error::NotFound(Thing::User) => ErrorCode::UserNotFound.into(),
+            Error::Forbidden => ErrorCode::Unauthorized.into(),
+            Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
+            Error::Invalid(details) => ApiError::validation(details),
+            Error::Conflict(conflict) => {
+                ApiError::new(ErrorCode::ConflictingState).with_message(conflict_message(conflict))
+            }
+            Error::Changed => ErrorCode::PreconditionFailed.into(),
+            Error::Db(e) => e.into(),
+        }
+    }
+}
+
+fn conflict_message(conflict: Conflict) -> Text {
+    match conflict {
+        Conflict::Transition { from, to } => Text::new(
+            format!(
+                "Van `{}` naar `{}` is geen toegestane overgang",
+                from.as_str(),
+                to.as_str()
+            ),
+            format!(
+                "Passer de `{}` à `{}` n'est pas permis",
+                from.as_str(),
+                to.as_str()
+            ),
+        ),
+        Conflict::Finished(status) => Text::new(
+            format!("De transactie is al {}", status.as_str()),
+            format!("La transaction est déjà {}", status.as_str()),
+        ),
+        Conflict::EmailTaken => Text::new(
+            "Dit e-mailadres is intussen door een ander account in gebruik genomen",
+            "Cette adresse e-mail est entre-temps utilisée par un autre compte",
+        ),
     }
 }
 

@@ -328,6 +328,13 @@ pub struct Page {
     pub limit: u64,
 }
 
+impl Page {
+    /// `(offset, limit)` as the store takes them (both fit: `parse_page` bounds them).
+    pub fn bounds(self) -> (i64, i64) {
+        (self.offset as i64, self.limit as i64)
+    }
+}
+
 /// Removes every `_links` member from a body: clients of the original ask for this with
 /// `_links=false`.
 pub fn strip_links(value: &mut Value) {

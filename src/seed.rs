@@ -8,14 +8,22 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Map, Value, json};
 
+use crate::domain::advertisement::{AdStatus, Dates, check_content};
 use crate::domain::category::{AttributeDefinition, AttributeType, Category, CategoryStatus};
-use crate::domain::image::media_id;
+use crate::domain::image::{ImageStatus, media_id};
+use crate::domain::locale::Locale;
+use crate::domain::user::{Email, UserStatus};
 use crate::oauth::password;
-use crate::store::{Conn, Db, DbError, Value as SqlValue, categories};
+use crate::store::ads::{self, AdWrite, NewAd};
+use crate::store::images::{self, ImageRecord};
+use crate::store::users::{self, NewUser};
+use crate::store::{self as store, Conn, Db, DbError, categories};
 
-/// Rows per INSERT statement and per write transaction.
+/// Ads per INSERT statement, and statements per write transaction.
 const ROWS_PER_STATEMENT: usize = 200;
 const STATEMENTS_PER_WRITE: usize = 25;
+/// The locale of every seeded user and ad.
+const LOCALE: Locale = Locale::NlNl;
 
 /// A small, fast, deterministic generator (splitmix64): no cryptography needed here.
 struct Generator(u64);
@@ -156,14 +164,12 @@ pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()>
     let started = std::time::Instant::now();
     // One hash for every seeded user: argon2 per user would take minutes.
     let hash = password::hash("seed-password".to_owned()).await;
-    let first_user = insert_users(db, users, &hash, now).await?;
-    let sellers: Vec<i64> = (first_user..first_user + users as i64).collect();
+    let sellers = insert_users(db, users, hash, now).await?;
     seed_ads(db, &leaves, &sellers, ads, now).await?;
     // The planner's statistics still describe the tables before the load: PostgreSQL
     // guessed 1,575 images per ad and read them with a bitmap scan. (Autovacuum would get
     // there, but not before the first reads.)
-    db.write(|conn| Box::pin(async move { conn.execute_batch("ANALYZE").await }))
-        .await?;
+    db.write(|conn| Box::pin(store::analyze(conn))).await?;
     println!(
         "seeded {users} users and {ads} ads in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -184,6 +190,8 @@ pub async fn open_leaves(db: &Db) -> anyhow::Result<Vec<Category>> {
 }
 
 /// `ads` online ads in `leaves`, spread over `sellers` (at least one), with a progress bar.
+/// Each is checked as the API checks a new ad: a generator that made an ad the API would
+/// refuse stops the seeding.
 pub async fn seed_ads(
     db: &Db,
     leaves: &[Category],
@@ -204,13 +212,13 @@ pub async fn seed_ads(
     let mut done = 0;
     while done < ads {
         let batch = (ads - done).min((ROWS_PER_STATEMENT * STATEMENTS_PER_WRITE) as u64);
-        let mut rows = Vec::with_capacity(batch as usize);
+        let mut new_ads = Vec::with_capacity(batch as usize);
         let mut images = Vec::with_capacity(batch as usize);
         for _ in 0..batch {
-            rows.push(ad_row(&mut generator, leaves, sellers, now));
-            images.push(image_rows(&mut generator, &mut image_clock));
+            new_ads.push(new_ad(&mut generator, leaves, sellers, now)?);
+            images.push(image_records(&mut generator, &mut image_clock));
         }
-        db.write(move |conn| Box::pin(insert_batch(conn, rows, images, now)))
+        db.write(move |conn| Box::pin(insert_batch(conn, new_ads, images, now)))
             .await?;
         done += batch;
         bar.set_position(done);
@@ -219,77 +227,33 @@ pub async fn seed_ads(
     Ok(())
 }
 
-const AD_COLUMNS: usize = 16;
 /// Stores a batch of generated ads and their images, `ROWS_PER_STATEMENT` ads per statement.
 async fn insert_batch(
     conn: &mut dyn Conn,
-    ads: Vec<Vec<SqlValue>>,
-    images: Vec<Vec<Vec<SqlValue>>>,
+    ads: Vec<NewAd>,
+    images: Vec<Vec<ImageRecord>>,
     now: i64,
 ) -> Result<(), DbError> {
     for (ads, images) in ads
         .chunks(ROWS_PER_STATEMENT)
         .zip(images.chunks(ROWS_PER_STATEMENT))
     {
-        let inserted = conn
-            .query(
-                &format!(
-                    "INSERT INTO advertisements (seller_id, category_id, status, title, \
-                     description, price_model, attributes, postcode, locale, reserved, \
-                     show_on_map, start_date, close_date, version, created_at, updated_at) \
-                     VALUES {} RETURNING item_number",
-                    placeholders(ads.len(), AD_COLUMNS)
-                ),
-                &ads.concat(),
-            )
-            .await?;
-        let mut numbers: Vec<i64> = inserted
+        let numbers = ads::insert_many(conn, ads, now).await?;
+        let by_ad: Vec<(i64, ImageRecord)> = numbers
             .iter()
-            .map(|row| row.get("item_number"))
-            .collect::<Result<_, _>>()?;
-        // The rows come back in no promised order; the numbers were handed out in the order
-        // of the VALUES.
-        numbers.sort_unstable();
-        let mut values = Vec::with_capacity(ads.len() * IMAGES_PER_AD * IMAGE_COLUMNS);
-        for (number, images) in numbers.iter().zip(images) {
-            for image in images {
-                values.push(SqlValue::Int(*number));
-                values.extend(image.iter().cloned());
-                values.push(SqlValue::Int(now));
-            }
-        }
-        conn.execute(
-            &format!(
-                "INSERT INTO images (item_number, media_id, position, status, content_type, \
-                 width, height, bytes, sha256, created_at) VALUES {}",
-                placeholders(values.len() / IMAGE_COLUMNS, IMAGE_COLUMNS)
-            ),
-            &values,
-        )
-        .await?;
+            .zip(images)
+            .flat_map(|(number, images)| images.iter().map(|image| (*number, image.clone())))
+            .collect();
+        images::insert_many(conn, &by_ad, now).await?;
     }
     Ok(())
 }
 
 /// Every seeded ad has this many images (the benchmark's R1 reads ads with three).
-const IMAGES_PER_AD: usize = 3;
-const IMAGE_COLUMNS: usize = 10;
-
-/// `($1, $2), ($3, $4)` for `rows` rows of `columns` values.
-fn placeholders(rows: usize, columns: usize) -> String {
-    (0..rows)
-        .map(|row| {
-            let list: Vec<String> = (1..=columns)
-                .map(|column| format!("${}", row * columns + column))
-                .collect();
-            format!("({})", list.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+const IMAGES_PER_AD: i64 = 3;
 
 /// The metadata of an ad's photos (from a phone or a camera); the bytes are not made.
-fn image_rows(generator: &mut Generator, image_clock: &mut u64) -> Vec<Vec<SqlValue>> {
+fn image_records(generator: &mut Generator, image_clock: &mut u64) -> Vec<ImageRecord> {
     const SHAPES: &[(i64, i64)] = &[
         (4032, 3024),
         (3024, 4032),
@@ -298,7 +262,7 @@ fn image_rows(generator: &mut Generator, image_clock: &mut u64) -> Vec<Vec<SqlVa
         (1600, 1200),
         (1024, 768),
     ];
-    (1..=IMAGES_PER_AD as i64)
+    (1..=IMAGES_PER_AD)
         .map(|position| {
             let mut random = [0u8; 10];
             random[..8].copy_from_slice(&generator.next().to_le_bytes());
@@ -310,29 +274,30 @@ fn image_rows(generator: &mut Generator, image_clock: &mut u64) -> Vec<Vec<SqlVa
             let sha256: String = (0..4)
                 .map(|_| format!("{:016x}", generator.next()))
                 .collect();
-            vec![
-                SqlValue::from(media_id(*image_clock, random)),
-                SqlValue::Int(position),
-                SqlValue::from("available"),
-                SqlValue::from("image/jpeg"),
-                SqlValue::Int(width),
-                SqlValue::Int(height),
-                SqlValue::Int(bytes),
-                SqlValue::from(sha256),
-            ]
+            ImageRecord {
+                media_id: media_id(*image_clock, random),
+                position,
+                status: ImageStatus::Available,
+                content_type: "image/jpeg".into(),
+                width,
+                height,
+                bytes,
+                sha256,
+            }
         })
         .collect()
 }
 
-fn ad_row(
+/// A generated online ad, checked as the API checks a new one.
+fn new_ad(
     generator: &mut Generator,
     leaves: &[Category],
     sellers: &[i64],
     now: i64,
-) -> Vec<SqlValue> {
+) -> anyhow::Result<NewAd> {
     let leaf = generator.pick(leaves);
     let Some(details) = leaf.leaf.as_ref() else {
-        return Vec::new();
+        anyhow::bail!("category {} is not a leaf", leaf.id);
     };
     let noun = leaf.labels.nl_nl.to_lowercase();
     let title: String = format!(
@@ -355,76 +320,57 @@ fn ad_row(
     };
     let start = now - generator.below(20 * 86_400) as i64;
     let seller = *generator.pick(sellers);
-    vec![
-        SqlValue::Int(seller),
-        SqlValue::Int(leaf.id),
-        SqlValue::from("online"),
-        SqlValue::from(title),
-        SqlValue::from(description),
-        SqlValue::from(price.to_string()),
-        SqlValue::from(Value::Object(attributes(generator, &details.attributes)).to_string()),
-        SqlValue::from(postcode(generator)),
-        SqlValue::from("nl-NL"),
-        SqlValue::Bool(false),
-        SqlValue::Bool(generator.below(2) == 0),
-        SqlValue::Int(start),
-        SqlValue::Int(start + details.fees.running_days * 86_400),
-        SqlValue::Int(1),
-        SqlValue::Int(now),
-        SqlValue::Int(now),
-    ]
+    let mut body = attributes(generator, &details.attributes);
+    let postcode = postcode(generator);
+    let show_on_map = generator.below(2) == 0;
+    body.extend([
+        ("title".to_owned(), json!(title)),
+        ("description".to_owned(), json!(description)),
+        ("categoryId".to_owned(), json!(leaf.id)),
+        ("location".to_owned(), json!({"postcode": postcode})),
+        ("priceModel".to_owned(), price),
+        ("showOnMap".to_owned(), json!(show_on_map)),
+    ]);
+    let content = check_content(&body, Some(leaf), LOCALE, None).map_err(|errors| {
+        anyhow::anyhow!(
+            "a generated ad breaks the rules of category {}: {errors:?}",
+            leaf.id
+        )
+    })?;
+    Ok(NewAd {
+        seller_id: seller,
+        content: AdWrite::from_content(&content),
+        status: AdStatus::Online,
+        dates: Dates::published(start, details.fees.running_days),
+    })
 }
 
-/// Inserts the users; returns the id of the first.
-async fn insert_users(db: &Db, users: u64, hash: &str, now: i64) -> anyhow::Result<i64> {
-    let hash = hash.to_owned();
-    let first = db
+/// Inserts the users; returns their ids. Their addresses are made from the highest id
+/// before them, so that seeding again does not take an address twice.
+async fn insert_users(db: &Db, count: u64, hash: String, now: i64) -> anyhow::Result<Vec<i64>> {
+    let ids = db
         .write(move |conn| {
             Box::pin(async move {
-                let offset: i64 = conn
-                    .query_one("SELECT COALESCE(MAX(user_id), 0) AS n FROM users", &[])
-                    .await?
-                    .get("n")?;
-                for chunk_start in (0..users).step_by(ROWS_PER_STATEMENT) {
-                    let chunk_end = (chunk_start + ROWS_PER_STATEMENT as u64).min(users);
-                    let mut placeholders = Vec::new();
-                    let mut values = Vec::new();
-                    for (i, n) in (chunk_start..chunk_end).enumerate() {
-                        let base = i * 5;
-                        placeholders.push(format!(
-                            "(${}, ${}, ${}, 'nl-NL', 'confirmed', ${}, ${})",
-                            base + 1,
-                            base + 2,
-                            base + 3,
-                            base + 4,
-                            base + 5
-                        ));
-                        values.push(SqlValue::from(format!("seed-{}-{n}@souk.test", offset + 1)));
-                        values.push(SqlValue::from(hash.as_str()));
-                        values.push(SqlValue::from(NAMES[n as usize % NAMES.len()]));
-                        values.push(SqlValue::Int(now));
-                        values.push(SqlValue::Int(now));
-                    }
-                    conn.execute(
-                        &format!(
-                            "INSERT INTO users (email, password_hash, name, locale, status, \
-                         confirm_date, created_at) VALUES {}",
-                            placeholders.join(", ")
-                        ),
-                        &values,
-                    )
-                    .await?;
-                }
-                let first: i64 = conn
-                    .query_one(
-                        "SELECT MIN(user_id) AS n FROM users WHERE user_id > $1",
-                        crate::params![offset],
-                    )
-                    .await?
-                    .get("n")?;
-                Ok::<_, DbError>(first)
+                let offset = users::max_id(conn).await?;
+                let emails: Vec<Email> = (0..count)
+                    .filter_map(|n| Email::parse(&format!("seed-{}-{n}@souk.test", offset + 1)))
+                    .collect();
+                let new_users: Vec<NewUser<'_>> = emails
+                    .iter()
+                    .enumerate()
+                    .map(|(n, email)| NewUser {
+                        email,
+                        password_hash: &hash,
+                        name: NAMES[n % NAMES.len()],
+                        postcode: None,
+                        phone_number: None,
+                        locale: LOCALE,
+                        status: UserStatus::Confirmed,
+                    })
+                    .collect();
+                users::insert_many(conn, &new_users, now).await
             })
         })
         .await?;
-    Ok(first)
+    Ok(ids)
 }

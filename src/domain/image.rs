@@ -1,24 +1,22 @@
 //! Images of advertisements: their names and the sizes they are served in.
 
-/// The renditions an image is served in, smallest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Size {
-    Small,
-    Medium,
-    Large,
-    Xlarge,
+use super::text_enum;
+
+text_enum! {
+    /// The renditions an image is served in, smallest first.
+    pub enum Size {
+        Small = "small",
+        Medium = "medium",
+        Large = "large",
+        Xlarge = "xlarge",
+    }
 }
 
-impl Size {
-    pub const ALL: [Size; 4] = [Size::Small, Size::Medium, Size::Large, Size::Xlarge];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Size::Small => "small",
-            Size::Medium => "medium",
-            Size::Large => "large",
-            Size::Xlarge => "xlarge",
-        }
+text_enum! {
+    /// Where an image is: its renditions being made, or served.
+    pub enum ImageStatus {
+        Processing = "processing",
+        Available = "available",
     }
 }
 

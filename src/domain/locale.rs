@@ -2,32 +2,22 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A site locale: the original ran one site for the Netherlands and two for Belgium.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Locale {
-    #[serde(rename = "nl-NL")]
-    NlNl,
-    #[serde(rename = "nl-BE")]
-    NlBe,
-    #[serde(rename = "fr-BE")]
-    FrBe,
+use super::text_enum;
+
+text_enum! {
+    /// A site locale: the original ran one site for the Netherlands and two for Belgium.
+    #[derive(Serialize, Deserialize)]
+    pub enum Locale {
+        #[serde(rename = "nl-NL")]
+        NlNl = "nl-NL",
+        #[serde(rename = "nl-BE")]
+        NlBe = "nl-BE",
+        #[serde(rename = "fr-BE")]
+        FrBe = "fr-BE",
+    }
 }
 
 impl Locale {
-    pub const ALL: [Locale; 3] = [Locale::NlNl, Locale::NlBe, Locale::FrBe];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Locale::NlNl => "nl-NL",
-            Locale::NlBe => "nl-BE",
-            Locale::FrBe => "fr-BE",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Locale> {
-        Locale::ALL.into_iter().find(|l| l.as_str() == text)
-    }
-
     /// The language of messages: Dutch for both Dutch locales, French for fr-BE.
     pub fn language(self) -> Language {
         match self {

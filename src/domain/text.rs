@@ -2,6 +2,20 @@
 //! one fails there, while SQLite keeps it), and other control characters break listings,
 //! logs and mails; so they are refused where text comes in, per field.
 
+use serde_json::Value;
+
+use super::field_error::FieldError;
+
+/// The text a required field of a JSON body holds, trimmed: `missing` when it is absent or
+/// null, `invalid-value` when it is not text.
+pub fn required_text(field: &str, value: Option<&Value>) -> Result<String, FieldError> {
+    match value {
+        None | Some(Value::Null) => Err(FieldError::missing(field)),
+        Some(Value::String(s)) => Ok(s.trim().to_owned()),
+        Some(other) => Err(FieldError::not_text(field, other.clone())),
+    }
+}
+
 /// One line: no control character at all (no line break, tab or NUL).
 pub fn is_one_line(text: &str) -> bool {
     !text.chars().any(char::is_control)

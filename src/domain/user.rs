@@ -1,74 +1,148 @@
 //! Rules for user accounts.
 
+use std::fmt;
+
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::domain::text::is_one_line;
-use crate::error::FieldError;
+use crate::domain::text_enum;
 
 pub const NAME_MAX: usize = 30;
 pub const POSTCODE_MAX: usize = 6;
 pub const PASSWORD_MIN: usize = 8;
 pub const PASSWORD_MAX: usize = 200;
 
-/// A plausible e-mail address: one `@`, something before, a dotted domain after, no
-/// spaces or control characters, at most 254 characters. (Whether it receives mail is what the confirmation
-/// link finds out.)
-pub fn valid_email(email: &str) -> bool {
-    let email = email.trim();
-    let Some((local, domain)) = email.split_once('@') else {
-        return false;
-    };
-    email.len() <= 254
-        && !local.is_empty()
-        && !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !email.chars().any(char::is_whitespace)
-        && is_one_line(email)
+text_enum! {
+    /// An account is unconfirmed until its owner follows the link mailed to them.
+    pub enum UserStatus {
+        Unconfirmed = "unconfirmed",
+        Confirmed = "confirmed",
+    }
 }
 
-/// The fields of a new account, checked together.
-pub struct NewAccount<'a> {
-    pub email: Option<&'a str>,
-    pub password: Option<&'a str>,
-    pub name: Option<&'a str>,
-    pub postcode: Option<&'a str>,
-    pub phone_number: Option<&'a str>,
+text_enum! {
+    /// The dealer package of a user (the original's names).
+    pub enum DealerPackage {
+        None = "NONE",
+        Basic = "BASIC",
+        Plus = "PLUS",
+        Premium = "PREMIUM",
+    }
 }
 
-/// Every problem of a new account at once.
-pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    match account.email {
-        None => errors.push(missing("email")),
-        Some(email) if !valid_email(email) => errors.push(
-            FieldError::new(
-                "email",
-                "input-invalid",
-                Text::new(
-                    "is geen geldig e-mailadres",
-                    "n'est pas une adresse e-mail valide",
-                ),
-            )
-            .with_value(email),
+/// An e-mail address as Souk keeps and compares it: trimmed and in lower case, made only
+/// by [`Email::parse`], so that no address is stored, looked up or compared any other way.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Email(String);
+
+impl Email {
+    /// A plausible address, normalized: one `@`, something before, a dotted domain after,
+    /// no spaces or control characters, at most 254 characters. (Whether it receives mail
+    /// is what the confirmation link finds out.)
+    pub fn parse(text: &str) -> Option<Email> {
+        let email = normalize_email(text);
+        let (local, domain) = email.split_once('@')?;
+        let plausible = email.len() <= 254
+            && !local.is_empty()
+            && !domain.contains('@')
+            && domain.contains('.')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+            && !email.chars().any(char::is_whitespace)
+            && is_one_line(&email);
+        plausible.then_some(Email(email))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Email {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How addresses are compared: `Jan@Souk.test ` is `jan@souk.test`. [`Email::parse`]
+/// applies it; so does anything that keys on what someone typed as an address (the
+/// sign-in lockout counts failures per address typed, valid or not).
+pub fn normalize_email(text: &str) -> String {
+    text.trim().to_lowercase()
+}
+
+/// The refusal of an address that [`Email::parse`] does not take.
+pub fn invalid_email(field: &str, given: &str) -> FieldError {
+    FieldError::new(
+        field,
+        "input-invalid",
+        Text::new(
+            "is geen geldig e-mailadres",
+            "n'est pas une adresse e-mail valide",
         ),
-        Some(_) => {}
-    }
-    match account.password {
-        None => errors.push(missing("password")),
-        Some(p) if p.chars().count() < PASSWORD_MIN || p.len() > PASSWORD_MAX => {
-            errors.push(FieldError::new(
-                "password",
-                "input-invalid",
-                Text::new(
-                    format!("moet minstens {PASSWORD_MIN} tekens lang zijn"),
-                    format!("doit comporter au moins {PASSWORD_MIN} caractères"),
-                ),
-            ))
+    )
+    .with_value(given)
+}
+
+/// The refusal of an address another account has.
+pub fn email_in_use(field: &str, email: &Email) -> FieldError {
+    FieldError::new(
+        field,
+        "email-in-use",
+        Text::new("is al in gebruik", "est déjà utilisée"),
+    )
+    .with_value(email.as_str())
+}
+
+/// A new account as a client or an operator sent it (the body of `POST /v1/users`).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewAccount {
+    pub email: Option<String>,
+    /// `None`: the owner chooses one when confirming the account.
+    pub password: Option<String>,
+    pub name: Option<String>,
+    pub postcode: Option<String>,
+    pub phone_number: Option<String>,
+}
+
+/// A new account, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Account {
+    pub email: Email,
+    /// The name given, or none at all (an empty name: the address would say more about its
+    /// owner than they chose to, and names are public).
+    pub name: String,
+    pub postcode: Option<String>,
+    pub phone_number: Option<String>,
+}
+
+/// The account, or every problem with it at once.
+pub fn check_new_account(account: &NewAccount) -> Result<Account, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let email = match account.email.as_deref() {
+        None => {
+            errors.push(FieldError::missing("email"));
+            None
         }
-        Some(_) => {}
+        Some(given) => Email::parse(given).or_else(|| {
+            errors.push(invalid_email("email", given));
+            None
+        }),
+    };
+    if let Some(p) = account.password.as_deref()
+        && (p.chars().count() < PASSWORD_MIN || p.len() > PASSWORD_MAX)
+    {
+        errors.push(FieldError::new(
+            "password",
+            "input-invalid",
+            Text::new(
+                format!("moet minstens {PASSWORD_MIN} tekens lang zijn"),
+                format!("doit comporter au moins {PASSWORD_MIN} caractères"),
+            ),
+        ))
     }
-    if let Some(name) = account.name
+    if let Some(name) = account.name.as_deref()
         && (name.trim().is_empty() || name.chars().count() > NAME_MAX || !is_one_line(name))
     {
         errors.push(
@@ -83,7 +157,7 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
             .with_value(name),
         );
     }
-    if let Some(postcode) = account.postcode
+    if let Some(postcode) = account.postcode.as_deref()
         && (postcode.chars().count() > POSTCODE_MAX
             || !postcode.chars().all(|c| c.is_ascii_alphanumeric()))
     {
@@ -99,7 +173,7 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
             .with_value(postcode),
         );
     }
-    if let Some(phone) = account.phone_number
+    if let Some(phone) = account.phone_number.as_deref()
         && !plausible_phone(phone)
     {
         errors.push(
@@ -111,7 +185,15 @@ pub fn check_new_account(account: &NewAccount<'_>) -> Vec<FieldError> {
             .with_value(phone),
         );
     }
-    errors
+    match email {
+        Some(email) if errors.is_empty() => Ok(Account {
+            email,
+            name: account.name.clone().unwrap_or_default(),
+            postcode: account.postcode.clone(),
+            phone_number: account.phone_number.clone(),
+        }),
+        _ => Err(errors),
+    }
 }
 
 pub const BRANDS_MAX: usize = 50;
@@ -184,14 +266,6 @@ pub fn plausible_phone(phone: &str) -> bool {
             .all(|c| c.is_ascii_digit() || " +-().".contains(c))
 }
 
-fn missing(field: &str) -> FieldError {
-    FieldError::new(
-        field,
-        "missing",
-        Text::new("is verplicht", "est obligatoire"),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,8 +286,13 @@ mod tests {
 
     #[test]
     fn emails() {
-        assert!(valid_email("a@b.nl"));
-        assert!(valid_email("jan.de.vries+souk@example.co.uk"));
+        assert!(Email::parse("a@b.nl").is_some());
+        assert!(Email::parse("jan.de.vries+souk@example.co.uk").is_some());
+        assert_eq!(
+            Email::parse(" Jan@Souk.TEST ").unwrap().as_str(),
+            "jan@souk.test",
+            "normalized once, on parse"
+        );
         for bad in [
             "",
             "a",
@@ -225,39 +304,41 @@ mod tests {
             "a@b.",
             "a\u{0}@b.nl",
         ] {
-            assert!(!valid_email(bad), "{bad}");
+            assert!(Email::parse(bad).is_none(), "{bad}");
         }
     }
 
     #[test]
     fn new_accounts_report_every_problem() {
         let errors = check_new_account(&NewAccount {
-            email: Some("nope"),
-            password: Some("short"),
-            name: Some(&"x".repeat(31)),
-            postcode: Some("1097 DN"),
-            phone_number: Some("call me"),
-        });
+            email: Some("nope".into()),
+            password: Some("short".into()),
+            name: Some("x".repeat(31)),
+            postcode: Some("1097 DN".into()),
+            phone_number: Some("call me".into()),
+        })
+        .unwrap_err();
         let fields: Vec<&str> = errors.iter().map(|e| e.fields[0].as_str()).collect();
         assert_eq!(
             fields,
             ["email", "password", "name", "postcode", "phoneNumber"]
         );
         let ok = check_new_account(&NewAccount {
-            email: Some("a@b.nl"),
-            password: Some("long enough"),
-            name: Some("Jan"),
-            postcode: Some("1097DN"),
-            phone_number: Some("+31 (0)20-1234567"),
+            email: Some("a@b.nl".into()),
+            password: Some("long enough".into()),
+            name: Some("Jan".into()),
+            postcode: Some("1097DN".into()),
+            phone_number: Some("+31 (0)20-1234567".into()),
         });
-        assert!(ok.is_empty());
+        assert_eq!(ok.unwrap().email.as_str(), "a@b.nl");
         let nul = check_new_account(&NewAccount {
-            email: Some("a@b.nl"),
-            password: None,
-            name: Some("Jan\u{0}"),
+            email: Some("a@b.nl".into()),
+            password: Some("short".into()),
+            name: Some("Jan\u{0}".into()),
             postcode: None,
             phone_number: None,
-        });
+        })
+        .unwrap_err();
         assert_eq!(nul[1].fields, ["name"]);
     }
 }

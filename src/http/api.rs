@@ -6,7 +6,7 @@ use axum::handler::Handler;
 use axum::routing::{MethodFilter, on};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
+use super::HttpState;
 use crate::error::ErrorCode;
 
 /// What `ItemId::parse` takes: `m` and a positive number of at most 18 digits without
@@ -212,6 +212,15 @@ impl Operation {
         self
     }
 
+    /// The operation takes a JSON body, so it answers what a body can be wrong with.
+    pub fn json_body(self) -> Self {
+        self.errors(&[
+            ErrorCode::ValidationFailure,
+            ErrorCode::InvalidJson,
+            ErrorCode::IncorrectContentType,
+        ])
+    }
+
     fn filter(&self) -> MethodFilter {
         match self.method {
             "get" => MethodFilter::GET,
@@ -325,7 +334,7 @@ impl Operation {
 
 /// The router and the operations registered on it.
 pub struct Api {
-    router: Router<AppState>,
+    router: Router<HttpState>,
     operations: Vec<(String, &'static str, Value)>,
 }
 
@@ -341,7 +350,7 @@ impl Api {
     /// once under `/v1`.
     pub fn resource<H, T>(mut self, operation: Operation, handler: H) -> Self
     where
-        H: Handler<T, AppState>,
+        H: Handler<T, HttpState>,
         T: 'static,
     {
         for version in ["/v1", "/v2"] {
@@ -358,7 +367,7 @@ impl Api {
     /// A route outside the versioned API (roots, docs, health, the authorization server).
     pub fn route<H, T>(mut self, operation: Operation, handler: H) -> Self
     where
-        H: Handler<T, AppState>,
+        H: Handler<T, HttpState>,
         T: 'static,
     {
         self.router = self
@@ -369,7 +378,7 @@ impl Api {
         self
     }
 
-    pub fn into_parts(self) -> (Router<AppState>, Vec<(String, &'static str, Value)>) {
+    pub fn into_parts(self) -> (Router<HttpState>, Vec<(String, &'static str, Value)>) {
         (self.router, self.operations)
     }
 }

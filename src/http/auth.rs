@@ -1,11 +1,8 @@
 //! Bearer authentication of the resource API and the caller it yields.
 //!
 //! Every `/v1/...` and `/v2/...` resource needs a valid access token (the roots do not).
-//! Token lookups are cached per process for at most [`CACHE_SECONDS`], so a token revoked
-//! on another replica stops working within that bound; a revocation on this replica clears
-//! the cache at once.
+//! Lookups go through the process's cache of tokens (`access::TokenCache`).
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
@@ -13,55 +10,37 @@ use axum::http::header;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use parking_lot::Mutex;
 
-use crate::app::AppState;
+use crate::access::Caller;
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
 use crate::oauth::scope::{Scope, Scopes};
 use crate::oauth::secret;
+use crate::state::AppState;
 use crate::store::oauth as store;
 
-/// How long a token lookup is trusted: the bound on a revocation elsewhere taking effect.
-pub const CACHE_SECONDS: i64 = 5;
-/// Entries kept before the cache starts over (bounds memory under token spraying).
-const CACHE_ENTRIES: usize = 100_000;
-
-/// Who is calling: the client of the token and, for a user token, the user.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caller {
-    pub client_id: String,
-    pub user_id: Option<i64>,
-    pub scopes: Scopes,
-    pub expires_at: i64,
+/// The user of a user token that carries `scope`; 403 otherwise (handlers ask through
+/// [`UserWith`]).
+fn user_with(caller: &Caller, scope: Scope) -> Result<i64, ApiError> {
+    match caller.user_id {
+        Some(user) if caller.scopes.contains(scope) => Ok(user),
+        Some(_) => Err(lacks(scope)),
+        None => Err(forbidden("this needs a user's token, not a client token")),
+    }
 }
 
-impl Caller {
-    /// The user of a user token that carries `scope`; 403 otherwise (handlers ask through
-    /// [`UserWith`]).
-    fn user_with(&self, scope: Scope) -> Result<i64, ApiError> {
-        match self.user_id {
-            Some(user) if self.scopes.contains(scope) => Ok(user),
-            Some(_) => Err(forbidden(&format!(
-                "the token lacks the scope `{}`",
-                scope.as_str()
-            ))),
-            None => Err(forbidden("this needs a user's token, not a client token")),
-        }
+/// The client of a client-credentials token that carries `scope`; 403 otherwise (handlers
+/// ask through [`ClientWith`]).
+fn client_with(caller: Caller, scope: Scope) -> Result<String, ApiError> {
+    match caller.user_id {
+        None if caller.scopes.contains(scope) => Ok(caller.client_id),
+        None => Err(lacks(scope)),
+        Some(_) => Err(forbidden("this needs a client token, not a user's token")),
     }
+}
 
-    /// The client of a client-credentials token that carries `scope`; 403 otherwise
-    /// (handlers ask through [`ClientWith`]).
-    fn client_with(&self, scope: Scope) -> Result<&str, ApiError> {
-        match self.user_id {
-            None if self.scopes.contains(scope) => Ok(&self.client_id),
-            None => Err(forbidden(&format!(
-                "the token lacks the scope `{}`",
-                scope.as_str()
-            ))),
-            Some(_) => Err(forbidden("this needs a client token, not a user's token")),
-        }
-    }
+fn lacks(scope: Scope) -> ApiError {
+    forbidden(&format!("the token lacks the scope `{}`", scope.as_str()))
 }
 
 fn forbidden(why: &str) -> ApiError {
@@ -122,7 +101,7 @@ impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for UserWith<N> {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        Ok(UserWith(caller.user_with(N::SCOPE)?, PhantomData))
+        Ok(UserWith(user_with(&caller, N::SCOPE)?, PhantomData))
     }
 }
 
@@ -135,36 +114,7 @@ impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for ClientWith<N> {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        Ok(ClientWith(
-            caller.client_with(N::SCOPE)?.to_owned(),
-            PhantomData,
-        ))
-    }
-}
-
-#[derive(Default)]
-pub struct TokenCache {
-    entries: Mutex<HashMap<String, (i64, Option<Caller>)>>,
-}
-
-impl TokenCache {
-    fn get(&self, hash: &str, now: i64) -> Option<Option<Caller>> {
-        let entries = self.entries.lock();
-        let (fetched, caller) = entries.get(hash)?;
-        (now - fetched < CACHE_SECONDS).then(|| caller.clone())
-    }
-
-    fn put(&self, hash: String, now: i64, caller: Option<Caller>) {
-        let mut entries = self.entries.lock();
-        if entries.len() >= CACHE_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(hash, (now, caller));
-    }
-
-    /// Forgets every lookup: called when this process revokes tokens.
-    pub fn clear(&self) {
-        self.entries.lock().clear();
+        Ok(ClientWith(client_with(caller, N::SCOPE)?, PhantomData))
     }
 }
 

@@ -1,81 +1,78 @@
 //! `/v1/categories`: the tree, one category, and a leaf's attributes and fees.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::domain::category::{AttributeDefinition, Category};
 use crate::domain::locale::Locale;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
+use crate::state::AppState;
 use crate::store::categories;
 
-use super::api::{Api, get};
-use super::extract::{ApiVersion, parse_id, parse_optional_id};
+use super::api::{Api, Operation, get};
+use super::extract::{Context, parse_id, parse_optional_id};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
-    api.resource(
-        get("/categories", "listCategories")
+    let categories = |operation: Operation| {
+        operation
             .tag("Categories")
+            .authenticated()
+            .errors(&[ValidationFailure, CategoryNotFound])
+    };
+    let leaf = |operation: Operation, l2: &'static str| {
+        categories(operation)
+            .path_param("l1CategoryId", "The L1 category id.")
+            .path_param("l2CategoryId", l2)
+            .ok_empty(304, "Not modified")
+    };
+    api.resource(
+        categories(get("/categories", "listCategories"))
             .summary("The category tree")
             .description("The L1 categories, each with its L2 children embedded. With `categoryId`, the one category with that id instead. Answers an `ETag` and honours `If-None-Match`.")
-            .authenticated()
             .query_param("categoryId", json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX}), "Answer this one category (L1 or L2) instead of the tree.")
             .ok(200, "The tree (or the category asked for)", "CategoryList")
-            .ok_empty(304, "Not modified since the ETag in If-None-Match")
-            .errors(&[ValidationFailure, CategoryNotFound]),
+            .ok_empty(304, "Not modified since the ETag in If-None-Match"),
         list,
     )
     .resource(
-        get("/categories/{categoryId}", "getCategory")
-            .tag("Categories")
+        categories(get("/categories/{categoryId}", "getCategory"))
             .summary("One category")
             .description("An L1 category with its L2 children embedded, or an L2 category by its own id.")
-            .authenticated()
             .path_param("categoryId", "The category id.")
             .ok(200, "The category", "Category")
-            .ok_empty(304, "Not modified")
-            .errors(&[ValidationFailure, CategoryNotFound]),
+            .ok_empty(304, "Not modified"),
         one,
     )
     .resource(
-        get("/categories/{l1CategoryId}/{l2CategoryId}", "getLeafCategory")
-            .tag("Categories")
-            .summary("A leaf (L2) category")
-            .authenticated()
-            .path_param("l1CategoryId", "The L1 category id.")
-            .path_param("l2CategoryId", "The L2 category id; it must be a child of the L1 category.")
-            .ok(200, "The category", "Category")
-            .ok_empty(304, "Not modified")
-            .errors(&[ValidationFailure, CategoryNotFound]),
-        leaf,
+        leaf(
+            get("/categories/{l1CategoryId}/{l2CategoryId}", "getLeafCategory"),
+            "The L2 category id; it must be a child of the L1 category.",
+        )
+        .summary("A leaf (L2) category")
+        .ok(200, "The category", "Category"),
+        leaf_category,
     )
     .resource(
-        get("/categories/{l1CategoryId}/{l2CategoryId}/attributes", "getCategoryAttributes")
-            .tag("Categories")
-            .summary("The attribute definitions of a leaf category")
-            .description("What an advertisement in this category carries as category attributes and how each is checked. `values` and `options` are always arrays, possibly empty.")
-            .authenticated()
-            .path_param("l1CategoryId", "The L1 category id.")
-            .path_param("l2CategoryId", "The L2 category id.")
-            .ok(200, "The attribute definitions", "CategoryAttributes")
-            .ok_empty(304, "Not modified")
-            .errors(&[ValidationFailure, CategoryNotFound]),
+        leaf(
+            get("/categories/{l1CategoryId}/{l2CategoryId}/attributes", "getCategoryAttributes"),
+            "The L2 category id.",
+        )
+        .summary("The attribute definitions of a leaf category")
+        .description("What an advertisement in this category carries as category attributes and how each is checked. `values` and `options` are always arrays, possibly empty.")
+        .ok(200, "The attribute definitions", "CategoryAttributes"),
         attributes,
     )
     .resource(
-        get("/categories/{l1CategoryId}/{l2CategoryId}/fees", "getCategoryFees")
-            .tag("Categories")
-            .summary("The listing fees of a leaf category (under construction, subject to change)")
-            .description("Under construction, subject to change (as in the original). `insertionFee` in euro cents (0 where only subscriptions apply), `runningSubscriptions` (possibly empty), and Souk's `runningDays`.")
-            .authenticated()
-            .path_param("l1CategoryId", "The L1 category id.")
-            .path_param("l2CategoryId", "The L2 category id.")
-            .ok(200, "The fees", "CategoryFees")
-            .ok_empty(304, "Not modified")
-            .errors(&[ValidationFailure, CategoryNotFound]),
+        leaf(
+            get("/categories/{l1CategoryId}/{l2CategoryId}/fees", "getCategoryFees"),
+            "The L2 category id.",
+        )
+        .summary("The listing fees of a leaf category (under construction, subject to change)")
+        .description("Under construction, subject to change (as in the original). `insertionFee` in euro cents (0 where only subscriptions apply), `runningSubscriptions` (possibly empty), and Souk's `runningDays`.")
+        .ok(200, "The fees", "CategoryFees"),
         fees,
     )
 }
@@ -87,11 +84,9 @@ struct ListQuery {
 }
 
 async fn list(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     Query(query): Query<ListQuery>,
 ) -> Result<Json, ApiError> {
-    let hal = state.hal(version);
     if let Some(id) = parse_optional_id("categoryId", query.category_id.as_deref())? {
         return one_by_id(&state, &hal, id).await;
     }
@@ -117,12 +112,11 @@ async fn list(
 }
 
 async fn one(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     Path(raw_id): Path<String>,
 ) -> Result<Json, ApiError> {
     let id = parse_id("categoryId", &raw_id)?;
-    one_by_id(&state, &state.hal(version), id).await
+    one_by_id(&state, &hal, id).await
 }
 
 async fn one_by_id(state: &AppState, hal: &Hal, id: i64) -> Result<Json, ApiError> {
@@ -172,66 +166,62 @@ async fn read_leaf(state: &AppState, raw_l1: &str, raw_l2: &str) -> Result<Categ
         .ok_or_else(|| ErrorCode::CategoryNotFound.into())
 }
 
-async fn leaf(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+async fn leaf_category(
+    Context { state, hal }: Context,
     Path((l1, l2)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
-    let body = category_json(&state.hal(version), state.config.region, &category, &[]);
+    let body = category_json(&hal, state.config.region, &category, &[]);
     Ok(Json::ok(body).with_etag())
 }
 
 async fn attributes(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     Path((l1, l2)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
-    let hal = state.hal(version);
     let region = state.config.region;
-    let path = category_path(&category);
     let fields: Vec<Value> = category
         .leaf
         .iter()
         .flat_map(|leaf| &leaf.attributes)
         .map(|a| attribute_json(a, region))
         .collect();
-    let body = json!({
-        "_links": hal
-            .links(hal.path(&format!("{path}/attributes")), Resource::CategoryAttributes)
-            .plain("up", hal.path(&path))
-            .build(),
+    Ok(Json::ok(json!({
+        "_links": under_leaf(&hal, &category, "/attributes", Resource::CategoryAttributes),
         "fields": fields,
-    });
-    Ok(Json::ok(body).with_etag())
+    }))
+    .with_etag())
 }
 
 async fn fees(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     Path((l1, l2)): Path<(String, String)>,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
-    let hal = state.hal(version);
-    let path = category_path(&category);
     let fees = category
         .leaf
         .as_ref()
         .map(|leaf| &leaf.fees)
         .ok_or(ErrorCode::CategoryNotFound)?;
-    let body = json!({
-        "_links": hal
-            .links(hal.path(&format!("{path}/fees")), Resource::CategoryFees)
-            .plain("up", hal.path(&path))
-            .build(),
+    Ok(Json::ok(json!({
+        "_links": under_leaf(&hal, &category, "/fees", Resource::CategoryFees),
         "insertionFee": fees.insertion_fee,
         "runningSubscriptions": fees.running_subscriptions.iter()
             .map(|s| json!({"durationDays": s.duration_days, "fee": s.fee}))
             .collect::<Vec<_>>(),
         "runningDays": fees.running_days,
-    });
-    Ok(Json::ok(body).with_etag())
+    }))
+    .with_etag())
+}
+
+/// The links of a resource under a leaf category (`tail` is its path there): `up` is the
+/// category.
+fn under_leaf(hal: &Hal, category: &Category, tail: &str, resource: Resource) -> Value {
+    let path = category_path(category);
+    hal.links(hal.path(&format!("{path}{tail}")), resource)
+        .plain("up", hal.path(&path))
+        .build()
 }
 
 /// `/categories/{l1}` or `/categories/{l1}/{l2}`, without the version prefix.

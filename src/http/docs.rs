@@ -7,10 +7,11 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Rel, Resource};
+use crate::state::AppState;
 
+use super::OpenApi;
 use super::api::{Api, get};
 
 const STYLESHEET: &str = include_str!("../../assets/docs.css");
@@ -125,8 +126,7 @@ async fn index(State(state): State<AppState>) -> Response {
     )
 }
 
-async fn reference(State(state): State<AppState>) -> Response {
-    let document = &state.openapi;
+async fn reference(State(OpenApi(document)): State<OpenApi>) -> Response {
     let mut body = String::new();
     if let Some(description) = document["info"]["description"].as_str() {
         body.push_str(&format!("<p>{}</p>", inline_code(description)));

@@ -1,28 +1,108 @@
 //! Request extractors that answer in the documented error format.
 
+use std::convert::Infallible;
+
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Request};
 use axum::http::header;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use crate::domain::advertisement::ItemId;
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
-use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::error::{ApiError, ErrorCode};
+use crate::hal::Hal;
+use crate::state::AppState;
 
-/// `v1` or `v2`: the version prefix the request came in under, which its links keep.
-#[derive(Clone, Copy, Debug)]
-pub struct ApiVersion(pub &'static str);
+/// What a resource handler starts from: the application's state, and the HAL names of the
+/// version prefix the request came in under (`/v1` or `/v2`), which its links keep.
+pub struct Context {
+    pub state: AppState,
+    pub hal: Hal,
+}
 
-impl<S: Send + Sync> FromRequestParts<S> for ApiVersion {
+impl<S: Send + Sync> FromRequestParts<S> for Context
+where
+    AppState: FromRef<S>,
+{
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Infallible> {
+        let state = AppState::from_ref(state);
+        let version = if parts.uri.path().starts_with("/v2") {
+            "v2"
+        } else {
+            "v1"
+        };
+        let hal = state.hal(version);
+        Ok(Context { state, hal })
+    }
+}
+
+/// The `{itemId}` of the path, parsed: `m` and digits, else a field error on `itemId`.
+pub struct ItemPath(pub ItemId);
+
+/// The `{itemId}` and `{transactionId}` of the path, parsed.
+pub struct TransactionPath(pub ItemId, pub i64);
+
+/// The `{userId}` of the path, parsed.
+pub struct UserPath(pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for ItemPath {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        if parts.uri.path().starts_with("/v2") {
-            Ok(ApiVersion("v2"))
-        } else {
-            Ok(ApiVersion("v1"))
-        }
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        parse_item(&path_text::<String, S>(parts, state).await?).map(ItemPath)
     }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for TransactionPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let (item, id) = path_text::<(String, String), S>(parts, state).await?;
+        Ok(TransactionPath(
+            parse_item(&item)?,
+            parse_id("transactionId", &id)?,
+        ))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for UserPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        parse_id("userId", &path_text::<String, S>(parts, state).await?).map(UserPath)
+    }
+}
+
+/// The path's parameters as text (the route names them, so they are there).
+async fn path_text<T, S>(parts: &mut Parts, state: &S) -> Result<T, ApiError>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    let Path(text) = Path::<T>::from_request_parts(parts, state)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(text)
+}
+
+fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
+    ItemId::parse(raw).ok_or_else(|| {
+        ApiError::validation(vec![
+            FieldError::new(
+                "itemId",
+                "invalid-item-id",
+                Text::new(
+                    "moet `m` gevolgd door cijfers zijn",
+                    "doit être `m` suivi de chiffres",
+                ),
+            )
+            .with_value(raw),
+        ])
+    })
 }
 
 /// Parses an integer id from the path; anything else is a field error naming `field`.

@@ -9,14 +9,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
-use crate::app::AppState;
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
 use crate::store::Db;
 use crate::store::idempotency::{self as store, Stored};
 
-use super::auth::Caller;
 use super::render::Json;
+use crate::access::Caller;
 
 pub const HEADER: &str = "idempotency-key";
 /// How long a key is remembered.

@@ -1,10 +1,9 @@
 //! The HTTP layer: one module per resource, the route registry, extractors and the render
 //! middleware.
 
-mod ad_json;
 mod ads;
 mod api;
-pub mod auth;
+mod auth;
 mod categories;
 mod docs;
 mod extract;
@@ -17,19 +16,20 @@ mod schemas;
 mod transactions;
 mod users;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use serde_json::{Map, Value, json};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::app::AppState;
 use crate::config::Config;
 use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
 
 pub use extract::{JsonBody, parse_json};
 pub use idempotency::KEEP_SECONDS as IDEMPOTENCY_KEEP_SECONDS;
@@ -48,9 +48,33 @@ fn api() -> api::Api {
     docs::routes(api)
 }
 
+/// What the handlers extract as `State`: the application's state, and what only HTTP has.
+#[derive(Clone)]
+pub struct HttpState {
+    app: AppState,
+    openapi: OpenApi,
+}
+
+/// The OpenAPI document of the routes, rendered once at start with the configured prefix.
+#[derive(Clone)]
+pub struct OpenApi(pub Arc<Value>);
+
+impl FromRef<HttpState> for AppState {
+    fn from_ref(state: &HttpState) -> AppState {
+        state.app.clone()
+    }
+}
+
+impl FromRef<HttpState> for OpenApi {
+    fn from_ref(state: &HttpState) -> OpenApi {
+        state.openapi.clone()
+    }
+}
+
 /// The complete router with its middleware.
 pub fn router(state: AppState) -> Router {
     let (routes, _) = api().into_parts();
+    let openapi = OpenApi(Arc::new(openapi_document(&state.config)));
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     routes
         // The later layer runs first: authentication, then idempotency (which scopes its
@@ -65,7 +89,10 @@ pub fn router(state: AppState) -> Router {
             timeout,
         ))
         .layer(from_fn_with_state(state.clone(), render::render))
-        .with_state(state)
+        .with_state(HttpState {
+            app: state,
+            openapi,
+        })
 }
 
 /// The OpenAPI 3.1 document of every registered route, with the configured prefix and

@@ -8,13 +8,13 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::oauth::scope::Scope;
 use crate::oauth::{
     self, ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS,
     GRANT_REFRESH_TOKEN, OAuthError, TokenRequest,
 };
+use crate::state::AppState;
 
 use super::api::{Api, get, post};
 

@@ -10,11 +10,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::app::AppState;
 use crate::domain::locale::Language;
+use crate::domain::user::{Email, normalize_email};
 use crate::error::{ApiError, ErrorCode};
 use crate::oauth::{self, Authorization, AuthorizeError, password, secret};
+use crate::state::AppState;
 use crate::store::{oauth as store, users};
+use crate::usecase::{self, Conflict, accounts};
 
 use super::api::{Api, Operation, get, post};
 use super::docs::escape;
@@ -502,7 +504,7 @@ async fn submit(
     // and adding them must not open a fresh count for the same account.
     let account: String = username.chars().filter(|c| !c.is_control()).collect();
     let keys = [
-        format!("account:{}", account.trim().to_lowercase()),
+        format!("account:{}", normalize_email(&account)),
         format!("address:{address}"),
     ];
     let now = state.clock.now();
@@ -548,10 +550,18 @@ async fn submit(
         ))
         .await;
     }
-    let lookup = username.clone();
+    // An address that cannot be one names no user.
+    let lookup = Email::parse(&username);
     let user = match state
         .db
-        .read(move |conn| Box::pin(async move { users::by_email(conn, &lookup).await }))
+        .read(move |conn| {
+            Box::pin(async move {
+                match lookup {
+                    Some(email) => users::by_email(conn, &email).await,
+                    None => Ok(None),
+                }
+            })
+        })
         .await
     {
         Ok(user) => user,
@@ -640,21 +650,8 @@ async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Response {
     let hash = secret::hash(&token);
     let needs_password = state
         .db
-        .read(move |conn| {
-            Box::pin(async move {
-                let row = conn
-                    .query_opt(
-                        "SELECT u.password_hash FROM email_confirmations c \
-                 JOIN users u ON u.user_id = c.user_id \
-                 WHERE c.token_hash = $1 AND c.purpose = 'account'",
-                        crate::params![hash],
-                    )
-                    .await?;
-                row.map(|r| r.get::<String>("password_hash")).transpose()
-            })
-        })
-        .await
-        .map(|hash| hash.is_some_and(|h| h.is_empty()));
+        .read(move |conn| Box::pin(async move { accounts::link_wants_password(conn, &hash).await }))
+        .await;
     let needs_password = match needs_password {
         Ok(needed) => needed,
         Err(e) => return ApiError::from(e).into_response(),
@@ -724,29 +721,11 @@ async fn confirm(State(state): State<AppState>, body: Bytes) -> Response {
     let outcome = state
         .db
         .write(move |conn| {
-            Box::pin(async move {
-                let Some(confirmation) = store::take_confirmation(conn, &hash, now).await? else {
-                    return Ok(false);
-                };
-                match confirmation.new_email {
-                    Some(email) => users::set_email(conn, confirmation.user_id, &email).await?,
-                    None => {
-                        if let Some(password_hash) = new_password {
-                            let user = users::get(conn, confirmation.user_id).await?;
-                            if user.is_some_and(|u| u.password_hash.is_empty()) {
-                                users::set_password(conn, confirmation.user_id, &password_hash)
-                                    .await?;
-                            }
-                        }
-                        users::confirm(conn, confirmation.user_id, now).await?;
-                    }
-                }
-                Ok::<_, crate::store::DbError>(true)
-            })
+            Box::pin(async move { accounts::confirm(conn, &hash, new_password, now).await })
         })
         .await;
     match outcome {
-        Ok(true) => page(
+        Ok(Some(_)) => page(
             &state,
             StatusCode::OK,
             t(l, "Bevestigd", "Confirmé"),
@@ -760,7 +739,7 @@ async fn confirm(State(state): State<AppState>, body: Bytes) -> Response {
                 ),
             ),
         ),
-        Ok(false) => error_page(
+        Ok(None) => error_page(
             &state,
             StatusCode::BAD_REQUEST,
             t(
@@ -769,7 +748,7 @@ async fn confirm(State(state): State<AppState>, body: Bytes) -> Response {
                 "Ce lien est inconnu, déjà utilisé ou expiré.",
             ),
         ),
-        Err(crate::store::DbError::UniqueViolation(_)) => error_page(
+        Err(usecase::Error::Conflict(Conflict::EmailTaken)) => error_page(
             &state,
             StatusCode::CONFLICT,
             t(

@@ -14,9 +14,9 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
-use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::strip_links;
+use crate::state::AppState;
 
 pub const REQUEST_ID: &str = "x-request-id";
 

@@ -5,13 +5,14 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use serde_json::json;
 
-use crate::app::AppState;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Rel, Resource};
+use crate::state::AppState;
 use crate::store::migrations;
 
+use super::OpenApi;
 use super::api::{Api, get};
-use super::extract::ApiVersion;
+use super::extract::Context;
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -59,8 +60,7 @@ pub fn routes(api: Api) -> Api {
         )
 }
 
-async fn root_handler(State(state): State<AppState>, ApiVersion(version): ApiVersion) -> Json {
-    let hal = state.hal(version);
+async fn root_handler(Context { state, hal }: Context) -> Json {
     let links = hal
         .links(hal.path(""), Resource::Root)
         .rel(Rel::Advertisements, hal.path("/advertisements"))
@@ -108,9 +108,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// Served as is: the `_links=false` rewriting of resources does not apply to a schema.
-async fn openapi(State(state): State<AppState>) -> impl IntoResponse {
+async fn openapi(State(OpenApi(document)): State<OpenApi>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        serde_json::to_vec_pretty(&state.openapi).unwrap_or_default(),
+        serde_json::to_vec_pretty(&*document).unwrap_or_default(),
     )
 }

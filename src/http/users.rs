@@ -1,111 +1,93 @@
 //! `/v1/users`, `/v1/users/{userId}`, `/v1/me` and the e-mail change.
 
-use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
+use crate::access::Caller;
 use crate::domain::locale::{Language, Text};
-use crate::domain::user::{NewAccount, check_new_account, valid_email};
-use crate::error::{ApiError, ErrorCode, FieldError};
+use crate::domain::user::{Email, NewAccount, check_new_account, invalid_email, normalize_email};
+use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::mail::Mail;
+use crate::oauth::password;
 use crate::oauth::scope::Scope;
-use crate::oauth::{password, secret};
-use crate::store::DbError;
-use crate::store::oauth::{self as oauth_store, EmailConfirmation};
-use crate::store::users::{self, NewUser, User};
+use crate::state::AppState;
+use crate::store::users::{self, User};
+use crate::usecase::accounts::{self, Registration};
 
-use super::api::{Api, get, post, put};
-use super::auth::{Caller, ClientWith, UserWith, need};
-use super::extract::{ApiVersion, JsonBody, parse_id};
+use super::api::{Api, Operation, get, post, put};
+use super::auth::{ClientWith, UserWith, need};
+use super::extract::{Context, JsonBody, UserPath};
 use super::render::Json;
-
-/// A confirmation link is valid for a week.
-const CONFIRMATION_SECONDS: i64 = 7 * 86_400;
 
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
+    let users = |operation: Operation| operation.tag("Users").authenticated();
+    let one_user = |operation: Operation| users(operation).path_param("userId", "The user id.");
+    let brands_of =
+        |operation: Operation| one_user(operation).ok(200, "`{_links, brands}`", "Brands");
     api.resource(
-        get("/users", "listUsers")
-            .tag("Users")
+        users(get("/users", "listUsers"))
             .summary("The users collection root, with a templated `item` link")
-            .authenticated()
             .ok(200, "The collection root", "UserList"),
         list,
     )
     .resource(
-        post("/users", "createUser")
-            .tag("Users")
+        users(post("/users", "createUser"))
             .summary("Create an account (client token with scope `create_account`)")
             .description("Body `{email, name, postcode, phoneNumber, password}` (`password` is Souk's own and optional: without it, the owner chooses one when confirming). The account is `unconfirmed` until its owner follows the link mailed to them. A taken e-mail address is the field error `email-in-use`.")
-            .authenticated()
             .body("application/json", "NewUser")
             .ok(201, "The new user (Location: its address)", "User")
-            .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized]),
+            .json_body()
+            .errors(&[Unauthorized]),
         create,
     )
     .resource(
-        get("/users/{userId}", "getUser")
-            .tag("Users")
+        one_user(get("/users/{userId}", "getUser"))
             .summary("A user: public fields to anyone, private fields to the user (scope `read`)")
-            .authenticated()
-            .path_param("userId", "The user id.")
             .ok(200, "The user", "User")
             .errors(&[ValidationFailure, UserNotFound]),
         one,
     )
     .resource(
-        get("/me", "me")
-            .tag("Users")
+        users(get("/me", "me"))
             .summary("Redirects (302) to the token's user")
             .description("Needs a user token with scope `read`; a client token is 403.")
-            .authenticated()
             .ok_empty(302, "Location: /v1/users/{userId}")
             .errors(&[Unauthorized]),
         me,
     )
     .resource(
-        post("/users/{userId}/change-email", "changeEmail")
-            .tag("Users")
+        one_user(post("/users/{userId}/change-email", "changeEmail"))
             .summary("Change the user's e-mail address (confirmed through a link sent to it)")
             .description("Body `{\"newEmail\": ...}`. Only the user themself (scope `read`). Field errors `email-in-use` and `input-invalid`.")
-            .authenticated()
-            .path_param("userId", "The user id.")
             .body("application/json", "EmailChange")
             .ok(200, "`{_links: {self}, message}`", "ChangeEmail")
-            .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotFound]),
+            .json_body()
+            .errors(&[Unauthorized, UserNotFound]),
         change_email,
     )
     .resource(
-        get("/users/{userId}/brands", "getUserBrands")
-            .tag("Users")
+        brands_of(get("/users/{userId}/brands", "getUserBrands"))
             .summary("The brands a user sells")
             .description("Served under `/v2` as in the original, and under `/v1`.")
-            .authenticated()
-            .path_param("userId", "The user id.")
-            .ok(200, "`{_links, brands}`", "Brands")
             .errors(&[ValidationFailure, UserNotFound]),
         brands,
     )
     .resource(
-        put("/users/{userId}/brands", "setUserBrands")
-            .tag("Users")
+        brands_of(put("/users/{userId}/brands", "setUserBrands"))
             .summary("Set the brands a user sells (the user themself, scope `write`)")
             .description("Body `{\"brands\": [...]}`: at most 50 names of 1 to 50 characters, none twice (ignoring case). Answers the new list.")
-            .authenticated()
-            .path_param("userId", "The user id.")
             .body("application/json", "BrandList")
-            .ok(200, "`{_links, brands}`", "Brands")
-            .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, UserNotFound]),
+            .json_body()
+            .errors(&[Unauthorized, UserNotFound]),
         set_brands,
     )
 }
 
-async fn list(State(state): State<AppState>, ApiVersion(version): ApiVersion) -> Json {
-    let hal = state.hal(version);
+async fn list(Context { hal, .. }: Context) -> Json {
     Json::ok(json!({
         "_links": hal
             .links(hal.path("/users"), Resource::UserList)
@@ -124,107 +106,52 @@ fn user_json(hal: &Hal, user: &User, private: bool) -> Value {
             .build(),
         "userId": user.id,
         "name": user.name,
-        "locale": user.locale,
-        "status": if user.confirmed { "confirmed" } else { "unconfirmed" },
+        "locale": user.locale.as_str(),
+        "status": user.status.as_str(),
         "confirmDate": user.confirm_date.map(crate::domain::time::format_timestamp),
-        "dealerPackage": user.dealer_package,
+        "dealerPackage": user.dealer_package.as_str(),
     });
     if private {
-        body["email"] = json!(user.email);
+        body["email"] = json!(user.email.as_str());
         body["phoneNumber"] = json!(user.phone_number);
         body["postcode"] = json!(user.postcode);
     }
     body
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CreateBody {
-    email: Option<String>,
-    name: Option<String>,
-    postcode: Option<String>,
-    phone_number: Option<String>,
-    password: Option<String>,
-}
-
-fn email_in_use(email: &str) -> ApiError {
-    ApiError::validation(vec![
-        FieldError::new(
-            "email",
-            "email-in-use",
-            Text::new("is al in gebruik", "est déjà utilisée"),
-        )
-        .with_value(email),
-    ])
-}
-
 async fn create(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     _client: ClientWith<need::CreateAccount>,
-    body: Result<JsonBody<CreateBody>, ApiError>,
+    body: Result<JsonBody<NewAccount>, ApiError>,
 ) -> Result<Json, ApiError> {
     let JsonBody(body) = body?;
-    let errors = check_new_account(&NewAccount {
-        email: body.email.as_deref(),
-        // Without a password the owner chooses one when confirming.
-        password: Some(body.password.as_deref().unwrap_or("chosen later")),
-        name: body.name.as_deref(),
-        postcode: body.postcode.as_deref(),
-        phone_number: body.phone_number.as_deref(),
-    });
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
-    }
-    let email = body.email.unwrap_or_default().trim().to_lowercase();
+    let account = check_new_account(&body).map_err(ApiError::validation)?;
+    // Without a password the owner chooses one when confirming.
     let password_hash = match body.password {
         Some(password) => password::hash(password).await,
         None => String::new(),
     };
-    let now = state.clock.now();
-    let link = secret::new_token();
-    let (link_hash, locale) = (secret::hash(&link), state.config.region.as_str().to_owned());
-    let (stored_email, name) = (email.clone(), body.name.clone().unwrap_or_default());
-    let created = state
+    let (locale, now) = (state.config.region, state.clock.now());
+    let registered = state
         .db
         .write(move |conn| {
             Box::pin(async move {
-                let id = users::insert(
+                accounts::register(
                     conn,
-                    &NewUser {
-                        email: &stored_email,
-                        password_hash: &password_hash,
-                        name: &name,
-                        postcode: body.postcode.as_deref(),
-                        phone_number: body.phone_number.as_deref(),
-                        locale: &locale,
-                        confirmed: false,
-                    },
+                    &account,
+                    &password_hash,
+                    locale,
+                    Registration::SelfService,
                     now,
                 )
-                .await?;
-                oauth_store::insert_confirmation(
-                    conn,
-                    &link_hash,
-                    &EmailConfirmation {
-                        user_id: id,
-                        purpose: "account".into(),
-                        new_email: None,
-                    },
-                    now + CONFIRMATION_SECONDS,
-                )
-                .await?;
-                users::get(conn, id).await?.ok_or(DbError::NotFound)
+                .await
             })
         })
-        .await;
-    let user = match created {
-        Ok(user) => user,
-        Err(DbError::UniqueViolation(_)) => return Err(email_in_use(&email)),
-        Err(e) => return Err(e.into()),
-    };
-    send_confirmation(&state, &user.email, &link, Purpose::Account).await;
-    let hal = state.hal(version);
+        .await?;
+    let user = registered.user;
+    if let Some(link) = registered.link {
+        send_confirmation(&state, &user.email, &link, Purpose::Account).await;
+    }
     let body = user_json(&hal, &user, true);
     Ok(Json::created(
         hal.path(&format!("/users/{}", user.id)),
@@ -239,7 +166,7 @@ enum Purpose {
 
 /// Mails a confirmation link. A failure is logged, not answered: the account exists, and
 /// the operator can resend (the link is in the outbox or the SMTP log).
-async fn send_confirmation(state: &AppState, to: &str, link: &str, purpose: Purpose) {
+async fn send_confirmation(state: &AppState, to: &Email, link: &str, purpose: Purpose) {
     let url = format!("{}/accounts/confirm?token={link}", state.config.auth_url);
     let dutch = state.config.region.language() == Language::Dutch;
     let (subject, intro) = match (purpose, dutch) {
@@ -266,7 +193,7 @@ async fn send_confirmation(state: &AppState, to: &str, link: &str, purpose: Purp
         "Le lien est valable une semaine. Vous n'êtes pas à l'origine de cette demande ? Ignorez ce message."
     };
     let mail = Mail {
-        to: to.to_owned(),
+        to: to.as_str().to_owned(),
         subject: subject.to_owned(),
         body: format!("{intro}\n\n{url}\n\n{footer}"),
     };
@@ -276,32 +203,38 @@ async fn send_confirmation(state: &AppState, to: &str, link: &str, purpose: Purp
 }
 
 async fn one(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     caller: Caller,
-    Path(raw): Path<String>,
+    UserPath(id): UserPath,
 ) -> Result<Json, ApiError> {
-    let id = parse_id("userId", &raw)?;
     let user = state
         .db
         .read(move |conn| Box::pin(async move { users::get(conn, id).await }))
         .await?
         .ok_or(ErrorCode::UserNotFound)?;
     let private = caller.user_id == Some(id) && caller.scopes.contains(Scope::Read);
-    Ok(Json::ok(user_json(&state.hal(version), &user, private)))
+    Ok(Json::ok(user_json(&hal, &user, private)))
 }
 
 async fn me(
-    ApiVersion(version): ApiVersion,
+    Context { hal, .. }: Context,
     UserWith(user, _): UserWith<need::Read>,
 ) -> Result<Response, ApiError> {
     let mut response = StatusCode::FOUND.into_response();
-    let location = format!("/{version}/users/{user}");
+    let location = hal.path(&format!("/users/{user}"));
     response.headers_mut().insert(
         header::LOCATION,
         HeaderValue::from_str(&location).map_err(ApiError::internal)?,
     );
     Ok(response)
+}
+
+/// The caller's own account: the user in the path must be the token's (403 otherwise).
+fn own_account(user: i64, UserPath(id): UserPath) -> Result<i64, ApiError> {
+    if user != id {
+        return Err(ApiError::new(ErrorCode::Unauthorized));
+    }
+    Ok(id)
 }
 
 #[derive(Deserialize)]
@@ -311,63 +244,29 @@ struct ChangeEmailBody {
 }
 
 async fn change_email(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
-    Path(raw): Path<String>,
+    path: UserPath,
     body: Result<JsonBody<ChangeEmailBody>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let id = parse_id("userId", &raw)?;
-    if user != id {
-        return Err(ApiError::new(ErrorCode::Unauthorized));
-    }
+    let id = own_account(user, path)?;
     let JsonBody(body) = body?;
-    let email = body.new_email.unwrap_or_default().trim().to_lowercase();
-    if !valid_email(&email) {
-        return Err(ApiError::validation(vec![
-            FieldError::new(
-                "newEmail",
-                "input-invalid",
-                Text::new(
-                    "is geen geldig e-mailadres",
-                    "n'est pas une adresse e-mail valide",
-                ),
-            )
-            .with_value(email),
-        ]));
-    }
+    let given = body.new_email.unwrap_or_default();
+    let Some(email) = Email::parse(&given) else {
+        return Err(ApiError::validation(vec![invalid_email(
+            "newEmail",
+            &normalize_email(&given),
+        )]));
+    };
     let now = state.clock.now();
-    let link = secret::new_token();
-    let (link_hash, wanted) = (secret::hash(&link), email.clone());
-    let taken = state
+    let wanted = email.clone();
+    let link = state
         .db
         .write(move |conn| {
-            Box::pin(async move {
-                if users::by_email(conn, &wanted).await?.is_some() {
-                    return Ok(true);
-                }
-                oauth_store::insert_confirmation(
-                    conn,
-                    &link_hash,
-                    &EmailConfirmation {
-                        user_id: id,
-                        purpose: "email-change".into(),
-                        new_email: Some(wanted),
-                    },
-                    now + CONFIRMATION_SECONDS,
-                )
-                .await?;
-                Ok::<_, DbError>(false)
-            })
+            Box::pin(async move { accounts::request_email_change(conn, id, &wanted, now).await })
         })
         .await?;
-    if taken {
-        let mut error = email_in_use(&email);
-        error.details[0].fields = vec!["newEmail".into()];
-        return Err(error);
-    }
     send_confirmation(&state, &email, &link, Purpose::EmailChange).await;
-    let hal = state.hal(version);
     let language = state.config.region.language();
     Ok(Json::ok(json!({
         "_links": {"self": {"href": hal.path(&format!("/users/{id}/change-email"))}},
@@ -388,25 +287,12 @@ fn brands_json(hal: &Hal, id: i64, brands: &[String]) -> Value {
     })
 }
 
-async fn brands(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
-    Path(raw): Path<String>,
-) -> Result<Json, ApiError> {
-    let id = parse_id("userId", &raw)?;
+async fn brands(Context { state, hal }: Context, UserPath(id): UserPath) -> Result<Json, ApiError> {
     let brands = state
         .db
-        .read(move |conn| {
-            Box::pin(async move {
-                if users::get(conn, id).await?.is_none() {
-                    return Ok(None);
-                }
-                users::brands(conn, id).await.map(Some)
-            })
-        })
-        .await?
-        .ok_or(ErrorCode::UserNotFound)?;
-    Ok(Json::ok(brands_json(&state.hal(version), id, &brands)))
+        .read(move |conn| Box::pin(accounts::brands(conn, id)))
+        .await?;
+    Ok(Json::ok(brands_json(&hal, id, &brands)))
 }
 
 #[derive(Deserialize)]
@@ -415,29 +301,16 @@ struct BrandsBody {
 }
 
 async fn set_brands(
-    State(state): State<AppState>,
-    ApiVersion(version): ApiVersion,
+    Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Write>,
-    Path(raw): Path<String>,
+    path: UserPath,
     body: Result<JsonBody<BrandsBody>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let id = parse_id("userId", &raw)?;
-    if user != id {
-        return Err(ApiError::new(ErrorCode::Unauthorized));
-    }
+    let id = own_account(user, path)?;
     let JsonBody(body) = body?;
-    let Some(brands) = body.brands else {
-        return Err(ApiError::validation(vec![FieldError::new(
-            "brands",
-            "missing",
-            Text::new("is verplicht", "est obligatoire"),
-        )]));
-    };
-    let brands = crate::domain::user::check_brands(&brands).map_err(ApiError::validation)?;
-    let stored = brands.clone();
-    state
+    let brands = state
         .db
-        .write(move |conn| Box::pin(async move { users::set_brands(conn, id, &stored).await }))
+        .write(move |conn| Box::pin(accounts::set_brands(conn, id, body.brands)))
         .await?;
-    Ok(Json::ok(brands_json(&state.hal(version), id, &brands)))
+    Ok(Json::ok(brands_json(&hal, id, &brands)))
 }

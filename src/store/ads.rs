@@ -1,48 +1,96 @@
 //! Advertisements as stored.
 
-use crate::domain::advertisement::{AdStatus, effective_status};
+use std::sync::LazyLock;
+
+use crate::domain::advertisement::{AdContent, AdStatus, Dates, effective_status};
+use crate::domain::locale::Locale;
 use crate::params;
 
 use super::images::{self, ImageRecord};
+use super::record::record;
 use super::users::User;
-use super::{Conn, DbError, Row, Value};
+use super::{Conn, DbError, Record, Value};
 
-/// An advertisement row with what its representation needs from other tables.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdRecord {
-    pub number: i64,
-    pub seller_id: i64,
-    pub seller_name: String,
-    pub seller_phone: Option<String>,
-    pub category_id: i64,
-    /// The L1 parent of the leaf category.
-    pub parent_category_id: Option<i64>,
-    pub status: String,
-    pub rejection_reason: Option<String>,
-    pub title: String,
-    pub description: String,
-    /// JSON text.
-    pub price_model: String,
-    /// JSON text (an object).
-    pub attributes: String,
-    pub postcode: String,
-    pub locale: String,
-    pub reserved: bool,
-    pub show_on_map: bool,
-    pub start_date: Option<i64>,
-    pub close_date: Option<i64>,
-    pub version: i64,
-    /// In the ad's order.
-    pub images: Vec<ImageRecord>,
+record! {
+    /// An advertisement row with what its representation needs from other tables (queries
+    /// name them `advertisements a`, `users u`, `categories c`: see [`FROM`]).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct AdRecord in "a" {
+        pub number: i64 = "a.item_number",
+        pub seller_id: i64,
+        pub seller_name: String = "u.name",
+        pub seller_phone: Option<String> = "u.phone_number",
+        pub category_id: i64,
+        /// The L1 parent of the leaf category.
+        pub parent_category_id: Option<i64> = "c.parent_id",
+        /// As written; [`AdRecord::status_at`] is the state a reader sees.
+        pub status: AdStatus,
+        pub rejection_reason: Option<String>,
+        pub title: String,
+        pub description: String,
+        /// JSON text.
+        pub price_model: String,
+        /// JSON text (an object).
+        pub attributes: String,
+        pub postcode: String,
+        pub locale: Locale,
+        pub reserved: bool,
+        pub show_on_map: bool,
+        pub start_date: Option<i64>,
+        pub close_date: Option<i64>,
+        pub version: i64,
+        ..
+        /// In the ad's order.
+        pub images: Vec<ImageRecord>,
+    }
 }
 
 impl AdRecord {
     /// The ad's state at `now`: the stored one, except that an online or paused ad past its
     /// `closeDate` is expired already (the sweep writes that down later).
     pub fn status_at(&self, now: i64) -> AdStatus {
-        let stored = AdStatus::parse(&self.status).unwrap_or(AdStatus::Draft);
-        effective_status(stored, self.close_date, now)
+        effective_status(self.status, self.close_date, now)
     }
+
+    pub fn dates(&self) -> Dates {
+        Dates {
+            start: self.start_date,
+            close: self.close_date,
+        }
+    }
+}
+
+/// The tables of an [`AdRecord`].
+const FROM: &str = " FROM advertisements a JOIN users u ON u.user_id = a.seller_id \
+                    JOIN categories c ON c.category_id = a.category_id";
+
+/// One ad with its images: a row per image, or one row with NULL image columns.
+static GET_WITH_IMAGES: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {}, {}{FROM} LEFT JOIN images i ON i.item_number = a.item_number \
+         WHERE a.item_number = $1 ORDER BY i.position",
+        AdRecord::COLUMNS,
+        ImageRecord::COLUMNS
+    )
+});
+
+/// One ad with its images, in one statement (one round trip on PostgreSQL): a row per
+/// image, or one row with no image.
+pub async fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError> {
+    let mut rows = conn
+        .query(&GET_WITH_IMAGES, params![number])
+        .await?
+        .into_iter();
+    let Some(mut first) = rows.next() else {
+        return Ok(None);
+    };
+    let mut record: AdRecord = first.read()?;
+    record.images.extend(images::joined(&mut first)?);
+    for mut row in rows {
+        row.skip(AdRecord::WIDTH);
+        record.images.extend(images::joined(&mut row)?);
+    }
+    Ok(Some(record))
 }
 
 /// The writable content of an ad, ready for storage.
@@ -51,127 +99,112 @@ pub struct AdWrite {
     pub category_id: i64,
     pub title: String,
     pub description: String,
+    /// JSON text.
     pub price_model: String,
+    /// JSON text (an object).
     pub attributes: String,
     pub postcode: String,
-    pub locale: String,
+    pub locale: Locale,
     pub reserved: bool,
     pub show_on_map: bool,
 }
 
-/// The columns of an [`AdRecord`] and the tables they come from, as literals (so that
-/// statements are assembled at compile time with `concat!`).
-macro_rules! ad_columns {
-    () => {
-        "SELECT a.item_number, a.seller_id, u.name AS seller_name, \
-         u.phone_number AS seller_phone, a.category_id, c.parent_id AS parent_category_id, \
-         a.status, a.rejection_reason, a.title, a.description, a.price_model, a.attributes, \
-         a.postcode, a.locale, a.reserved, a.show_on_map, a.start_date, a.close_date, a.version"
-    };
-}
-macro_rules! ad_tables {
-    () => {
-        " FROM advertisements a JOIN users u ON u.user_id = a.seller_id \
-         JOIN categories c ON c.category_id = a.category_id"
-    };
-}
-const SELECT: &str = concat!(ad_columns!(), ad_tables!());
-
-/// One ad with its images: a row per image, or one row with NULL image columns.
-const GET_WITH_IMAGES: &str = concat!(
-    ad_columns!(),
-    ", i.media_id, i.position, i.status AS image_status, i.content_type, i.width, i.height, \
-     i.bytes, i.sha256",
-    ad_tables!(),
-    " LEFT JOIN images i ON i.item_number = a.item_number \
-     WHERE a.item_number = $1 ORDER BY i.position"
-);
-
-fn from_row(row: &Row) -> Result<AdRecord, DbError> {
-    Ok(AdRecord {
-        number: row.get("item_number")?,
-        seller_id: row.get("seller_id")?,
-        seller_name: row.get("seller_name")?,
-        seller_phone: row.get("seller_phone")?,
-        category_id: row.get("category_id")?,
-        parent_category_id: row.get("parent_category_id")?,
-        status: row.get("status")?,
-        rejection_reason: row.get("rejection_reason")?,
-        title: row.get("title")?,
-        description: row.get("description")?,
-        price_model: row.get("price_model")?,
-        attributes: row.get("attributes")?,
-        postcode: row.get("postcode")?,
-        locale: row.get("locale")?,
-        reserved: row.get("reserved")?,
-        show_on_map: row.get("show_on_map")?,
-        start_date: row.get("start_date")?,
-        close_date: row.get("close_date")?,
-        version: row.get("version")?,
-        images: Vec::new(),
-    })
-}
-
-/// One ad with its images, in one statement (one round trip on PostgreSQL): a row per
-/// image, or one row with no image.
-pub async fn get(conn: &mut dyn Conn, number: i64) -> Result<Option<AdRecord>, DbError> {
-    let rows = conn.query(GET_WITH_IMAGES, params![number]).await?;
-    let Some(first) = rows.first() else {
-        return Ok(None);
-    };
-    let mut record = from_row(first)?;
-    for row in &rows {
-        if let Some(image) = images::from_joined_row(row)? {
-            record.images.push(image);
+impl AdWrite {
+    /// Checked content as it is stored: the price model and attributes as JSON text.
+    pub fn from_content(content: &AdContent) -> AdWrite {
+        AdWrite {
+            category_id: content.category_id,
+            title: content.title.clone(),
+            description: content.description.clone(),
+            price_model: content.price_model.to_json().to_string(),
+            attributes: serde_json::Value::Object(content.attributes.clone()).to_string(),
+            postcode: content.postcode.clone(),
+            locale: content.locale,
+            reserved: content.reserved,
+            show_on_map: content.show_on_map,
         }
     }
-    Ok(Some(record))
 }
 
-/// Stores a new ad; returns its number.
-pub async fn insert(
-    conn: &mut dyn Conn,
-    seller_id: i64,
-    ad: &AdWrite,
-    status: &str,
-    dates: (Option<i64>, Option<i64>),
-    now: i64,
-) -> Result<i64, DbError> {
-    conn.query_one(
-        "INSERT INTO advertisements (seller_id, category_id, status, title, description, \
-             price_model, attributes, postcode, locale, reserved, show_on_map, start_date, \
-             close_date, version, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14, $14) \
-         RETURNING item_number",
-        &[
-            &[Value::Int(seller_id)][..],
-            &content_values(ad, status, dates),
-            &[Value::Int(now)],
-        ]
-        .concat(),
-    )
-    .await?
-    .get("item_number")
+/// A new ad: its seller, content, state and dates.
+#[derive(Clone, Debug)]
+pub struct NewAd {
+    pub seller_id: i64,
+    pub content: AdWrite,
+    pub status: AdStatus,
+    pub dates: Dates,
 }
 
-/// An ad's content and state as both `insert` and `update` bind them, in the order of
-/// their columns: category_id, status, title, description, price_model, attributes,
-/// postcode, locale, reserved, show_on_map, start_date, close_date.
-fn content_values(ad: &AdWrite, status: &str, dates: (Option<i64>, Option<i64>)) -> [Value; 12] {
+/// The columns `insert` and `insert_many` fill, in the order of [`new_ad_values`].
+const INSERT_COLUMNS: &str = "seller_id, category_id, status, title, description, price_model, \
+                              attributes, postcode, locale, reserved, show_on_map, start_date, \
+                              close_date, version, created_at, updated_at";
+
+fn new_ad_values(ad: &NewAd, now: i64) -> Vec<Value> {
+    let mut values = Vec::with_capacity(16);
+    values.push(Value::Int(ad.seller_id));
+    values.extend(content_values(&ad.content, ad.status, ad.dates));
+    values.extend([Value::Int(1), Value::Int(now), Value::Int(now)]);
+    values
+}
+
+/// An ad's content and state as inserts and updates bind them, in the order of their
+/// columns: category_id, status, title, description, price_model, attributes, postcode,
+/// locale, reserved, show_on_map, start_date, close_date.
+fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 12] {
     [
         Value::Int(ad.category_id),
-        Value::from(status),
+        Value::from(status.as_str()),
         Value::from(&ad.title),
         Value::from(&ad.description),
         Value::from(&ad.price_model),
         Value::from(&ad.attributes),
         Value::from(&ad.postcode),
-        Value::from(&ad.locale),
+        Value::from(ad.locale.as_str()),
         Value::Bool(ad.reserved),
         Value::Bool(ad.show_on_map),
-        Value::from(dates.0),
-        Value::from(dates.1),
+        Value::from(dates.start),
+        Value::from(dates.close),
     ]
+}
+
+/// Stores a new ad; returns its number.
+pub async fn insert(conn: &mut dyn Conn, ad: &NewAd, now: i64) -> Result<i64, DbError> {
+    conn.query_one(
+        &format!(
+            "INSERT INTO advertisements ({INSERT_COLUMNS}) VALUES ({}) RETURNING item_number",
+            super::numbered(1, 16)
+        ),
+        &new_ad_values(ad, now),
+    )
+    .await?
+    .get("item_number")
+}
+
+/// Stores many new ads in one statement (`souk seed`); returns their numbers in the order
+/// of `ads`.
+pub async fn insert_many(
+    conn: &mut dyn Conn,
+    ads: &[NewAd],
+    now: i64,
+) -> Result<Vec<i64>, DbError> {
+    let values: Vec<Value> = ads.iter().flat_map(|ad| new_ad_values(ad, now)).collect();
+    let mut numbers: Vec<i64> = conn
+        .query(
+            &format!(
+                "INSERT INTO advertisements ({INSERT_COLUMNS}) VALUES {} RETURNING item_number",
+                super::placeholders(ads.len(), 16)
+            ),
+            &values,
+        )
+        .await?
+        .iter()
+        .map(|row| row.get("item_number"))
+        .collect::<Result<_, _>>()?;
+    // The rows come back in no promised order; the numbers were handed out in the order of
+    // the VALUES.
+    numbers.sort_unstable();
+    Ok(numbers)
 }
 
 /// The record [`get`] would read right after [`insert`] stored `ad` for `seller`: version
@@ -180,29 +213,33 @@ pub fn inserted(
     number: i64,
     seller: &User,
     parent_category_id: Option<i64>,
-    ad: AdWrite,
-    status: &str,
-    dates: (Option<i64>, Option<i64>),
+    ad: NewAd,
 ) -> AdRecord {
+    let NewAd {
+        content,
+        status,
+        dates,
+        ..
+    } = ad;
     AdRecord {
         number,
         seller_id: seller.id,
         seller_name: seller.name.clone(),
         seller_phone: seller.phone_number.clone(),
-        category_id: ad.category_id,
+        category_id: content.category_id,
         parent_category_id,
-        status: status.to_owned(),
+        status,
         rejection_reason: None,
-        title: ad.title,
-        description: ad.description,
-        price_model: ad.price_model,
-        attributes: ad.attributes,
-        postcode: ad.postcode,
-        locale: ad.locale,
-        reserved: ad.reserved,
-        show_on_map: ad.show_on_map,
-        start_date: dates.0,
-        close_date: dates.1,
+        title: content.title,
+        description: content.description,
+        price_model: content.price_model,
+        attributes: content.attributes,
+        postcode: content.postcode,
+        locale: content.locale,
+        reserved: content.reserved,
+        show_on_map: content.show_on_map,
+        start_date: dates.start,
+        close_date: dates.close,
         version: 1,
         images: Vec::new(),
     }
@@ -214,13 +251,13 @@ pub fn updated(
     record: AdRecord,
     parent_category_id: Option<i64>,
     ad: AdWrite,
-    status: &str,
-    dates: (Option<i64>, Option<i64>),
+    status: AdStatus,
+    dates: Dates,
 ) -> AdRecord {
     AdRecord {
         category_id: ad.category_id,
         parent_category_id,
-        status: status.to_owned(),
+        status,
         title: ad.title,
         description: ad.description,
         price_model: ad.price_model,
@@ -229,24 +266,21 @@ pub fn updated(
         locale: ad.locale,
         reserved: ad.reserved,
         show_on_map: ad.show_on_map,
-        start_date: dates.0,
-        close_date: dates.1,
+        start_date: dates.start,
+        close_date: dates.close,
         version: record.version + 1,
         ..record
     }
 }
 
 /// Replaces the content and state of an ad if it is still at `version`; false if someone
-/// changed it meanwhile.
-#[allow(clippy::too_many_arguments)]
+/// changed it meanwhile. The rejection reason stays.
 pub async fn update(
     conn: &mut dyn Conn,
-    number: i64,
-    version: i64,
+    record: &AdRecord,
     ad: &AdWrite,
-    status: &str,
-    dates: (Option<i64>, Option<i64>),
-    rejection_reason: Option<&str>,
+    status: AdStatus,
+    dates: Dates,
     now: i64,
 ) -> Result<bool, DbError> {
     let changed = conn
@@ -254,13 +288,12 @@ pub async fn update(
             "UPDATE advertisements SET category_id = $3, status = $4, title = $5, \
              description = $6, price_model = $7, attributes = $8, postcode = $9, \
              locale = $10, reserved = $11, show_on_map = $12, start_date = $13, \
-             close_date = $14, rejection_reason = $15, version = version + 1, \
-             updated_at = $16 \
+             close_date = $14, version = version + 1, updated_at = $15 \
              WHERE item_number = $1 AND version = $2",
             &[
-                &[Value::Int(number), Value::Int(version)][..],
+                &[Value::Int(record.number), Value::Int(record.version)][..],
                 &content_values(ad, status, dates),
-                &[Value::from(rejection_reason), Value::Int(now)],
+                &[Value::Int(now)],
             ]
             .concat(),
         )
@@ -268,28 +301,24 @@ pub async fn update(
     Ok(changed == 1)
 }
 
-/// Moves an ad to `status` (with its dates and rejection reason) if it is still at
-/// `version`; false if someone changed it meanwhile.
+/// Moves an ad to `status` with `rejection_reason` if it is still at the version of
+/// `record`; false if someone changed it meanwhile. The dates stay.
 pub async fn set_status(
     conn: &mut dyn Conn,
-    number: i64,
-    version: i64,
-    status: &str,
-    dates: (Option<i64>, Option<i64>),
+    record: &AdRecord,
+    status: AdStatus,
     rejection_reason: Option<&str>,
     now: i64,
 ) -> Result<bool, DbError> {
     Ok(conn
         .execute(
-            "UPDATE advertisements SET status = $3, start_date = $4, close_date = $5, \
-             rejection_reason = $6, version = version + 1, updated_at = $7 \
-         WHERE item_number = $1 AND version = $2",
+            "UPDATE advertisements SET status = $3, rejection_reason = $4, \
+             version = version + 1, updated_at = $5 \
+             WHERE item_number = $1 AND version = $2",
             params![
-                number,
-                version,
-                status,
-                dates.0,
-                dates.1,
+                record.number,
+                record.version,
+                status.as_str(),
                 rejection_reason,
                 now
             ],
@@ -298,25 +327,43 @@ pub async fn set_status(
         == 1)
 }
 
+/// `'online', 'paused'`: the states whose `closeDate` runs, as an SQL list.
+fn running_states() -> String {
+    AdStatus::RUNNING
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The state of the ad `a` at the time in the parameter `now`: `effective_status` in SQL,
+/// for filters that run in the database.
+fn effective_status_sql(now: &str) -> String {
+    format!(
+        "(CASE WHEN a.status IN ({}) AND a.close_date <= {now} THEN '{}' ELSE a.status END)",
+        running_states(),
+        AdStatus::Expired.as_str()
+    )
+}
+
 /// A seller's ads whose state at `now` is one of `statuses`, newest first, and how many
 /// there are in all. The state at `now` counts an online or paused ad past its
 /// `closeDate` as expired, as reads do, even before the expiry sweep wrote it down.
 pub async fn by_seller(
     conn: &mut dyn Conn,
     seller_id: i64,
-    statuses: &[&str],
+    statuses: &[AdStatus],
     now: i64,
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<AdRecord>, i64), DbError> {
     // Placeholders $3.. for the states; the list is short and fixed per request.
-    let list: Vec<String> = (0..statuses.len()).map(|i| format!("${}", i + 3)).collect();
     let mut values: Vec<Value> = vec![Value::Int(seller_id), Value::Int(now)];
-    values.extend(statuses.iter().map(|s| Value::from(*s)));
+    values.extend(statuses.iter().map(|s| Value::from(s.as_str())));
     let filter = format!(
-        "a.seller_id = $1 AND (CASE WHEN a.status IN ('online', 'paused') AND a.close_date <= $2 \
-         THEN 'expired' ELSE a.status END) IN ({})",
-        list.join(", ")
+        "a.seller_id = $1 AND {} IN ({})",
+        effective_status_sql("$2"),
+        super::numbered(3, statuses.len())
     );
     let total = conn
         .query_one(
@@ -328,17 +375,13 @@ pub async fn by_seller(
     let n = values.len();
     values.push(Value::Int(limit));
     values.push(Value::Int(offset));
-    let rows = conn
-        .query(
-            &format!(
-                "{SELECT} WHERE {filter} ORDER BY a.item_number DESC LIMIT ${} OFFSET ${}",
-                n + 1,
-                n + 2
-            ),
-            &values,
-        )
-        .await?;
-    let mut records: Vec<AdRecord> = rows.iter().map(from_row).collect::<Result<_, _>>()?;
+    let sql = format!(
+        "SELECT {}{FROM} WHERE {filter} ORDER BY a.item_number DESC LIMIT ${} OFFSET ${}",
+        AdRecord::COLUMNS,
+        n + 1,
+        n + 2
+    );
+    let mut records: Vec<AdRecord> = conn.records(&sql, &values).await?;
     let numbers: Vec<i64> = records.iter().map(|r| r.number).collect();
     let mut images = images::of_ads(conn, &numbers).await?;
     for record in &mut records {
@@ -351,8 +394,12 @@ pub async fn by_seller(
 /// how many expired. (Reads already treat them as expired; see `effective_status`.)
 pub async fn expire_due(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
     conn.execute(
-        "UPDATE advertisements SET status = 'expired', version = version + 1, updated_at = $1 \
-         WHERE status IN ('online', 'paused') AND close_date <= $1",
+        &format!(
+            "UPDATE advertisements SET status = '{}', version = version + 1, updated_at = $1 \
+             WHERE status IN ({}) AND close_date <= $1",
+            AdStatus::Expired.as_str(),
+            running_states()
+        ),
         params![now],
     )
     .await

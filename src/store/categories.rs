@@ -1,46 +1,80 @@
 //! Categories: the tree as stored, and the import of a taxonomy.
 
-use crate::domain::category::{Category, CategoryStatus, Leaf};
+use crate::domain::category::{Category, CategoryStatus, Fees, Leaf};
 use crate::params;
 
-use super::{Conn, DbError, Row};
+use super::{Conn, DbError, Record, Row};
 
-const COLUMNS: &str = "category_id, parent_id, status, labels, insertion_fee, running_days, \
-                       subscriptions, attributes";
+/// A category is a record by hand: its labels, subscriptions and attribute definitions are
+/// JSON columns, and an L1 category has no leaf columns.
+impl Record for Category {
+    const COLUMNS: &'static str = "category_id, parent_id, status, labels, insertion_fee, \
+                                   running_days, subscriptions, attributes";
+    const WIDTH: usize = 8;
+
+    fn read(row: &mut Row) -> Result<Self, DbError> {
+        let id = row.take()?;
+        let parent_id = row.take()?;
+        let status = row.take()?;
+        let labels = from_json(&row.take::<String>()?)?;
+        let leaf = match row.take::<Option<i64>>()? {
+            Some(insertion_fee) => Some(Leaf {
+                fees: Fees {
+                    insertion_fee,
+                    running_days: row.take()?,
+                    running_subscriptions: from_json(&row.take::<String>()?)?,
+                },
+                attributes: from_json(&row.take::<String>()?)?,
+            }),
+            None => {
+                // running_days, subscriptions, attributes: NULL too.
+                row.skip(3);
+                None
+            }
+        };
+        Ok(Category {
+            id,
+            parent_id,
+            status,
+            labels,
+            leaf,
+        })
+    }
+}
 
 /// Every category, L1 and L2, each level in file order.
 pub async fn all(conn: &mut dyn Conn) -> Result<Vec<Category>, DbError> {
-    conn.query(
-        &format!("SELECT {COLUMNS} FROM categories ORDER BY position"),
+    conn.records(
+        &format!(
+            "SELECT {} FROM categories ORDER BY position",
+            Category::COLUMNS
+        ),
         &[],
     )
-    .await?
-    .iter()
-    .map(from_row)
-    .collect()
+    .await
 }
 
 pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Category>, DbError> {
-    conn.query_opt(
-        &format!("SELECT {COLUMNS} FROM categories WHERE category_id = $1"),
+    conn.record(
+        &format!(
+            "SELECT {} FROM categories WHERE category_id = $1",
+            Category::COLUMNS
+        ),
         params![id],
     )
-    .await?
-    .as_ref()
-    .map(from_row)
-    .transpose()
+    .await
 }
 
 /// The L2 children of an L1 category, in file order.
 pub async fn children(conn: &mut dyn Conn, parent_id: i64) -> Result<Vec<Category>, DbError> {
-    conn.query(
-        &format!("SELECT {COLUMNS} FROM categories WHERE parent_id = $1 ORDER BY position"),
+    conn.records(
+        &format!(
+            "SELECT {} FROM categories WHERE parent_id = $1 ORDER BY position",
+            Category::COLUMNS
+        ),
         params![parent_id],
     )
-    .await?
-    .iter()
-    .map(from_row)
-    .collect()
+    .await
 }
 
 pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
@@ -69,11 +103,8 @@ pub async fn import(
 ) -> Result<ImportSummary, DbError> {
     let mut summary = ImportSummary::default();
     let known: Vec<i64> = conn
-        .query("SELECT category_id FROM categories", &[])
-        .await?
-        .iter()
-        .map(|row| row.get("category_id"))
-        .collect::<Result<_, _>>()?;
+        .column("SELECT category_id FROM categories", &[])
+        .await?;
     let position_base: i64 = conn
         .query_one(
             "SELECT COALESCE(MAX(position), 0) AS p FROM categories",
@@ -134,9 +165,9 @@ pub async fn import(
             if categories.iter().all(|c| c.id != id) {
                 summary.closed += conn
                     .execute(
-                        "UPDATE categories SET status = 'closed', updated_at = $2 \
-                     WHERE category_id = $1 AND status <> 'closed'",
-                        params![id, now],
+                        "UPDATE categories SET status = $3, updated_at = $2 \
+                         WHERE category_id = $1 AND status <> $3",
+                        params![id, now, CategoryStatus::Closed.as_str()],
                     )
                     .await? as usize;
             }
@@ -151,27 +182,4 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, DbError> {
 
 fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, DbError> {
     serde_json::from_str(text).map_err(|e| DbError::Decode(e.to_string()))
-}
-
-fn from_row(row: &Row) -> Result<Category, DbError> {
-    let status: String = row.get("status")?;
-    let leaf = match row.get::<Option<i64>>("insertion_fee")? {
-        Some(insertion_fee) => Some(Leaf {
-            fees: crate::domain::category::Fees {
-                insertion_fee,
-                running_days: row.get("running_days")?,
-                running_subscriptions: from_json(&row.get::<String>("subscriptions")?)?,
-            },
-            attributes: from_json(&row.get::<String>("attributes")?)?,
-        }),
-        None => None,
-    };
-    Ok(Category {
-        id: row.get("category_id")?,
-        parent_id: row.get("parent_id")?,
-        status: CategoryStatus::parse(&status)
-            .ok_or_else(|| DbError::Decode(format!("unknown category status `{status}`")))?,
-        labels: from_json(&row.get::<String>("labels")?)?,
-        leaf,
-    })
 }

@@ -1,58 +1,35 @@
 //! Image metadata of advertisements, as stored (the bytes come with the images issue).
+//! Queries name the table `images i`, as the columns of [`ImageRecord`] do.
 
 use std::collections::HashMap;
 
-use crate::params;
+use super::record::record;
+use super::{Conn, DbError, Record, Row, Value};
+use crate::domain::image::ImageStatus;
 
-use super::{Conn, DbError, Row, Value};
-
-/// One image of an ad: its original's description.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImageRecord {
-    pub media_id: String,
-    /// 1 for the first image of the ad (the deprecated `imageId`).
-    pub position: i64,
-    /// `processing` while the renditions are made, then `available`.
-    pub status: String,
-    pub content_type: String,
-    pub width: i64,
-    pub height: i64,
-    pub bytes: i64,
-    pub sha256: String,
+record! {
+    /// One image of an ad: its original's description.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ImageRecord in "i" {
+        pub media_id: String,
+        /// 1 for the first image of the ad (the deprecated `imageId`).
+        pub position: i64,
+        pub status: ImageStatus,
+        pub content_type: String,
+        pub width: i64,
+        pub height: i64,
+        pub bytes: i64,
+        pub sha256: String,
+    }
 }
 
-const COLUMNS: &str =
-    "media_id, item_number, position, status, content_type, width, height, bytes, sha256";
-
-fn from_row(row: &Row) -> Result<ImageRecord, DbError> {
-    Ok(ImageRecord {
-        media_id: row.get("media_id")?,
-        position: row.get("position")?,
-        status: row.get("status")?,
-        content_type: row.get("content_type")?,
-        width: row.get("width")?,
-        height: row.get("height")?,
-        bytes: row.get("bytes")?,
-        sha256: row.get("sha256")?,
-    })
-}
-
-/// The image of a row of an ad joined with its images (`status` as `image_status`), if the
-/// row has one.
-pub fn from_joined_row(row: &Row) -> Result<Option<ImageRecord>, DbError> {
-    let Some(media_id) = row.get::<Option<String>>("media_id")? else {
+/// The image in the next columns of a row of an ad joined with its images, if the row has
+/// one (a LEFT JOIN without a match gives NULLs).
+pub(super) fn joined(row: &mut Row) -> Result<Option<ImageRecord>, DbError> {
+    if row.next_is_null() {
         return Ok(None);
-    };
-    Ok(Some(ImageRecord {
-        media_id,
-        position: row.get("position")?,
-        status: row.get("image_status")?,
-        content_type: row.get("content_type")?,
-        width: row.get("width")?,
-        height: row.get("height")?,
-        bytes: row.get("bytes")?,
-        sha256: row.get("sha256")?,
-    }))
+    }
+    row.read().map(Some)
 }
 
 /// The images of several ads (a page), in order, by ad.
@@ -64,25 +41,42 @@ pub async fn of_ads(
     if item_numbers.is_empty() {
         return Ok(by_ad);
     }
-    let list: Vec<String> = (1..=item_numbers.len()).map(|i| format!("${i}")).collect();
     let values: Vec<Value> = item_numbers.iter().map(|n| Value::Int(*n)).collect();
     let rows = conn
         .query(
             &format!(
-                "SELECT {COLUMNS} FROM images WHERE item_number IN ({}) \
-             ORDER BY item_number, position",
-                list.join(", ")
+                "SELECT i.item_number, {} FROM images i WHERE i.item_number IN ({}) \
+                 ORDER BY i.item_number, i.position",
+                ImageRecord::COLUMNS,
+                super::numbered(1, item_numbers.len())
             ),
             &values,
         )
         .await?;
-    for row in &rows {
-        by_ad
-            .entry(row.get("item_number")?)
-            .or_default()
-            .push(from_row(row)?);
+    for mut row in rows {
+        let item_number: i64 = row.take()?;
+        by_ad.entry(item_number).or_default().push(row.read()?);
     }
     Ok(by_ad)
+}
+
+/// The columns of an image row and their values, in one order for both inserts.
+const INSERT_COLUMNS: &str = "item_number, media_id, position, status, content_type, width, height, bytes, sha256, \
+     created_at";
+
+fn insert_values(item_number: i64, image: &ImageRecord, now: i64) -> [Value; 10] {
+    [
+        Value::Int(item_number),
+        Value::from(&image.media_id),
+        Value::Int(image.position),
+        Value::from(image.status.as_str()),
+        Value::from(&image.content_type),
+        Value::Int(image.width),
+        Value::Int(image.height),
+        Value::Int(image.bytes),
+        Value::from(&image.sha256),
+        Value::Int(now),
+    ]
 }
 
 /// Stores the metadata of images of one ad.
@@ -95,23 +89,36 @@ pub async fn insert(
     for image in images {
         conn.execute(
             &format!(
-                "INSERT INTO images ({COLUMNS}, created_at) \
+                "INSERT INTO images ({INSERT_COLUMNS}) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
             ),
-            params![
-                &image.media_id,
-                item_number,
-                image.position,
-                &image.status,
-                &image.content_type,
-                image.width,
-                image.height,
-                image.bytes,
-                &image.sha256,
-                now
-            ],
+            &insert_values(item_number, image, now),
         )
         .await?;
     }
+    Ok(())
+}
+
+/// Stores the images of many ads in one statement (`souk seed`): `(item_number, image)`.
+pub async fn insert_many(
+    conn: &mut dyn Conn,
+    images: &[(i64, ImageRecord)],
+    now: i64,
+) -> Result<(), DbError> {
+    if images.is_empty() {
+        return Ok(());
+    }
+    let values: Vec<Value> = images
+        .iter()
+        .flat_map(|(item_number, image)| insert_values(*item_number, image, now))
+        .collect();
+    conn.execute(
+        &format!(
+            "INSERT INTO images ({INSERT_COLUMNS}) VALUES {}",
+            super::placeholders(images.len(), 10)
+        ),
+        &values,
+    )
+    .await?;
     Ok(())
 }

@@ -55,11 +55,8 @@ async fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
     )
     .await?;
     let applied: Vec<i64> = conn
-        .query("SELECT version FROM schema_migrations", &[])
-        .await?
-        .iter()
-        .map(|row| row.get("version"))
-        .collect::<Result<_, _>>()?;
+        .column("SELECT version FROM schema_migrations", &[])
+        .await?;
     let mut count = 0;
     for migration in MIGRATIONS {
         if applied.contains(&migration.version) {

@@ -17,6 +17,7 @@
 //!   many), writes on a pooled connection of their own, in a transaction.
 
 mod postgres;
+pub(crate) mod record;
 mod sqlite;
 mod value;
 
@@ -33,6 +34,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+pub use record::Record;
 pub use value::{FromValue, Row, Value};
 
 /// A boxed future that may move between threads.
@@ -62,7 +64,34 @@ impl dyn Conn + '_ {
     pub async fn query_opt(&mut self, sql: &str, params: &[Value]) -> Result<Option<Row>, DbError> {
         Ok(self.query(sql, params).await?.into_iter().next())
     }
+
+    /// The first column of every row.
+    pub async fn column<T: FromValue>(&mut self, sql: &str, params: &[Value]) -> DbResult<Vec<T>> {
+        self.rows_as(sql, params, Row::take).await
+    }
+
+    /// Every row, each read as a record.
+    pub async fn records<R: Record>(&mut self, sql: &str, params: &[Value]) -> DbResult<Vec<R>> {
+        self.rows_as(sql, params, R::read).await
+    }
+
+    /// At most one row, read as a record.
+    pub async fn record<R: Record>(&mut self, sql: &str, params: &[Value]) -> DbResult<Option<R>> {
+        Ok(self.records(sql, params).await?.into_iter().next())
+    }
+
+    async fn rows_as<T>(
+        &mut self,
+        sql: &str,
+        params: &[Value],
+        read: fn(&mut Row) -> DbResult<T>,
+    ) -> DbResult<Vec<T>> {
+        let rows = self.query(sql, params).await?;
+        rows.into_iter().map(|mut row| read(&mut row)).collect()
+    }
 }
+
+type DbResult<T> = Result<T, DbError>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -227,6 +256,28 @@ impl Db {
     }
 }
 
+/// Brings the query planner's statistics up to date (after a bulk load).
+pub async fn analyze(conn: &mut dyn Conn) -> Result<(), DbError> {
+    conn.execute_batch("ANALYZE").await
+}
+
+/// `($1, $2), ($3, $4)`: the VALUES of `rows` rows of `columns` parameters each, for
+/// inserts of many rows in one statement.
+pub(crate) fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|row| format!("({})", numbered(row * columns + 1, columns)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `$3, $4, $5`: `count` parameters from `$first` on, for `IN (...)` lists.
+pub(crate) fn numbered(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The file path of a `sqlite://` URL (`sqlite://data/souk.db`, `sqlite:///abs/path.db`).
 fn sqlite_path(url: &str) -> Option<&str> {
     let rest = url
@@ -266,6 +317,12 @@ mod tests {
             "postgres://souk@db/souk"
         );
         assert_eq!(redact_url("sqlite://data/souk.db"), "sqlite://data/souk.db");
+    }
+
+    #[test]
+    fn placeholder_lists() {
+        assert_eq!(placeholders(2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(numbered(3, 3), "$3, $4, $5");
     }
 
     #[test]

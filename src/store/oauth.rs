@@ -1,9 +1,13 @@
 //! What the authorization server keeps: clients, codes, tokens, consents, browser sessions,
 //! sign-in failures and mailed confirmation links. Every secret is stored as its hash.
 
+use crate::domain::text_enum;
+use crate::domain::user::Email;
 use crate::params;
 
-use super::{Conn, DbError, Row};
+use super::record::record;
+use super::value::from_text;
+use super::{Conn, DbError, FromValue, Record, Row, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Client {
@@ -42,8 +46,30 @@ pub async fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Re
     Ok(())
 }
 
-const CLIENT_COLUMNS: &str =
-    "client_id, name, secret_hash, redirect_uris, scopes, default_scopes, grants";
+/// A client is a record by hand: its redirect URIs are a JSON list, its grants a
+/// space-separated one.
+impl Record for Client {
+    const COLUMNS: &'static str =
+        "client_id, name, secret_hash, redirect_uris, scopes, default_scopes, grants";
+    const WIDTH: usize = 7;
+
+    fn read(row: &mut Row) -> Result<Self, DbError> {
+        Ok(Client {
+            id: row.take()?,
+            name: row.take()?,
+            secret_hash: row.take()?,
+            redirect_uris: serde_json::from_str(&row.take::<String>()?)
+                .map_err(|e| DbError::Decode(e.to_string()))?,
+            scopes: row.take()?,
+            default_scopes: row.take()?,
+            grants: row
+                .take::<String>()?
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
+        })
+    }
+}
 
 pub async fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbError> {
     // Client ids are Souk's own, without control characters; a NUL would not even reach
@@ -51,25 +77,25 @@ pub async fn client(conn: &mut dyn Conn, id: &str) -> Result<Option<Client>, DbE
     if !crate::domain::text::is_one_line(id) {
         return Ok(None);
     }
-    conn.query_opt(
-        &format!("SELECT {CLIENT_COLUMNS} FROM clients WHERE client_id = $1"),
+    conn.record(
+        &format!(
+            "SELECT {} FROM clients WHERE client_id = $1",
+            Client::COLUMNS
+        ),
         params![id],
     )
-    .await?
-    .as_ref()
-    .map(client_from_row)
-    .transpose()
+    .await
 }
 
 pub async fn clients(conn: &mut dyn Conn) -> Result<Vec<Client>, DbError> {
-    conn.query(
-        &format!("SELECT {CLIENT_COLUMNS} FROM clients ORDER BY created_at, client_id"),
+    conn.records(
+        &format!(
+            "SELECT {} FROM clients ORDER BY created_at, client_id",
+            Client::COLUMNS
+        ),
         &[],
     )
-    .await?
-    .iter()
-    .map(client_from_row)
-    .collect()
+    .await
 }
 
 /// Deletes a client with its codes, tokens and consents; false if there was none.
@@ -90,30 +116,18 @@ pub async fn set_client_secret(conn: &mut dyn Conn, id: &str, hash: &str) -> Res
         > 0)
 }
 
-fn client_from_row(row: &Row) -> Result<Client, DbError> {
-    let uris: String = row.get("redirect_uris")?;
-    let grants: String = row.get("grants")?;
-    Ok(Client {
-        id: row.get("client_id")?,
-        name: row.get("name")?,
-        secret_hash: row.get("secret_hash")?,
-        redirect_uris: serde_json::from_str(&uris).map_err(|e| DbError::Decode(e.to_string()))?,
-        scopes: row.get("scopes")?,
-        default_scopes: row.get("default_scopes")?,
-        grants: grants.split_whitespace().map(str::to_owned).collect(),
-    })
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AuthorizationCode {
-    pub code_hash: String,
-    pub client_id: String,
-    pub user_id: i64,
-    pub redirect_uri: String,
-    pub scope: String,
-    pub code_challenge: Option<String>,
-    pub expires_at: i64,
-    pub used_at: Option<i64>,
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct AuthorizationCode {
+        pub code_hash: String,
+        pub client_id: String,
+        pub user_id: i64,
+        pub redirect_uri: String,
+        pub scope: String,
+        pub code_challenge: Option<String>,
+        pub expires_at: i64,
+        pub used_at: Option<i64>,
+    }
 }
 
 pub async fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Result<(), DbError> {
@@ -138,25 +152,14 @@ pub async fn code(
     conn: &mut dyn Conn,
     code_hash: &str,
 ) -> Result<Option<AuthorizationCode>, DbError> {
-    conn.query_opt(
-        "SELECT code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, \
-             used_at FROM authorization_codes WHERE code_hash = $1",
+    conn.record(
+        &format!(
+            "SELECT {} FROM authorization_codes WHERE code_hash = $1",
+            AuthorizationCode::COLUMNS
+        ),
         params![code_hash],
     )
-    .await?
-    .map(|row| {
-        Ok(AuthorizationCode {
-            code_hash: row.get("code_hash")?,
-            client_id: row.get("client_id")?,
-            user_id: row.get("user_id")?,
-            redirect_uri: row.get("redirect_uri")?,
-            scope: row.get("scope")?,
-            code_challenge: row.get("code_challenge")?,
-            expires_at: row.get("expires_at")?,
-            used_at: row.get("used_at")?,
-        })
-    })
-    .transpose()
+    .await
 }
 
 /// Marks a code used; true only for the one caller that used it first, so two exchanges
@@ -171,17 +174,19 @@ pub async fn use_code(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<
         == 1)
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AccessToken {
-    pub token_hash: String,
-    pub client_id: String,
-    pub user_id: Option<i64>,
-    pub scope: String,
-    pub family: Option<String>,
-    pub code_hash: Option<String>,
-    pub issued_at: i64,
-    pub expires_at: i64,
-    pub revoked_at: Option<i64>,
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct AccessToken {
+        pub token_hash: String,
+        pub client_id: String,
+        pub user_id: Option<i64>,
+        pub scope: String,
+        pub family: Option<String>,
+        pub code_hash: Option<String>,
+        pub issued_at: i64,
+        pub expires_at: i64,
+        pub revoked_at: Option<i64>,
+    }
 }
 
 pub async fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Result<(), DbError> {
@@ -207,26 +212,14 @@ pub async fn access_token(
     conn: &mut dyn Conn,
     token_hash: &str,
 ) -> Result<Option<AccessToken>, DbError> {
-    conn.query_opt(
-        "SELECT token_hash, client_id, user_id, scope, family, code_hash, issued_at, expires_at, \
-             revoked_at FROM access_tokens WHERE token_hash = $1",
+    conn.record(
+        &format!(
+            "SELECT {} FROM access_tokens WHERE token_hash = $1",
+            AccessToken::COLUMNS
+        ),
         params![token_hash],
     )
-    .await?
-    .map(|row| {
-        Ok(AccessToken {
-            token_hash: row.get("token_hash")?,
-            client_id: row.get("client_id")?,
-            user_id: row.get("user_id")?,
-            scope: row.get("scope")?,
-            family: row.get("family")?,
-            code_hash: row.get("code_hash")?,
-            issued_at: row.get("issued_at")?,
-            expires_at: row.get("expires_at")?,
-            revoked_at: row.get("revoked_at")?,
-        })
-    })
-    .transpose()
+    .await
 }
 
 pub async fn revoke_access_token(
@@ -257,46 +250,31 @@ pub async fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Resul
     Ok(())
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RefreshState {
-    Live,
-    /// Replaced by its successor: presenting it again is reuse.
-    Rotated,
-    /// Pushed out by the 20-token rule.
-    Discarded,
-    Revoked,
-}
-
-impl RefreshState {
-    fn as_str(self) -> &'static str {
-        match self {
-            RefreshState::Live => "live",
-            RefreshState::Rotated => "rotated",
-            RefreshState::Discarded => "discarded",
-            RefreshState::Revoked => "revoked",
-        }
-    }
-
-    fn parse(text: &str) -> Result<Self, DbError> {
-        Ok(match text {
-            "live" => RefreshState::Live,
-            "rotated" => RefreshState::Rotated,
-            "discarded" => RefreshState::Discarded,
-            "revoked" => RefreshState::Revoked,
-            other => return Err(DbError::Decode(format!("refresh state `{other}`"))),
-        })
+text_enum! {
+    /// Where a refresh token is in its life.
+    pub enum RefreshState {
+        Live = "live",
+        /// Replaced by its successor: presenting it again is reuse.
+        Rotated = "rotated",
+        /// Pushed out by the 20-token rule.
+        Discarded = "discarded",
+        Revoked = "revoked",
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RefreshToken {
-    pub token_hash: String,
-    pub client_id: String,
-    pub user_id: i64,
-    pub scope: String,
-    pub family: String,
-    pub code_hash: Option<String>,
-    pub state: RefreshState,
+from_text!(RefreshState => RefreshState::parse);
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct RefreshToken {
+        pub token_hash: String,
+        pub client_id: String,
+        pub user_id: i64,
+        pub scope: String,
+        pub family: String,
+        pub code_hash: Option<String>,
+        pub state: RefreshState,
+    }
 }
 
 /// Stores a new live refresh token, numbered after every earlier one so that "issued
@@ -330,24 +308,14 @@ pub async fn refresh_token(
     conn: &mut dyn Conn,
     token_hash: &str,
 ) -> Result<Option<RefreshToken>, DbError> {
-    conn.query_opt(
-        "SELECT token_hash, client_id, user_id, scope, family, code_hash, state \
-         FROM refresh_tokens WHERE token_hash = $1",
+    conn.record(
+        &format!(
+            "SELECT {} FROM refresh_tokens WHERE token_hash = $1",
+            RefreshToken::COLUMNS
+        ),
         params![token_hash],
     )
-    .await?
-    .map(|row| {
-        Ok(RefreshToken {
-            token_hash: row.get("token_hash")?,
-            client_id: row.get("client_id")?,
-            user_id: row.get("user_id")?,
-            scope: row.get("scope")?,
-            family: row.get("family")?,
-            code_hash: row.get("code_hash")?,
-            state: RefreshState::parse(&row.get::<String>("state")?)?,
-        })
-    })
-    .transpose()
+    .await
 }
 
 /// Moves a refresh token from `from` to `to`; true only if it was in `from` (so of two
@@ -417,11 +385,13 @@ pub async fn grant_consent(
     Ok(())
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BrowserSession {
-    pub csrf_token: String,
-    pub user_id: Option<i64>,
-    pub expires_at: i64,
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct BrowserSession {
+        pub csrf_token: String,
+        pub user_id: Option<i64>,
+        pub expires_at: i64,
+    }
 }
 
 pub async fn insert_session(
@@ -442,19 +412,14 @@ pub async fn session(
     conn: &mut dyn Conn,
     session_hash: &str,
 ) -> Result<Option<BrowserSession>, DbError> {
-    conn.query_opt(
-        "SELECT csrf_token, user_id, expires_at FROM browser_sessions WHERE session_hash = $1",
+    conn.record(
+        &format!(
+            "SELECT {} FROM browser_sessions WHERE session_hash = $1",
+            BrowserSession::COLUMNS
+        ),
         params![session_hash],
     )
-    .await?
-    .map(|row| {
-        Ok(BrowserSession {
-            csrf_token: row.get("csrf_token")?,
-            user_id: row.get("user_id")?,
-            expires_at: row.get("expires_at")?,
-        })
-    })
-    .transpose()
+    .await
 }
 
 pub async fn sign_in_session(
@@ -501,11 +466,25 @@ pub async fn clear_login_failures(conn: &mut dyn Conn, key: &str) -> Result<(), 
     Ok(())
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EmailConfirmation {
-    pub user_id: i64,
-    pub purpose: String,
-    pub new_email: Option<String>,
+text_enum! {
+    /// What a mailed link confirms.
+    pub enum ConfirmationPurpose {
+        /// A new account's address.
+        Account = "account",
+        /// A new address of an account (`new_email`).
+        EmailChange = "email-change",
+    }
+}
+
+from_text!(ConfirmationPurpose => ConfirmationPurpose::parse);
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct EmailConfirmation {
+        pub user_id: i64,
+        pub purpose: ConfirmationPurpose,
+        pub new_email: Option<Email>,
+    }
 }
 
 pub async fn insert_confirmation(
@@ -520,8 +499,8 @@ pub async fn insert_confirmation(
         params![
             token_hash,
             confirmation.user_id,
-            &confirmation.purpose,
-            confirmation.new_email.clone(),
+            confirmation.purpose.as_str(),
+            confirmation.new_email.as_ref().map(Email::as_str),
             expires_at
         ],
     )
@@ -535,22 +514,34 @@ pub async fn take_confirmation(
     token_hash: &str,
     now: i64,
 ) -> Result<Option<EmailConfirmation>, DbError> {
-    let row = conn
-        .query_opt(
+    conn.record(
+        &format!(
             "UPDATE email_confirmations SET used_at = $2 \
-         WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 \
-         RETURNING user_id, purpose, new_email",
-            params![token_hash, now],
+             WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING {}",
+            EmailConfirmation::COLUMNS
+        ),
+        params![token_hash, now],
+    )
+    .await
+}
+
+/// Whether the link confirms an account whose owner has not chosen a password yet (the
+/// confirmation page then asks for one). Unknown links: false.
+pub async fn confirmation_wants_password(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+) -> Result<bool, DbError> {
+    let hash: Option<String> = conn
+        .query_opt(
+            "SELECT u.password_hash FROM email_confirmations c \
+             JOIN users u ON u.user_id = c.user_id \
+             WHERE c.token_hash = $1 AND c.purpose = $2",
+            params![token_hash, ConfirmationPurpose::Account.as_str()],
         )
-        .await?;
-    row.map(|row| {
-        Ok(EmailConfirmation {
-            user_id: row.get("user_id")?,
-            purpose: row.get("purpose")?,
-            new_email: row.get("new_email")?,
-        })
-    })
-    .transpose()
+        .await?
+        .map(|mut row| row.take())
+        .transpose()?;
+    Ok(hash.is_some_and(|h| h.is_empty()))
 }
 
 /// Rows deleted per statement by [`forget_spent`], so that one hourly sweep never holds

@@ -1,34 +1,23 @@
 //! Transactions (sales) of an advertisement, upcall confirmations and statistics counters.
 
+use crate::domain::sale::{Call, Sale, TransactionStatus};
 use crate::params;
 
-use super::{Conn, DbError, Row, Value};
+use super::record::record;
+use super::{Conn, DbError, Record, Value};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Transaction {
-    pub item_number: i64,
-    pub id: i64,
-    pub buyer_id: i64,
-    pub amount: i64,
-    pub shipping_costs: i64,
-    pub status: String,
-    pub created_at: i64,
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Transaction {
+        pub item_number: i64,
+        pub id: i64 = "transaction_id",
+        pub buyer_id: i64,
+        pub amount: i64,
+        pub shipping_costs: i64,
+        pub status: TransactionStatus,
+        pub created_at: i64,
+    }
 }
-
-fn from_row(row: &Row) -> Result<Transaction, DbError> {
-    Ok(Transaction {
-        item_number: row.get("item_number")?,
-        id: row.get("transaction_id")?,
-        buyer_id: row.get("buyer_id")?,
-        amount: row.get("amount")?,
-        shipping_costs: row.get("shipping_costs")?,
-        status: row.get("status")?,
-        created_at: row.get("created_at")?,
-    })
-}
-
-const COLUMNS: &str =
-    "item_number, transaction_id, buyer_id, amount, shipping_costs, status, created_at";
 
 /// Stores a transaction with the ad's next number. The number comes from the ad's counter:
 /// the `UPDATE` holds the ad's row lock until the commit, so concurrent sales of one ad
@@ -39,9 +28,7 @@ const COLUMNS: &str =
 pub async fn insert(
     conn: &mut dyn Conn,
     item_number: i64,
-    buyer_id: i64,
-    amount: i64,
-    shipping_costs: i64,
+    sale: &Sale,
     now: i64,
 ) -> Result<Transaction, DbError> {
     let id: i64 = conn
@@ -56,18 +43,25 @@ pub async fn insert(
         )
         .await?
         .get("transaction_count")?;
-    let row = conn
-        .query_one(
-            &format!(
-                "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
-                 amount, shipping_costs, status, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, 'CREATED', $6, $6) \
-             RETURNING {COLUMNS}"
-            ),
-            params![item_number, id, buyer_id, amount, shipping_costs, now],
-        )
-        .await?;
-    from_row(&row)
+    conn.record(
+        &format!(
+            "INSERT INTO advertisement_transactions (item_number, transaction_id, buyer_id, \
+             amount, shipping_costs, status, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING {}",
+            Transaction::COLUMNS
+        ),
+        params![
+            item_number,
+            id,
+            sale.buyer_id,
+            sale.amount,
+            sale.shipping_costs,
+            TransactionStatus::Created.as_str(),
+            now
+        ],
+    )
+    .await?
+    .ok_or(DbError::NotFound)
 }
 
 /// The ad's transactions, newest first; with `buyer`, only that buyer's.
@@ -76,18 +70,16 @@ pub async fn list(
     item_number: i64,
     buyer: Option<i64>,
 ) -> Result<Vec<Transaction>, DbError> {
-    conn.query(
+    conn.records(
         &format!(
-            "SELECT {COLUMNS} FROM advertisement_transactions \
+            "SELECT {} FROM advertisement_transactions \
              WHERE item_number = $1 AND ($2 = 0 OR buyer_id = $2) \
-             ORDER BY transaction_id DESC"
+             ORDER BY transaction_id DESC",
+            Transaction::COLUMNS
         ),
         params![item_number, buyer.unwrap_or(0)],
     )
-    .await?
-    .iter()
-    .map(from_row)
-    .collect()
+    .await
 }
 
 pub async fn get(
@@ -95,49 +87,47 @@ pub async fn get(
     item_number: i64,
     id: i64,
 ) -> Result<Option<Transaction>, DbError> {
-    conn.query_opt(
+    conn.record(
         &format!(
-            "SELECT {COLUMNS} FROM advertisement_transactions \
-             WHERE item_number = $1 AND transaction_id = $2"
+            "SELECT {} FROM advertisement_transactions \
+             WHERE item_number = $1 AND transaction_id = $2",
+            Transaction::COLUMNS
         ),
         params![item_number, id],
     )
-    .await?
-    .as_ref()
-    .map(from_row)
-    .transpose()
+    .await
 }
 
-/// Moves a transaction from CREATED to `status`; false if it was no longer CREATED.
+/// Moves a created transaction to `status`; false if it was no longer created.
 pub async fn finish(
     conn: &mut dyn Conn,
     item_number: i64,
     id: i64,
-    status: &str,
+    status: TransactionStatus,
     now: i64,
 ) -> Result<bool, DbError> {
     Ok(conn
         .execute(
             "UPDATE advertisement_transactions SET status = $3, updated_at = $4 \
-         WHERE item_number = $1 AND transaction_id = $2 AND status = 'CREATED'",
-            params![item_number, id, status, now],
+             WHERE item_number = $1 AND transaction_id = $2 AND status = $5",
+            params![
+                item_number,
+                id,
+                status.as_str(),
+                now,
+                TransactionStatus::Created.as_str()
+            ],
         )
         .await?
         == 1)
 }
 
-pub struct Upcall<'a> {
-    pub client_id: &'a str,
-    pub caller_phone: &'a str,
-    pub callee_phone: &'a str,
-    pub start_time: i64,
-    pub end_time: i64,
-}
-
+/// Keeps a phone call about an ad that the client `client_id` confirmed.
 pub async fn insert_upcall(
     conn: &mut dyn Conn,
     item_number: i64,
-    upcall: &Upcall<'_>,
+    client_id: &str,
+    call: &Call,
     now: i64,
 ) -> Result<(), DbError> {
     conn.execute(
@@ -145,11 +135,11 @@ pub async fn insert_upcall(
              start_time, end_time, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         params![
             item_number,
-            upcall.client_id,
-            upcall.caller_phone,
-            upcall.callee_phone,
-            upcall.start_time,
-            upcall.end_time,
+            client_id,
+            &call.caller_phone,
+            &call.callee_phone,
+            call.start_time,
+            call.end_time,
             now
         ],
     )
@@ -157,15 +147,17 @@ pub async fn insert_upcall(
     Ok(())
 }
 
-/// The counters of an ad's statistics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Statistics {
-    pub views: i64,
-    pub asqs: i64,
-    pub bids: i64,
-    pub url_clicks: i64,
-    pub phone_clicks: i64,
-    pub favorite_clicks: i64,
+record! {
+    /// The counters of an ad's statistics.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Statistics {
+        pub views: i64,
+        pub asqs: i64,
+        pub bids: i64,
+        pub url_clicks: i64,
+        pub phone_clicks: i64,
+        pub favorite_clicks: i64,
+    }
 }
 
 /// Which counter an event adds to.
@@ -243,22 +235,14 @@ pub async fn count(
 }
 
 pub async fn statistics(conn: &mut dyn Conn, item_number: i64) -> Result<Statistics, DbError> {
-    let row = conn
-        .query_opt(
-            "SELECT views, asqs, bids, url_clicks, phone_clicks, favorite_clicks \
-         FROM advertisement_statistics WHERE item_number = $1",
+    Ok(conn
+        .record(
+            &format!(
+                "SELECT {} FROM advertisement_statistics WHERE item_number = $1",
+                Statistics::COLUMNS
+            ),
             params![item_number],
         )
-        .await?;
-    let Some(row) = row else {
-        return Ok(Statistics::default());
-    };
-    Ok(Statistics {
-        views: row.get("views")?,
-        asqs: row.get("asqs")?,
-        bids: row.get("bids")?,
-        url_clicks: row.get("url_clicks")?,
-        phone_clicks: row.get("phone_clicks")?,
-        favorite_clicks: row.get("favorite_clicks")?,
-    })
+        .await?
+        .unwrap_or_default())
 }

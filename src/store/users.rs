@@ -1,55 +1,61 @@
 //! User accounts.
 
+use crate::domain::locale::Locale;
+use crate::domain::user::{DealerPackage, Email, UserStatus};
 use crate::params;
 
-use super::{Conn, DbError, Row};
+use super::record::record;
+use super::{Conn, DbError, Record, Value};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct User {
-    pub id: i64,
-    pub email: String,
-    pub password_hash: String,
-    pub name: String,
-    pub postcode: Option<String>,
-    pub phone_number: Option<String>,
-    pub locale: String,
-    pub confirmed: bool,
-    pub dealer_package: String,
-    pub confirm_date: Option<i64>,
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct User {
+        pub id: i64 = "user_id",
+        pub email: Email,
+        /// Empty while the owner has not chosen a password (see `usecase::accounts`).
+        pub password_hash: String,
+        pub name: String,
+        pub postcode: Option<String>,
+        pub phone_number: Option<String>,
+        pub locale: Locale,
+        pub status: UserStatus,
+        pub dealer_package: DealerPackage,
+        pub confirm_date: Option<i64>,
+    }
+}
+
+impl User {
+    pub fn is_confirmed(&self) -> bool {
+        self.status == UserStatus::Confirmed
+    }
 }
 
 pub struct NewUser<'a> {
-    pub email: &'a str,
+    pub email: &'a Email,
     pub password_hash: &'a str,
     pub name: &'a str,
     pub postcode: Option<&'a str>,
     pub phone_number: Option<&'a str>,
-    pub locale: &'a str,
-    pub confirmed: bool,
+    pub locale: Locale,
+    pub status: UserStatus,
 }
 
-const COLUMNS: &str = "user_id, email, password_hash, name, postcode, phone_number, locale, \
-                       status, dealer_package, confirm_date";
-
-/// Inserts a user; a taken e-mail address is `DbError::UniqueViolation`.
+/// Inserts a user (confirmed at `now` if it starts confirmed); a taken e-mail address is
+/// `DbError::UniqueViolation`.
 pub async fn insert(conn: &mut dyn Conn, user: &NewUser<'_>, now: i64) -> Result<i64, DbError> {
     conn.query_one(
         "INSERT INTO users (email, password_hash, name, postcode, phone_number, locale, status, \
              confirm_date, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING user_id",
         params![
-            user.email.to_lowercase(),
+            user.email.as_str(),
             user.password_hash,
             user.name,
             user.postcode,
             user.phone_number,
-            user.locale,
-            if user.confirmed {
-                "confirmed"
-            } else {
-                "unconfirmed"
-            },
-            user.confirmed.then_some(now),
+            user.locale.as_str(),
+            user.status.as_str(),
+            (user.status == UserStatus::Confirmed).then_some(now),
             now
         ],
     )
@@ -58,30 +64,19 @@ pub async fn insert(conn: &mut dyn Conn, user: &NewUser<'_>, now: i64) -> Result
 }
 
 pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<User>, DbError> {
-    conn.query_opt(
-        &format!("SELECT {COLUMNS} FROM users WHERE user_id = $1"),
+    conn.record(
+        &format!("SELECT {} FROM users WHERE user_id = $1", User::COLUMNS),
         params![id],
     )
-    .await?
-    .as_ref()
-    .map(from_row)
-    .transpose()
+    .await
 }
 
-pub async fn by_email(conn: &mut dyn Conn, email: &str) -> Result<Option<User>, DbError> {
-    // No stored address holds a control character (`valid_email`); a NUL would not even
-    // reach the query on PostgreSQL, so such an address is simply unknown.
-    if !crate::domain::text::is_one_line(email) {
-        return Ok(None);
-    }
-    conn.query_opt(
-        &format!("SELECT {COLUMNS} FROM users WHERE email = $1"),
-        params![email.trim().to_lowercase()],
+pub async fn by_email(conn: &mut dyn Conn, email: &Email) -> Result<Option<User>, DbError> {
+    conn.record(
+        &format!("SELECT {} FROM users WHERE email = $1", User::COLUMNS),
+        params![email.as_str()],
     )
-    .await?
-    .as_ref()
-    .map(from_row)
-    .transpose()
+    .await
 }
 
 pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
@@ -92,37 +87,22 @@ pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
 
 pub async fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
     conn.execute(
-        "UPDATE users SET status = 'confirmed', confirm_date = COALESCE(confirm_date, $2) \
+        "UPDATE users SET status = $3, confirm_date = COALESCE(confirm_date, $2) \
          WHERE user_id = $1",
-        params![id, now],
+        params![id, now, UserStatus::Confirmed.as_str()],
     )
     .await?;
     Ok(())
 }
 
 /// Changes the e-mail address; a taken address is `DbError::UniqueViolation`.
-pub async fn set_email(conn: &mut dyn Conn, id: i64, email: &str) -> Result<(), DbError> {
+pub async fn set_email(conn: &mut dyn Conn, id: i64, email: &Email) -> Result<(), DbError> {
     conn.execute(
         "UPDATE users SET email = $2 WHERE user_id = $1",
-        params![id, email.to_lowercase()],
+        params![id, email.as_str()],
     )
     .await?;
     Ok(())
-}
-
-fn from_row(row: &Row) -> Result<User, DbError> {
-    Ok(User {
-        id: row.get("user_id")?,
-        email: row.get("email")?,
-        password_hash: row.get("password_hash")?,
-        name: row.get("name")?,
-        postcode: row.get("postcode")?,
-        phone_number: row.get("phone_number")?,
-        locale: row.get("locale")?,
-        confirmed: row.get::<String>("status")? == "confirmed",
-        dealer_package: row.get("dealer_package")?,
-        confirm_date: row.get("confirm_date")?,
-    })
 }
 
 pub async fn set_password(
@@ -140,14 +120,11 @@ pub async fn set_password(
 
 /// The brands of a user, in order.
 pub async fn brands(conn: &mut dyn Conn, id: i64) -> Result<Vec<String>, DbError> {
-    conn.query(
+    conn.column(
         "SELECT brand FROM user_brands WHERE user_id = $1 ORDER BY position",
         params![id],
     )
-    .await?
-    .iter()
-    .map(|row| row.get("brand"))
-    .collect()
+    .await
 }
 
 /// Replaces the brands of a user.
@@ -162,4 +139,54 @@ pub async fn set_brands(conn: &mut dyn Conn, id: i64, brands: &[String]) -> Resu
         .await?;
     }
     Ok(())
+}
+
+/// The highest user id so far (0 without users).
+pub async fn max_id(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COALESCE(MAX(user_id), 0) AS n FROM users", &[])
+        .await?
+        .get("n")
+}
+
+/// Inserts many users (`souk seed`), a few hundred per statement; returns their ids in
+/// ascending order.
+pub async fn insert_many(
+    conn: &mut dyn Conn,
+    users: &[NewUser<'_>],
+    now: i64,
+) -> Result<Vec<i64>, DbError> {
+    const COLUMNS: usize = 9;
+    let mut ids = Vec::with_capacity(users.len());
+    for chunk in users.chunks(200) {
+        let values: Vec<Value> = chunk
+            .iter()
+            .flat_map(|user| {
+                [
+                    Value::from(user.email.as_str()),
+                    Value::from(user.password_hash),
+                    Value::from(user.name),
+                    Value::from(user.postcode),
+                    Value::from(user.phone_number),
+                    Value::from(user.locale.as_str()),
+                    Value::from(user.status.as_str()),
+                    Value::from((user.status == UserStatus::Confirmed).then_some(now)),
+                    Value::Int(now),
+                ]
+            })
+            .collect();
+        let rows = conn
+            .query(
+                &format!(
+                    "INSERT INTO users (email, password_hash, name, postcode, phone_number,                      locale, status, confirm_date, created_at) VALUES {} RETURNING user_id",
+                    super::placeholders(chunk.len(), COLUMNS)
+                ),
+                &values,
+            )
+            .await?;
+        for row in rows {
+            ids.push(row.get("user_id")?);
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
 }

@@ -4,13 +4,19 @@
 //! backends; this module is the common currency between that query code and the two drivers.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::DbError;
+use crate::domain::advertisement::AdStatus;
+use crate::domain::category::CategoryStatus;
+use crate::domain::image::ImageStatus;
+use crate::domain::locale::Locale;
+use crate::domain::sale::TransactionStatus;
+use crate::domain::user::{DealerPackage, Email, UserStatus};
 
 /// A value bound to a query parameter or read from a column.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum Value {
+    #[default]
     Null,
     Int(i64),
     Real(f64),
@@ -77,76 +83,108 @@ macro_rules! params {
     ($($p:expr),+ $(,)?) => { &[$($crate::store::Value::from($p)),+] };
 }
 
-/// Converts a column value into a Rust type.
+/// Converts a column value into a Rust type, taking it (a text column's `String` moves into
+/// the record instead of being copied again).
 pub trait FromValue: Sized {
-    fn from_value(value: &Value) -> Option<Self>;
+    /// The value as a `Self`, or the value back when it is not one (for the error).
+    fn from_value(value: Value) -> Result<Self, Value>;
 }
 
 impl FromValue for i64 {
-    fn from_value(value: &Value) -> Option<Self> {
+    fn from_value(value: Value) -> Result<Self, Value> {
         match value {
-            Value::Int(v) => Some(*v),
-            _ => None,
+            Value::Int(v) => Ok(v),
+            other => Err(other),
         }
     }
 }
 impl FromValue for u32 {
-    fn from_value(value: &Value) -> Option<Self> {
-        i64::from_value(value).and_then(|v| u32::try_from(v).ok())
+    fn from_value(value: Value) -> Result<Self, Value> {
+        match value {
+            Value::Int(v) => u32::try_from(v).map_err(|_| Value::Int(v)),
+            other => Err(other),
+        }
     }
 }
 impl FromValue for f64 {
-    fn from_value(value: &Value) -> Option<Self> {
+    fn from_value(value: Value) -> Result<Self, Value> {
         match value {
-            Value::Real(v) => Some(*v),
-            Value::Int(v) => Some(*v as f64),
-            _ => None,
+            Value::Real(v) => Ok(v),
+            Value::Int(v) => Ok(v as f64),
+            other => Err(other),
         }
     }
 }
 impl FromValue for bool {
-    fn from_value(value: &Value) -> Option<Self> {
+    fn from_value(value: Value) -> Result<Self, Value> {
         // SQLite has no boolean type: it stores 0 and 1.
         match value {
-            Value::Bool(v) => Some(*v),
-            Value::Int(v) => Some(*v != 0),
-            _ => None,
+            Value::Bool(v) => Ok(v),
+            Value::Int(v) => Ok(v != 0),
+            other => Err(other),
         }
     }
 }
 impl FromValue for String {
-    fn from_value(value: &Value) -> Option<Self> {
+    fn from_value(value: Value) -> Result<Self, Value> {
         match value {
-            Value::Text(v) => Some(v.clone()),
-            _ => None,
+            Value::Text(v) => Ok(v),
+            other => Err(other),
         }
     }
 }
 impl FromValue for Vec<u8> {
-    fn from_value(value: &Value) -> Option<Self> {
+    fn from_value(value: Value) -> Result<Self, Value> {
         match value {
-            Value::Blob(v) => Some(v.clone()),
-            _ => None,
+            Value::Blob(v) => Ok(v),
+            other => Err(other),
         }
     }
 }
 impl<T: FromValue> FromValue for Option<T> {
-    fn from_value(value: &Value) -> Option<Self> {
+    fn from_value(value: Value) -> Result<Self, Value> {
         match value {
-            Value::Null => Some(None),
+            Value::Null => Ok(None),
             other => T::from_value(other).map(Some),
         }
     }
 }
+
+/// Stored states and checked texts read back as their types: a text that does not parse is
+/// a decode error, never a default.
+macro_rules! from_text {
+    ($($ty:ty => $parse:expr),+ $(,)?) => {$(
+        impl FromValue for $ty {
+            fn from_value(value: Value) -> Result<Self, Value> {
+                match value {
+                    Value::Text(text) => $parse(&text).ok_or(Value::Text(text)),
+                    other => Err(other),
+                }
+            }
+        }
+    )+};
+}
+pub(super) use from_text;
+
+from_text!(
+    AdStatus => AdStatus::parse,
+    CategoryStatus => CategoryStatus::parse,
+    DealerPackage => DealerPackage::parse,
+    Email => Email::parse,
+    ImageStatus => ImageStatus::parse,
+    Locale => Locale::parse,
+    TransactionStatus => TransactionStatus::parse,
+    UserStatus => UserStatus::parse,
+);
 
 /// One result row: the column names (shared by all rows of a result) and the values.
 #[derive(Debug)]
 pub struct Row {
     columns: Arc<[String]>,
     values: Vec<Value>,
-    /// Where the next [`Row::get`] looks first: code reads columns in the order it selected
-    /// them, so a lookup is one comparison instead of a search.
-    next: AtomicUsize,
+    /// The column [`Row::take`] takes: records read their columns in the order they were
+    /// selected (see [`super::Record`]).
+    next: usize,
 }
 
 impl Row {
@@ -154,29 +192,54 @@ impl Row {
         Row {
             columns,
             values,
-            next: AtomicUsize::new(0),
+            next: 0,
         }
     }
 
-    /// Reads the column `name` as a `T`; a missing column or a wrong type is a decode error,
-    /// which means the query and the code reading it disagree (a bug, not bad input).
+    /// Reads the column `name` as a `T` (a copy: for counts, ids and other small values);
+    /// a missing column or a wrong type is a decode error, which means the query and the
+    /// code reading it disagree (a bug, not bad input).
     pub fn get<T: FromValue>(&self, name: &str) -> Result<T, DbError> {
-        let hint = self.next.load(Ordering::Relaxed);
-        let index = if self.columns.get(hint).is_some_and(|c| c == name) {
-            hint
-        } else {
-            self.columns
-                .iter()
-                .position(|c| c == name)
-                .ok_or_else(|| DbError::Decode(format!("no column `{name}` in the result")))?
-        };
-        self.next.store(index + 1, Ordering::Relaxed);
-        T::from_value(&self.values[index]).ok_or_else(|| {
-            DbError::Decode(format!(
-                "column `{name}` holds {:?}, not a {}",
-                self.values[index],
-                std::any::type_name::<T>()
-            ))
-        })
+        let index = self
+            .columns
+            .iter()
+            .position(|c| c == name)
+            .ok_or_else(|| DbError::Decode(format!("no column `{name}` in the result")))?;
+        T::from_value(self.values[index].clone()).map_err(|value| self.mismatch::<T>(index, value))
+    }
+
+    /// Takes the next column, in the order of the SELECT list, as a `T`.
+    pub fn take<T: FromValue>(&mut self) -> Result<T, DbError> {
+        let index = self.next;
+        let value = self
+            .values
+            .get_mut(index)
+            .map(std::mem::take)
+            .ok_or_else(|| DbError::Decode(format!("the result has no column {index}")))?;
+        self.next += 1;
+        T::from_value(value).map_err(|value| self.mismatch::<T>(index, value))
+    }
+
+    /// Passes over the next `columns` columns (a record read from an earlier row).
+    pub fn skip(&mut self, columns: usize) {
+        self.next += columns;
+    }
+
+    /// Whether the next column is NULL (a LEFT JOIN that found nothing).
+    pub fn next_is_null(&self) -> bool {
+        matches!(self.values.get(self.next), Some(Value::Null))
+    }
+
+    /// Reads a record from the next columns (see [`super::Record`]).
+    pub fn read<R: super::Record>(&mut self) -> Result<R, DbError> {
+        R::read(self)
+    }
+
+    fn mismatch<T>(&self, index: usize, value: Value) -> DbError {
+        DbError::Decode(format!(
+            "column `{}` holds {value:?}, not a {}",
+            self.columns[index],
+            std::any::type_name::<T>()
+        ))
     }
 }

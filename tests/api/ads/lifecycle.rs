@@ -271,7 +271,7 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stored.status, "expired");
+    assert_eq!(stored.status.as_str(), "expired");
     assert_eq!(stored.version, 2, "the ETag changes with it");
 }
 
@@ -288,9 +288,10 @@ async fn the_upkeep_expires_ads_by_itself(app: TestApp) {
             .unwrap()
             .unwrap()
             .status
+            .as_str()
     };
     let state =
-        souk::app::AppState::new(app.config.clone(), app.db.clone(), app.clock.clone()).unwrap();
+        souk::state::AppState::new(app.config.clone(), app.db.clone(), app.clock.clone()).unwrap();
     let upkeep = tokio::spawn(souk::app::sweep_periodically(
         state,
         std::time::Duration::from_millis(10),

@@ -10,9 +10,10 @@ mod sign_in;
 use reqwest::Method;
 use serde_json::Value;
 use souk::accounts::{ClientSpec, UserSpec, create_client, create_user};
-use souk::app::{AppState, prepare_database};
+use souk::app::prepare_database;
 use souk::clock::Clock;
 use souk::config::Config;
+use souk::state::AppState;
 use souk::store::Db;
 
 pub use http::{Call, Http, expect_json, expect_oauth_error};

@@ -134,7 +134,7 @@ async fn revocation_elsewhere_takes_effect_within_five_seconds(app: TestApp) {
         })
         .await
         .unwrap();
-    app.clock.advance(souk::http::auth::CACHE_SECONDS);
+    app.clock.advance(souk::access::CACHE_SECONDS);
     expect_json(app.get_with("/v1/categories", &token).await, 401).await;
 }
 

@@ -77,7 +77,7 @@ impl Serialize for AdJson<'_> {
             "renewPossible",
             &renew_possible(self.status, record.close_date, self.now),
         )?;
-        map.serialize_entry("locale", &record.locale)?;
+        map.serialize_entry("locale", record.locale.as_str())?;
         map.serialize_entry("reserved", &record.reserved)?;
         map.serialize_entry("showOnMap", &record.show_on_map)?;
         map.serialize_entry("priceModel", &stored_json(&record.price_model))?;
@@ -256,7 +256,7 @@ impl Serialize for ImageJson<'_> {
         map.serialize_entry("_links", &ImageLinks(self))?;
         map.serialize_entry("mediaId", &self.image.media_id)?;
         map.serialize_entry("imageId", &self.image.position)?;
-        map.serialize_entry("status", &self.image.status)?;
+        map.serialize_entry("status", self.image.status.as_str())?;
         map.end()
     }
 }

@@ -1,0 +1,327 @@
+//! The taxonomy file (`data/categories.json`, and what `souk categories import` reads): the
+//! category tree in the serde form of `domain::category`, checked completely before anything
+//! is stored. It lives apart from the category types because one of its rules is the
+//! advertisement's: an attribute may not take the key of a member of every ad.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+use super::advertisement::STANDARD_FIELDS;
+use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus, Fees, Leaf};
+use super::locale::Labels;
+
+/// The taxonomy file: L1 categories with their L2 children.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaxonomyFile {
+    categories: Vec<L1Entry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct L1Entry {
+    category_id: i64,
+    labels: Labels,
+    status: CategoryStatus,
+    children: Vec<L2Entry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct L2Entry {
+    category_id: i64,
+    labels: Labels,
+    status: CategoryStatus,
+    fees: Fees,
+    #[serde(default)]
+    attributes: Vec<AttributeDefinition>,
+}
+
+/// Why a taxonomy file was refused: where (a line or a key path) and what.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {problem}")]
+pub struct TaxonomyError {
+    pub location: String,
+    pub problem: String,
+}
+
+fn refuse(location: impl Into<String>, problem: impl Into<String>) -> TaxonomyError {
+    TaxonomyError {
+        location: location.into(),
+        problem: problem.into(),
+    }
+}
+
+/// Parses and checks a taxonomy file; returns the categories in file order (each L1 before
+/// its children).
+pub fn parse_taxonomy(text: &str) -> Result<Vec<Category>, TaxonomyError> {
+    let deserializer = &mut serde_json::Deserializer::from_str(text);
+    let file: TaxonomyFile = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let inner = e.inner();
+        refuse(
+            format!(
+                "line {}, column {}, at `{}`",
+                inner.line(),
+                inner.column(),
+                e.path()
+            ),
+            inner.to_string(),
+        )
+    })?;
+    if file.categories.is_empty() {
+        return Err(refuse("categories", "the file has no categories"));
+    }
+    let mut seen = HashSet::new();
+    let mut categories = Vec::new();
+    for (i, l1) in file.categories.into_iter().enumerate() {
+        let at = format!("categories[{i}]");
+        let l1_id = l1.category_id;
+        check_id(&at, l1_id, &mut seen)?;
+        check_labels(&format!("{at}.labels"), &l1.labels)?;
+        if l1.children.is_empty() {
+            return Err(refuse(
+                format!("{at}.children"),
+                "an L1 category needs children",
+            ));
+        }
+        categories.push(Category {
+            id: l1_id,
+            parent_id: None,
+            status: l1.status,
+            labels: l1.labels,
+            leaf: None,
+        });
+        for (j, l2) in l1.children.into_iter().enumerate() {
+            let at = format!("{at}.children[{j}]");
+            check_id(&at, l2.category_id, &mut seen)?;
+            check_labels(&format!("{at}.labels"), &l2.labels)?;
+            check_fees(&format!("{at}.fees"), &l2.fees)?;
+            let mut keys = HashSet::new();
+            for (k, attribute) in l2.attributes.iter().enumerate() {
+                let at = format!("{at}.attributes[{k}]");
+                check_attribute(&at, attribute)?;
+                if !keys.insert(attribute.key.as_str()) {
+                    return Err(refuse(
+                        format!("{at}.key"),
+                        format!("attribute `{}` is defined twice", attribute.key),
+                    ));
+                }
+            }
+            categories.push(Category {
+                id: l2.category_id,
+                parent_id: Some(l1_id),
+                status: l2.status,
+                labels: l2.labels,
+                leaf: Some(Leaf {
+                    fees: l2.fees,
+                    attributes: l2.attributes,
+                }),
+            });
+        }
+    }
+    Ok(categories)
+}
+
+fn check_id(at: &str, id: i64, seen: &mut HashSet<i64>) -> Result<(), TaxonomyError> {
+    if id <= 0 {
+        return Err(refuse(
+            format!("{at}.categoryId"),
+            "must be a positive integer",
+        ));
+    }
+    if !seen.insert(id) {
+        return Err(refuse(
+            format!("{at}.categoryId"),
+            format!("category {id} appears twice"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_labels(at: &str, labels: &Labels) -> Result<(), TaxonomyError> {
+    for (locale, label) in [
+        ("nl-NL", &labels.nl_nl),
+        ("nl-BE", &labels.nl_be),
+        ("fr-BE", &labels.fr_be),
+    ] {
+        if label.trim().is_empty() {
+            return Err(refuse(
+                format!("{at}.{locale}"),
+                "a label must not be empty",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_fees(at: &str, fees: &Fees) -> Result<(), TaxonomyError> {
+    if fees.insertion_fee < 0 {
+        return Err(refuse(format!("{at}.insertionFee"), "must not be negative"));
+    }
+    if fees.running_days <= 0 {
+        return Err(refuse(format!("{at}.runningDays"), "must be at least 1"));
+    }
+    for (i, s) in fees.running_subscriptions.iter().enumerate() {
+        if s.duration_days <= 0 {
+            return Err(refuse(
+                format!("{at}.runningSubscriptions[{i}].durationDays"),
+                "must be at least 1",
+            ));
+        }
+        if s.fee < 0 {
+            return Err(refuse(
+                format!("{at}.runningSubscriptions[{i}].fee"),
+                "must not be negative",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyError> {
+    let key_ok = a.key.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && a.key.chars().all(|c| c.is_ascii_alphanumeric());
+    if !key_ok {
+        return Err(refuse(
+            format!("{at}.key"),
+            format!("`{}` is not a lowerCamelCase ASCII key", a.key),
+        ));
+    }
+    // Attributes are members of the ad itself (flat, as in the original): one named like a
+    // member of every ad would put its key twice in the ad's body.
+    if STANDARD_FIELDS.contains(&a.key.as_str()) {
+        return Err(refuse(
+            format!("{at}.key"),
+            format!(
+                "`{}` is a member of every advertisement and cannot be an attribute",
+                a.key
+            ),
+        ));
+    }
+    check_labels(&format!("{at}.labels"), &a.labels)?;
+    let numeric = matches!(a.kind, AttributeType::Number | AttributeType::Double);
+    match a.kind {
+        AttributeType::List if a.options.len() < 2 => {
+            return Err(refuse(
+                format!("{at}.options"),
+                "a LIST attribute needs at least two options",
+            ));
+        }
+        AttributeType::List => {}
+        _ if !a.options.is_empty() => {
+            return Err(refuse(
+                format!("{at}.options"),
+                "only LIST attributes have options",
+            ));
+        }
+        _ => {}
+    }
+    let mut option_keys = HashSet::new();
+    for (i, option) in a.options.iter().enumerate() {
+        if option.key.is_empty() || !option_keys.insert(option.key.as_str()) {
+            return Err(refuse(
+                format!("{at}.options[{i}].key"),
+                format!("option key `{}` is empty or repeated", option.key),
+            ));
+        }
+        check_labels(&format!("{at}.options[{i}].labels"), &option.labels)?;
+    }
+    if !numeric && (a.min_value.is_some() || a.max_value.is_some()) {
+        return Err(refuse(
+            format!("{at}.minValue"),
+            "only NUMBER and DOUBLE attributes have bounds",
+        ));
+    }
+    if let (Some(min), Some(max)) = (a.min_value, a.max_value)
+        && min > max
+    {
+        return Err(refuse(
+            format!("{at}.maxValue"),
+            "must not be below minValue",
+        ));
+    }
+    if a.kind == AttributeType::Number {
+        for (name, bound) in [("minValue", a.min_value), ("maxValue", a.max_value)] {
+            if bound.is_some_and(|b| b.fract() != 0.0) {
+                return Err(refuse(
+                    format!("{at}.{name}"),
+                    "a NUMBER attribute has integer bounds",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"{"categories": [{"categoryId": 1,
+        "labels": {"nl-NL": "Auto's", "nl-BE": "Auto's", "fr-BE": "Voitures"},
+        "status": "open",
+        "children": [{"categoryId": 101,
+            "labels": {"nl-NL": "Volvo", "nl-BE": "Volvo", "fr-BE": "Volvo"},
+            "status": "open",
+            "fees": {"insertionFee": 0, "runningDays": 56, "runningSubscriptions": []},
+            "attributes": [{"key": "mileage", "type": "NUMBER",
+                "labels": {"nl-NL": "Km-stand", "nl-BE": "Km-stand", "fr-BE": "Kilométrage"},
+                "minValue": 0, "maxValue": 2000000, "unit": "km", "units": ["km"]}]}]}]}"#;
+
+    #[test]
+    fn parses_a_small_taxonomy() {
+        let categories = parse_taxonomy(SMALL).unwrap();
+        assert_eq!(categories.len(), 2);
+        assert_eq!(categories[1].parent_id, Some(1));
+        let leaf = categories[1].leaf.as_ref().unwrap();
+        assert_eq!(leaf.fees.running_days, 56);
+        assert!(leaf.attributes[0].writable, "writable defaults to true");
+    }
+
+    #[test]
+    fn names_the_line_of_a_syntax_error() {
+        let err = parse_taxonomy("{\"categories\": [\n  {\"categoryId\": 1,,}]}").unwrap_err();
+        assert!(err.location.starts_with("line 2"), "{err}");
+    }
+
+    #[test]
+    fn names_the_key_of_a_wrong_value() {
+        let text = SMALL.replace("\"NUMBER\"", "\"INTEGER\"");
+        let err = parse_taxonomy(&text).unwrap_err();
+        assert!(
+            err.location
+                .contains("categories[0].children[0].attributes[0].type"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn refuses_semantic_errors() {
+        let refused = |from: &str, to: &str| parse_taxonomy(&SMALL.replace(from, to)).unwrap_err();
+        let twice = refused("\"categoryId\": 101", "\"categoryId\": 1");
+        assert!(twice.problem.contains("twice"));
+        let bounds = refused("\"minValue\": 0", "\"minValue\": 3000000");
+        assert_eq!(
+            bounds.location,
+            "categories[0].children[0].attributes[0].maxValue"
+        );
+        let shadowing = refused("\"key\": \"mileage\"", "\"key\": \"status\"");
+        assert!(shadowing.problem.contains("member of every advertisement"));
+        let empty = refused("\"fr-BE\": \"Voitures\"", "\"fr-BE\": \" \"");
+        assert_eq!(empty.location, "categories[0].labels.fr-BE");
+    }
+
+    #[test]
+    fn the_shipped_taxonomy_is_valid() {
+        let text = include_str!("../../data/categories.json");
+        let categories = parse_taxonomy(text).unwrap();
+        let l1 = categories.iter().filter(|c| c.parent_id.is_none()).count();
+        assert!(l1 >= 15, "{l1} L1 categories");
+        assert!(
+            categories.len() - l1 >= 100,
+            "{} L2 categories",
+            categories.len() - l1
+        );
+    }
+}

@@ -1,0 +1,345 @@
+//! `/v1/advertisements`: create, read, replace, patch, delete, the seller's list, and a
+//! user's online ads. Each handler runs one use case of `usecase::advertisements`;
+//! `json` writes the answers.
+
+mod json;
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::access::Caller;
+use crate::domain::advertisement::{ItemId, listed_statuses};
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::Text;
+use crate::error::{ApiError, ErrorCode};
+use crate::hal::{Embedded, Hal, Page, Rel, Resource};
+use crate::oauth::scope::Scope;
+use crate::state::AppState;
+use crate::store::ads::AdRecord;
+use crate::usecase::advertisements::{self, AdPage, Edit, Reader};
+
+use super::api::{Api, Operation, delete, get, patch, post, put};
+use super::auth::{UserWith, need};
+use super::extract::{Context, ItemPath, JsonBody, PatchBody, UserPath, parse_page};
+use super::render::{Json, etag_matches_strong};
+use json::{AdJson, AdPageJson};
+
+/// What the `status` filter takes: nothing, or statuses but `deleted`, comma-separated,
+/// each trimmed of whitespace.
+fn status_filter_pattern() -> String {
+    // `str::trim`'s whitespace spelled out: JSON Schema's `\s` is ECMAScript's, which differs.
+    let space = r"[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*";
+    let status = "(draft|online|paused|expired|closed|rejected)";
+    format!("^$|^{space}{status}{space}(,{space}{status}{space})*$")
+}
+
+pub fn routes(api: Api) -> Api {
+    use ErrorCode::*;
+    let ads = |operation: Operation| operation.tag("Advertisements").authenticated();
+    let one_ad = |operation: Operation| ads(operation).item_param();
+    let change = |operation: Operation| {
+        one_ad(operation)
+            .ok(200, "The advertisement", "Advertisement")
+            .json_body()
+            .errors(&[
+                Unauthorized,
+                AdvertisementNotFound,
+                ConflictingState,
+                PreconditionFailed,
+            ])
+    };
+    let page =
+        |operation: Operation| operation.ok(200, "A page of advertisements", "AdvertisementList");
+    api.resource(
+        ads(post("/advertisements", "createAdvertisement"))
+            .summary("Place an advertisement (user token, scope `write`, confirmed user)")
+            .description("Minimal body: `{title, description, categoryId, location: {postcode}, priceModel: {modelType: \"fixed\", askingPrice}}` plus the category's mandatory attributes, as flat members or as `attributes: [{key, value}]`. Without `status` the ad goes online; `\"status\": \"draft\"` keeps it a draft. Every problem comes back at once as field errors.")
+            .body("application/json", "AdvertisementContent")
+            .ok(201, "The advertisement (Location: its address)", "Advertisement")
+            .json_body()
+            .errors(&[Unauthorized, UserNotConfirmed]),
+        create,
+    )
+    .resource(
+        page(ads(get("/advertisements", "listOwnAdvertisements"))
+            .summary("The calling user's own advertisements, newest first")
+            .description("Every status but deleted; `status` filters (comma-separated; an unknown status or `deleted` is 400 `validation-failure` on `status`). `offset` (default 0) and `limit` (default 30, at most 100). A client token is 403.")
+            .query_param("status", json!({"type": "string", "pattern": status_filter_pattern()}), "Comma-separated statuses.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
+            .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 30."))
+            .errors(&[ValidationFailure, PaginationInvalid, Unauthorized]),
+        list_own,
+    )
+    .resource(
+        one_ad(get("/advertisements/{itemId}", "getAdvertisement"))
+            .summary("One advertisement (online ones to anyone, others to the seller)")
+            .ok(200, "The advertisement", "Advertisement")
+            .ok_empty(304, "Not modified since the ETag in If-None-Match")
+            .errors(&[ValidationFailure, AdvertisementNotFound]),
+        one,
+    )
+    .resource(
+        change(put("/advertisements/{itemId}", "replaceAdvertisement"))
+            .summary("Replace the writable fields (the seller, scope `write`)")
+            .description("Read-only fields in the body are ignored, so a client may send back what it read. `status` changes the state where the lifecycle allows it (else 409 `conflicting-state`). `If-Match` with the ETag: 412 on a mismatch. Answers 200 with the representation.")
+            .body("application/json", "AdvertisementContent"),
+        change_ad::<JsonBody<Map<String, Value>>>,
+    )
+    .resource(
+        change(patch("/advertisements/{itemId}", "patchAdvertisement"))
+            .summary("Change an advertisement with a JSON Patch (RFC 6902)")
+            .description("`Content-Type: application/json-patch+json`; the patch applies to the representation (`replace` of an absent member acts as `add`). Then as PUT. Answers 200 with the representation.")
+            .body("application/json-patch+json", "JsonPatch"),
+        change_ad::<PatchBody>,
+    )
+    .resource(
+        one_ad(delete("/advertisements/{itemId}", "deleteAdvertisement"))
+            .summary("Delete an advertisement (204; idempotent)")
+            .ok_empty(204, "Deleted (or already deleted)")
+            .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, PreconditionFailed]),
+        remove,
+    )
+    .resource(
+        page(ads(get("/users/{userId}/advertisements", "listUserAdvertisements"))
+            .summary("The online advertisements of a user")
+            .description("`limit` at most 100 (default 100) and `offset` a multiple of `limit`, else 400 `pagination-invalid`.")
+            .path_param("userId", "The user id.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "A multiple of limit.")
+            .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 100."))
+            .errors(&[ValidationFailure, PaginationInvalid, UserNotFound]),
+        list_of_user,
+    )
+}
+
+/// The ETag: the version, and the state at `now` (expiry changes it without a write).
+fn tag(record: &AdRecord, now: i64) -> String {
+    format!(
+        "{}-{}-{}",
+        record.number,
+        record.version,
+        record.status_at(now).as_str()
+    )
+}
+
+/// Whether the request's `If-Match` (if any) accepts the ad as it is at `now`.
+fn if_match(headers: &HeaderMap, now: i64) -> impl FnOnce(&AdRecord) -> bool + Send + 'static {
+    let wanted = headers
+        .get(header::IF_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    move |record| {
+        wanted
+            .is_none_or(|wanted| etag_matches_strong(&wanted, &format!("\"{}\"", tag(record, now))))
+    }
+}
+
+fn respond(
+    state: &AppState,
+    hal: &Hal,
+    record: &AdRecord,
+    for_seller: bool,
+    created: bool,
+) -> Json {
+    let now = state.clock.now();
+    let body = AdJson::new(hal, record, now, for_seller);
+    let json = if created {
+        let location = hal.path(&format!(
+            "/advertisements/{}",
+            ItemId::from_number(record.number)
+        ));
+        Json::created(location, body)
+    } else {
+        Json::ok(body)
+    };
+    json.with_version_tag(&tag(record, now))
+}
+
+async fn create(
+    Context { state, hal }: Context,
+    UserWith(seller, _): UserWith<need::Write>,
+    body: Result<JsonBody<Map<String, Value>>, ApiError>,
+) -> Result<Json, ApiError> {
+    let body = body.map(|JsonBody(body)| body);
+    let (region, now) = (state.config.region, state.clock.now());
+    let placed = state
+        .db
+        .write(move |conn| Box::pin(advertisements::place(conn, seller, body, region, now)))
+        .await?;
+    Ok(respond(&state, &hal, &placed.record, true, true))
+}
+
+async fn one(
+    Context { state, hal }: Context,
+    caller: Caller,
+    ItemPath(item): ItemPath,
+) -> Result<Json, ApiError> {
+    let reader = Reader {
+        user: caller.user_id,
+        private: caller.scopes.contains(Scope::Read),
+    };
+    let now = state.clock.now();
+    let shown = state
+        .db
+        .read(move |conn| Box::pin(advertisements::read(conn, item, reader, now)))
+        .await?;
+    if shown.is_view {
+        state.views.record(shown.record.number);
+    }
+    Ok(respond(&state, &hal, &shown.record, shown.in_full, false))
+}
+
+/// A PUT (`JsonBody`) or a PATCH (`PatchBody`); the body's problems count only once the
+/// caller is known to be the seller (see `usecase::Error::Request`).
+async fn change_ad<B: Into<Edit>>(
+    Context { state, hal }: Context,
+    UserWith(seller, _): UserWith<need::Write>,
+    ItemPath(item): ItemPath,
+    headers: HeaderMap,
+    body: Result<B, ApiError>,
+) -> Result<Json, ApiError> {
+    let edit = body.map(Into::into);
+    let (region, now) = (state.config.region, state.clock.now());
+    let precondition = if_match(&headers, now);
+    let changed = state
+        .db
+        .write(move |conn| {
+            Box::pin(advertisements::change(
+                conn,
+                seller,
+                item,
+                edit,
+                precondition,
+                region,
+                now,
+            ))
+        })
+        .await?;
+    Ok(respond(&state, &hal, &changed.record, true, false))
+}
+
+impl From<JsonBody<Map<String, Value>>> for Edit {
+    fn from(JsonBody(body): JsonBody<Map<String, Value>>) -> Edit {
+        Edit::Replace(body)
+    }
+}
+
+impl From<PatchBody> for Edit {
+    fn from(PatchBody(patch): PatchBody) -> Edit {
+        Edit::Patch(patch)
+    }
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    UserWith(seller, _): UserWith<need::Write>,
+    ItemPath(item): ItemPath,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let now = state.clock.now();
+    let precondition = if_match(&headers, now);
+    state
+        .db
+        .write(move |conn| {
+            Box::pin(advertisements::delete(
+                conn,
+                seller,
+                item,
+                precondition,
+                now,
+            ))
+        })
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    offset: Option<String>,
+    limit: Option<String>,
+}
+
+fn page_json(hal: &Hal, path: &str, ads: &AdPage, page: Page, now: i64, for_seller: bool) -> Json {
+    let items = ads
+        .records
+        .iter()
+        .map(|r| AdJson::new(hal, r, now, for_seller))
+        .collect();
+    Json::ok(AdPageJson {
+        links: hal
+            .links(path, Resource::AdvertisementList)
+            .pagination(path, page, ads.total as u64)
+            .build(),
+        embedded: Embedded::new(hal.rel(Rel::Advertisement), items),
+        total_count: ads.total,
+        offset: page.offset,
+        limit: page.limit,
+    })
+}
+
+async fn list_own(
+    Context { state, hal }: Context,
+    UserWith(seller, _): UserWith<need::Read>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json, ApiError> {
+    let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
+    let statuses =
+        listed_statuses(query.status.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
+    let now = state.clock.now();
+    let ads = state
+        .db
+        .read(move |conn| {
+            Box::pin(async move {
+                advertisements::sellers_ads(conn, seller, &statuses, page.bounds(), now).await
+            })
+        })
+        .await?;
+    Ok(page_json(
+        &hal,
+        &hal.path("/advertisements"),
+        &ads,
+        page,
+        now,
+        true,
+    ))
+}
+
+async fn list_of_user(
+    Context { state, hal }: Context,
+    UserPath(user): UserPath,
+    Query(query): Query<ListQuery>,
+) -> Result<Json, ApiError> {
+    let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 100, 100)?;
+    if page.offset % page.limit != 0 {
+        let mut error = ApiError::new(ErrorCode::PaginationInvalid);
+        error.details = vec![
+            FieldError::new(
+                "offset",
+                "not-a-multiple-of-limit",
+                Text::new(
+                    "moet een veelvoud van limit zijn",
+                    "doit être un multiple de limit",
+                ),
+            )
+            .with_value(page.offset),
+        ];
+        return Err(error);
+    }
+    let now = state.clock.now();
+    let ads = state
+        .db
+        .read(move |conn| {
+            Box::pin(advertisements::online_ads_of(
+                conn,
+                user,
+                page.bounds(),
+                now,
+            ))
+        })
+        .await?;
+    let path = hal.path(&format!("/users/{user}/advertisements"));
+    Ok(page_json(&hal, &path, &ads, page, now, false))
+}

@@ -1,0 +1,65 @@
+//! The application's state: what the server shares between requests and its background
+//! upkeep. Nothing of HTTP lives here (the router keeps its own, see `http::router`).
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::access::TokenCache;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::hal::Hal;
+use crate::mail::Mailer;
+use crate::metrics::Metrics;
+use crate::statistics::ViewCounter;
+use crate::store::Db;
+
+/// Everything a request handler may need. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
+    pub config: Config,
+    pub db: Db,
+    pub clock: Clock,
+    pub metrics: Metrics,
+    pub mailer: Mailer,
+    /// Views of ads not yet written (see `statistics`).
+    pub views: ViewCounter,
+    /// Recent access token lookups (see `access`).
+    pub tokens: TokenCache,
+    /// The names every representation's links use (see [`AppState::hal`]).
+    hal: Hal,
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(config: Config, db: Db, clock: Clock) -> anyhow::Result<AppState> {
+        let hal = Hal::new(&config.curie_prefix, &config.base_url, "v1");
+        let mailer = Mailer::new(
+            config.smtp_url.as_deref(),
+            &config.mail_from,
+            &config.data_dir,
+        )?;
+        Ok(AppState(Arc::new(Shared {
+            mailer,
+            config,
+            db,
+            clock,
+            metrics: Metrics::default(),
+            tokens: TokenCache::default(),
+            views: ViewCounter::default(),
+            hal,
+        })))
+    }
+
+    /// The HAL context of a request under `/v1` or `/v2`.
+    pub fn hal(&self, version: &'static str) -> Hal {
+        self.hal.with_version(version)
+    }
+}

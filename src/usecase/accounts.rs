@@ -1,0 +1,229 @@
+//! Accounts: users who register (through the API, or made by an operator), confirm their
+//! address and change it, and the brands they sell; and the clients (applications) an
+//! operator registers.
+//!
+//! Passwords are hashed by the caller before the write (argon2 takes a while, and a write
+//! on SQLite runs on the one writer thread); mails go out after the commit.
+
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::Locale;
+use crate::domain::user::{Account, Email, UserStatus, check_brands, email_in_use};
+use crate::oauth::scope::Scopes;
+use crate::oauth::secret;
+use crate::store::oauth::{self as oauth_store, Client, ConfirmationPurpose, EmailConfirmation};
+use crate::store::users::{self, NewUser, User};
+use crate::store::{Conn, DbError};
+
+use super::{Conflict, Error, Thing};
+
+/// A confirmation link is valid for a week.
+pub const CONFIRMATION_SECONDS: i64 = 7 * 86_400;
+
+/// How an account comes to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Registration {
+    /// Through the API: unconfirmed until its owner follows the link mailed to them.
+    SelfService,
+    /// By an operator (the command line, the sandbox demo), who vouches for the address:
+    /// confirmed at once.
+    ByOperator,
+}
+
+/// A new user, and the confirmation link to mail them (self-service only; stored as its
+/// hash, so this is the one chance to send it).
+#[derive(Debug)]
+pub struct Registered {
+    pub user: User,
+    pub link: Option<String>,
+}
+
+/// Creates the user of a checked account; `password_hash` is empty when the owner chooses a
+/// password on confirming. A taken address is the field error `email-in-use`.
+pub async fn register(
+    conn: &mut dyn Conn,
+    account: &Account,
+    password_hash: &str,
+    locale: Locale,
+    registration: Registration,
+    now: i64,
+) -> Result<Registered, Error> {
+    let status = match registration {
+        Registration::SelfService => UserStatus::Unconfirmed,
+        Registration::ByOperator => UserStatus::Confirmed,
+    };
+    let new_user = NewUser {
+        email: &account.email,
+        password_hash,
+        name: &account.name,
+        postcode: account.postcode.as_deref(),
+        phone_number: account.phone_number.as_deref(),
+        locale,
+        status,
+    };
+    let id = match users::insert(conn, &new_user, now).await {
+        Err(DbError::UniqueViolation(_)) => {
+            return Err(email_in_use("email", &account.email).into());
+        }
+        other => other?,
+    };
+    let link = match registration {
+        Registration::SelfService => {
+            let confirmation = EmailConfirmation {
+                user_id: id,
+                purpose: ConfirmationPurpose::Account,
+                new_email: None,
+            };
+            Some(new_link(conn, &confirmation, now).await?)
+        }
+        Registration::ByOperator => None,
+    };
+    let user = users::get(conn, id).await?.ok_or(DbError::NotFound)?;
+    Ok(Registered { user, link })
+}
+
+/// Asks to change `user`'s address to `email`; returns the link to mail to that address,
+/// which makes the change. An address another account has is `email-in-use`.
+pub async fn request_email_change(
+    conn: &mut dyn Conn,
+    user: i64,
+    email: &Email,
+    now: i64,
+) -> Result<String, Error> {
+    if users::by_email(conn, email).await?.is_some() {
+        return Err(email_in_use("newEmail", email).into());
+    }
+    let confirmation = EmailConfirmation {
+        user_id: user,
+        purpose: ConfirmationPurpose::EmailChange,
+        new_email: Some(email.clone()),
+    };
+    Ok(new_link(conn, &confirmation, now).await?)
+}
+
+/// What a followed link confirmed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmed {
+    /// A new account (with the password its owner chose, if it had none).
+    Account { user_id: i64 },
+    /// A new address of an account.
+    Email { user_id: i64 },
+}
+
+/// Confirms what the link with `link_hash` stands for, once; `None` for a link that is
+/// unknown, used or expired. `password_hash` is the password the owner chose on the page,
+/// taken only by an account without one. If another account took a new address meanwhile,
+/// nothing changes and the link stays usable.
+pub async fn confirm(
+    conn: &mut dyn Conn,
+    link_hash: &str,
+    password_hash: Option<String>,
+    now: i64,
+) -> Result<Option<Confirmed>, Error> {
+    let Some(confirmation) = oauth_store::take_confirmation(conn, link_hash, now).await? else {
+        return Ok(None);
+    };
+    let user_id = confirmation.user_id;
+    match confirmation.new_email {
+        Some(email) => match users::set_email(conn, user_id, &email).await {
+            Err(DbError::UniqueViolation(_)) => Err(Error::Conflict(Conflict::EmailTaken)),
+            other => {
+                other?;
+                Ok(Some(Confirmed::Email { user_id }))
+            }
+        },
+        None => {
+            if let Some(password_hash) = password_hash {
+                let user = users::get(conn, user_id).await?;
+                if user.is_some_and(|u| u.password_hash.is_empty()) {
+                    users::set_password(conn, user_id, &password_hash).await?;
+                }
+            }
+            users::confirm(conn, user_id, now).await?;
+            Ok(Some(Confirmed::Account { user_id }))
+        }
+    }
+}
+
+/// Whether the link confirms an account whose owner has yet to choose a password.
+pub async fn link_wants_password(conn: &mut dyn Conn, link_hash: &str) -> Result<bool, Error> {
+    Ok(oauth_store::confirmation_wants_password(conn, link_hash).await?)
+}
+
+/// The brands `user` sells, in order.
+pub async fn brands(conn: &mut dyn Conn, user: i64) -> Result<Vec<String>, Error> {
+    if users::get(conn, user).await?.is_none() {
+        return Err(Error::NotFound(Thing::User));
+    }
+    Ok(users::brands(conn, user).await?)
+}
+
+/// Replaces the brands `user` sells (`domain::user::check_brands`); returns them as stored.
+pub async fn set_brands(
+    conn: &mut dyn Conn,
+    user: i64,
+    brands: Option<Vec<String>>,
+) -> Result<Vec<String>, Error> {
+    let brands = check_brands(&brands.ok_or_else(|| FieldError::missing("brands"))?)?;
+    users::set_brands(conn, user, &brands).await?;
+    Ok(brands)
+}
+
+/// A client an operator registers, checked (`accounts::create_client`).
+#[derive(Clone, Debug)]
+pub struct NewClient {
+    pub name: String,
+    pub redirect_uris: Vec<String>,
+    pub scopes: Scopes,
+    pub default_scopes: Scopes,
+    pub grants: Vec<String>,
+    /// No secret (PKCE required).
+    pub public: bool,
+}
+
+/// A registered client: its id and, for a confidential client, its secret, which is shown
+/// this once and stored only as its hash.
+#[derive(Debug)]
+pub struct RegisteredClient {
+    pub id: String,
+    pub secret: Option<String>,
+}
+
+pub async fn register_client(
+    conn: &mut dyn Conn,
+    client: NewClient,
+    now: i64,
+) -> Result<RegisteredClient, Error> {
+    let id = secret::new_client_id();
+    let client_secret = (!client.public).then(secret::new_token);
+    let stored = Client {
+        id: id.clone(),
+        name: client.name,
+        secret_hash: client_secret.as_deref().map(secret::hash),
+        redirect_uris: client.redirect_uris,
+        scopes: client.scopes.to_string(),
+        default_scopes: client.default_scopes.to_string(),
+        grants: client.grants,
+    };
+    oauth_store::insert_client(conn, &stored, now).await?;
+    Ok(RegisteredClient {
+        id,
+        secret: client_secret,
+    })
+}
+
+/// Stores a new confirmation link; returns it (only its hash is kept).
+async fn new_link(
+    conn: &mut dyn Conn,
+    confirmation: &EmailConfirmation,
+    now: i64,
+) -> Result<String, DbError> {
+    let link = secret::new_token();
+    oauth_store::insert_confirmation(
+        conn,
+        &secret::hash(&link),
+        confirmation,
+        now + CONFIRMATION_SECONDS,
+    )
+    .await?;
+    Ok(link)
+}

@@ -1,0 +1,385 @@
+//! Advertisements: placing, changing (a replacement or a JSON Patch), deleting and reading
+//! one, and the lists of a seller's own ads and of a user's online ads.
+
+use serde_json::{Map, Value, json};
+
+use crate::domain::advertisement::{
+    Actor, AdContent, AdStatus, Dates, ItemId, READ_ONLY_FIELDS, Stored, category_closed,
+    check_content, may_transition, named_category, new_ad_status, publishes, requested_status,
+};
+use crate::domain::category::CategoryStatus;
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::{Locale, Text};
+use crate::store::ads::{self, AdRecord, AdWrite, NewAd};
+use crate::store::users::User;
+use crate::store::{Conn, categories, users};
+
+use super::{Conflict, Error, Thing};
+
+/// How long ads run in a category that does not say (none: every leaf says).
+const DEFAULT_RUNNING_DAYS: i64 = 28;
+
+/// A new ad, as stored.
+#[derive(Debug)]
+pub struct Placed {
+    pub record: AdRecord,
+}
+
+/// Places an ad for `seller` from the body a client sent (`body`: see [`Error::Request`]):
+/// online unless it asks to be a draft, in an open leaf category.
+pub async fn place<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    body: Result<Map<String, Value>, R>,
+    region: Locale,
+    now: i64,
+) -> Result<Placed, Error<R>> {
+    let Some(user) = users::get(conn, seller).await?.filter(User::is_confirmed) else {
+        return Err(Error::NotConfirmed);
+    };
+    let body = body.map_err(Error::Request)?;
+    let status = new_ad_status(requested_status(&body)?)?;
+    let checked = checked_content(conn, &body, region, None).await?;
+    let dates = match status {
+        AdStatus::Online => Dates::published(now, checked.running_days),
+        _ => Dates::default(),
+    };
+    let ad = NewAd {
+        seller_id: seller,
+        content: AdWrite::from_content(&checked.content),
+        status,
+        dates,
+    };
+    let number = ads::insert(conn, &ad, now).await?;
+    // Everything a read would find is at hand: no round trip to read it back.
+    let record = ads::inserted(number, &user, checked.parent_category_id, ad);
+    Ok(Placed { record })
+}
+
+/// What a seller asks to change.
+pub enum Edit {
+    /// The writable members, as PUT sends them (read-only members are ignored).
+    Replace(Map<String, Value>),
+    /// An RFC 6902 JSON Patch of the writable members.
+    Patch(json_patch::Patch),
+}
+
+/// A changed ad: as stored now, and the state it was in before.
+#[derive(Debug)]
+pub struct Changed {
+    pub record: AdRecord,
+    pub from: AdStatus,
+}
+
+/// Changes `seller`'s ad `item` if `precondition` accepts the ad as it is (HTTP's
+/// `If-Match`): its content, checked against its category, and its state where the
+/// lifecycle allows. A write that raced this one is [`Error::Changed`], never lost.
+pub async fn change<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    edit: Result<Edit, R>,
+    precondition: impl FnOnce(&AdRecord) -> bool + Send,
+    region: Locale,
+    now: i64,
+) -> Result<Changed, Error<R>> {
+    let record = own_ad(conn, seller, item, now).await?;
+    if record.status_at(now) == AdStatus::Deleted {
+        return Err(Error::NotFound(Thing::Advertisement));
+    }
+    if !precondition(&record) {
+        return Err(Error::Changed);
+    }
+    let body = match edit.map_err(Error::Request)? {
+        Edit::Replace(body) => body,
+        Edit::Patch(patch) => patched(&record, &patch, now)?,
+    };
+    let body: Map<String, Value> = body
+        .into_iter()
+        .filter(|(key, _)| !READ_ONLY_FIELDS.contains(&key.as_str()))
+        .collect();
+    let current = record.status_at(now);
+    let wanted = requested_status(&body)?.unwrap_or(current);
+    if !may_transition(current, wanted, Actor::Seller) {
+        return Err(Error::Conflict(Conflict::Transition {
+            from: current,
+            to: wanted,
+        }));
+    }
+    let attributes = match serde_json::from_str::<Value>(&record.attributes) {
+        Ok(Value::Object(attributes)) => attributes,
+        _ => Map::new(),
+    };
+    let stored = Stored {
+        category_id: record.category_id,
+        attributes: &attributes,
+    };
+    let checked = checked_content(conn, &body, region, Some(stored)).await?;
+    let publishing = publishes(current, wanted);
+    if publishing && !checked.category_open {
+        // Publishing places the ad: a closed category takes no new ones.
+        return Err(category_closed().into());
+    }
+    let dates = if publishing {
+        Dates::published(now, checked.running_days)
+    } else {
+        record.dates()
+    };
+    let write = AdWrite::from_content(&checked.content);
+    if !ads::update(conn, &record, &write, wanted, dates, now).await? {
+        return Err(Error::Changed);
+    }
+    // Everything a read would find is at hand: no round trip to read it back.
+    let record = ads::updated(record, checked.parent_category_id, write, wanted, dates);
+    Ok(Changed {
+        record,
+        from: current,
+    })
+}
+
+/// What a deletion did.
+#[derive(Debug)]
+pub enum Deleted {
+    /// The ad, as it was before.
+    Now(Box<AdRecord>),
+    /// It was deleted before (deleting is idempotent).
+    Already,
+}
+
+/// Deletes `seller`'s ad `item` if `precondition` accepts it as it is.
+pub async fn delete(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    precondition: impl FnOnce(&AdRecord) -> bool + Send,
+    now: i64,
+) -> Result<Deleted, Error> {
+    let record = own_ad(conn, seller, item, now).await?;
+    if record.status_at(now) == AdStatus::Deleted {
+        return Ok(Deleted::Already);
+    }
+    if !precondition(&record) {
+        return Err(Error::Changed);
+    }
+    if !ads::set_status(conn, &record, AdStatus::Deleted, None, now).await? {
+        return Err(Error::Changed);
+    }
+    Ok(Deleted::Now(Box::new(record)))
+}
+
+/// Who reads an ad: the user of a user token (none for a client token), and whether the
+/// token may read a user's private fields (scope `read`).
+#[derive(Clone, Copy, Debug)]
+pub struct Reader {
+    pub user: Option<i64>,
+    pub private: bool,
+}
+
+/// An ad as a reader may see it.
+#[derive(Debug)]
+pub struct Shown {
+    pub record: AdRecord,
+    /// The seller, with `read`: every state, and what only the seller sees.
+    pub in_full: bool,
+    /// Read by someone other than its seller: a view to count.
+    pub is_view: bool,
+}
+
+/// Reads an ad: online ones to anyone, the others to their seller only (with `read`, as
+/// every private field); a deleted ad to no one.
+pub async fn read(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    reader: Reader,
+    now: i64,
+) -> Result<Shown, Error> {
+    let record = ads::get(conn, item.number())
+        .await?
+        .ok_or(Error::NotFound(Thing::Advertisement))?;
+    let by_seller = reader.user == Some(record.seller_id);
+    let in_full = by_seller && reader.private;
+    let status = record.status_at(now);
+    if status == AdStatus::Deleted || (status != AdStatus::Online && !in_full) {
+        return Err(Error::NotFound(Thing::Advertisement));
+    }
+    Ok(Shown {
+        record,
+        in_full,
+        is_view: !by_seller,
+    })
+}
+
+/// A page of ads and how many there are in all.
+#[derive(Debug)]
+pub struct AdPage {
+    pub records: Vec<AdRecord>,
+    pub total: i64,
+}
+
+/// A seller's own ads in `statuses` (see `domain::advertisement::listed_statuses`), newest
+/// first.
+pub async fn sellers_ads(
+    conn: &mut dyn Conn,
+    seller: i64,
+    statuses: &[AdStatus],
+    (offset, limit): (i64, i64),
+    now: i64,
+) -> Result<AdPage, Error> {
+    let (records, total) = ads::by_seller(conn, seller, statuses, now, offset, limit).await?;
+    Ok(AdPage { records, total })
+}
+
+/// The online ads of a user, newest first.
+pub async fn online_ads_of(
+    conn: &mut dyn Conn,
+    user: i64,
+    (offset, limit): (i64, i64),
+    now: i64,
+) -> Result<AdPage, Error> {
+    if users::get(conn, user).await?.is_none() {
+        return Err(Error::NotFound(Thing::User));
+    }
+    let (records, total) =
+        ads::by_seller(conn, user, &[AdStatus::Online], now, offset, limit).await?;
+    Ok(AdPage { records, total })
+}
+
+/// The ad `item`, unless it does not exist or is deleted.
+pub(super) async fn existing<R>(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    now: i64,
+) -> Result<AdRecord, Error<R>> {
+    ads::get(conn, item.number())
+        .await?
+        .filter(|ad| ad.status_at(now) != AdStatus::Deleted)
+        .ok_or(Error::NotFound(Thing::Advertisement))
+}
+
+/// What a caller without a part in someone else's ad gets: [`Error::Forbidden`] for an
+/// online ad, which anyone may know of, and [`Error::NotFound`] for any other, so that the
+/// existence of a draft or a paused ad does not leak (docs/LIFECYCLE.md).
+pub(super) fn outsider<R>(record: &AdRecord, now: i64) -> Error<R> {
+    if record.status_at(now) == AdStatus::Online {
+        Error::Forbidden
+    } else {
+        Error::NotFound(Thing::Advertisement)
+    }
+}
+
+/// The ad `item` of `seller`, deleted or not; someone else's ad is what an [`outsider`]
+/// gets.
+async fn own_ad<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    now: i64,
+) -> Result<AdRecord, Error<R>> {
+    let record = ads::get(conn, item.number())
+        .await?
+        .ok_or(Error::NotFound(Thing::Advertisement))?;
+    if record.seller_id != seller {
+        return Err(outsider(&record, now));
+    }
+    Ok(record)
+}
+
+/// Content checked against its category, and what the category says about it.
+struct Checked {
+    content: AdContent,
+    running_days: i64,
+    parent_category_id: Option<i64>,
+    category_open: bool,
+}
+
+/// Checks content against its category, read in the same transaction; `stored` is what an
+/// update starts from.
+async fn checked_content<R>(
+    conn: &mut dyn Conn,
+    body: &Map<String, Value>,
+    region: Locale,
+    stored: Option<Stored<'_>>,
+) -> Result<Checked, Error<R>> {
+    let category = match named_category(body) {
+        Some(id) => categories::get(conn, id).await?,
+        None => None,
+    };
+    let content = check_content(body, category.as_ref(), region, stored)?;
+    let parent_category_id = category.as_ref().and_then(|c| c.parent_id);
+    let category_open = category
+        .as_ref()
+        .is_some_and(|c| c.status == CategoryStatus::Open);
+    let running_days = category
+        .and_then(|c| c.leaf)
+        .map_or(DEFAULT_RUNNING_DAYS, |leaf| leaf.fees.running_days);
+    Ok(Checked {
+        content,
+        running_days,
+        parent_category_id,
+        category_open,
+    })
+}
+
+/// The body a JSON Patch makes of the ad's writable members.
+fn patched<R>(
+    record: &AdRecord,
+    patch: &json_patch::Patch,
+    now: i64,
+) -> Result<Map<String, Value>, Error<R>> {
+    let mut view = writable_view(record, now);
+    apply_patch(&mut view, patch)?;
+    match view {
+        Value::Object(map) => Ok(map),
+        _ => Err(Error::Invalid(Vec::new())),
+    }
+}
+
+/// The members a client may send back: what a patch applies to.
+fn writable_view(record: &AdRecord, now: i64) -> Value {
+    let mut view = json!({
+        "title": record.title,
+        "description": record.description,
+        "categoryId": record.category_id,
+        "status": record.status_at(now).as_str(),
+        "locale": record.locale.as_str(),
+        "reserved": record.reserved,
+        "showOnMap": record.show_on_map,
+        "priceModel": serde_json::from_str::<Value>(&record.price_model).unwrap_or(Value::Null),
+        "location": {"postcode": record.postcode},
+    });
+    if let Ok(Value::Object(attributes)) = serde_json::from_str::<Value>(&record.attributes) {
+        for (key, value) in attributes {
+            view[key] = value;
+        }
+    }
+    view
+}
+
+/// RFC 6902, with the original's allowance: `replace` of an absent member acts as `add`.
+fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldError> {
+    let operations: Vec<json_patch::PatchOperation> = patch
+        .0
+        .iter()
+        .map(|operation| match operation {
+            json_patch::PatchOperation::Replace(replace)
+                if view.pointer(replace.path.as_str()).is_none() =>
+            {
+                json_patch::PatchOperation::Add(json_patch::AddOperation {
+                    path: replace.path.clone(),
+                    value: replace.value.clone(),
+                })
+            }
+            other => other.clone(),
+        })
+        .collect();
+    json_patch::patch(view, &operations).map_err(|e| {
+        FieldError::new(
+            "patch",
+            "patch-failed",
+            Text::new(
+                format!("de patch kan niet worden toegepast: {e}"),
+                format!("le patch ne peut pas être appliqué : {e}"),
+            ),
+        )
+    })
+}

@@ -1,0 +1,88 @@
+//! The use cases: each change to the marketplace is one function here that the HTTP
+//! handlers, the command line and `souk seed` all call, so that each rule is applied in one
+//! place.
+//!
+//! A use case runs inside its caller's transaction: it takes `&mut dyn store::Conn` (from
+//! `db.write`, or `db.read` for the reads that carry a visibility rule), typed input and the
+//! time, and returns a typed outcome or an [`Error`]. It knows nothing of HTTP: the handlers
+//! parse and authorize, call one use case, and render its outcome.
+//!
+//! Every use case that changes something ends with `Ok(outcome)`, where the outcome names
+//! what changed; that is where the transactional outbox will record the event, in the same
+//! transaction (docs/ARCHITECTURE.md).
+
+pub mod accounts;
+pub mod advertisements;
+pub mod moderation;
+pub mod sales;
+
+use std::convert::Infallible;
+
+use crate::domain::advertisement::AdStatus;
+use crate::domain::field_error::FieldError;
+use crate::domain::sale::TransactionStatus;
+use crate::store::DbError;
+
+/// Why a use case did not do what it was asked.
+///
+/// `R` is the caller's own reason to refuse the request, which the use case reports only
+/// after it checked that the caller may act at all: a malformed body that HTTP could not
+/// read counts only once the caller is known to be the ad's seller, so that someone who may
+/// not act learns nothing from it (403 or 404 first). Callers without such a reason use the
+/// default, `Infallible`.
+#[derive(Debug)]
+pub enum Error<R = Infallible> {
+    /// The caller's refusal of the request, handed back.
+    Request(R),
+    /// No such thing, or none the caller may know of.
+    NotFound(Thing),
+    /// The caller may not do this (someone else's ad, sale or account).
+    Forbidden,
+    /// A seller whose account is not confirmed yet may not publish.
+    NotConfirmed,
+    /// What the caller sent breaks the rules: every problem at once.
+    Invalid(Vec<FieldError>),
+    /// The thing is not in a state that allows this.
+    Conflict(Conflict),
+    /// The thing changed since the caller read it (its precondition failed, or another
+    /// write came first).
+    Changed,
+    Db(DbError),
+}
+
+/// What was not found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thing {
+    Advertisement,
+    Transaction,
+    User,
+}
+
+/// What state stands in the way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// The lifecycle does not go from `from` to `to` (docs/LIFECYCLE.md).
+    Transition { from: AdStatus, to: AdStatus },
+    /// The transaction is completed or cancelled already.
+    Finished(TransactionStatus),
+    /// Another account took the address meanwhile.
+    EmailTaken,
+}
+
+impl<R> From<DbError> for Error<R> {
+    fn from(e: DbError) -> Self {
+        Error::Db(e)
+    }
+}
+
+impl<R> From<Vec<FieldError>> for Error<R> {
+    fn from(errors: Vec<FieldError>) -> Self {
+        Error::Invalid(errors)
+    }
+}
+
+impl<R> From<FieldError> for Error<R> {
+    fn from(error: FieldError) -> Self {
+        Error::Invalid(vec![error])
+    }
+}

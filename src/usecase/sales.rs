@@ -1,0 +1,178 @@
+//! Sales under an advertisement: recording, completing and cancelling transactions and
+//! who may see them; phone calls that partners confirm; the ad's statistics.
+
+use crate::domain::advertisement::{AdStatus, ItemId};
+use crate::domain::sale::{
+    Call, CallRequest, Party, SaleRequest, TransactionStatus, check_call, check_sale, may_finish,
+    named_buyer,
+};
+use crate::store::ads::AdRecord;
+use crate::store::transactions::{self, Counter, Statistics, Transaction};
+use crate::store::{Conn, users};
+
+use super::advertisements::{existing, outsider};
+use super::{Conflict, Error, Thing};
+
+/// Records a sale of `seller`'s ad `item` from what the client sent (`request`: see
+/// [`Error::Request`]); the transaction takes the ad's next number.
+pub async fn record<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    request: Result<SaleRequest, R>,
+    now: i64,
+) -> Result<Transaction, Error<R>> {
+    let ad = ad_for_transactions(conn, item, seller, now).await?;
+    if ad.seller_id != seller {
+        return Err(Error::Forbidden);
+    }
+    let request = request.map_err(Error::Request)?;
+    let buyer_exists = match named_buyer(&request, seller) {
+        Some(buyer) => users::get(conn, buyer).await?.is_some(),
+        None => false,
+    };
+    let sale = check_sale(&request, seller, buyer_exists)?;
+    let transaction = transactions::insert(conn, ad.number, &sale, now).await?;
+    Ok(transaction)
+}
+
+/// The transactions of ad `item` that `user` may see, newest first: all of them to the
+/// seller, a buyer's own to the buyer, none to anyone else (forbidden).
+pub async fn transactions_of(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    user: i64,
+    now: i64,
+) -> Result<Vec<Transaction>, Error> {
+    let ad = ad_for_transactions(conn, item, user, now).await?;
+    let only = (ad.seller_id != user).then_some(user);
+    let listed = transactions::list(conn, ad.number, only).await?;
+    if only.is_some() && listed.is_empty() {
+        // Neither the seller nor a buyer of this ad.
+        return Err(Error::Forbidden);
+    }
+    Ok(listed)
+}
+
+/// One transaction of ad `item`, to its seller or its buyer.
+pub async fn transaction(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    id: i64,
+    user: i64,
+    now: i64,
+) -> Result<Transaction, Error> {
+    let (_, transaction) = visible_transaction(conn, item, id, user, now).await?;
+    Ok(transaction)
+}
+
+/// Moves a created transaction to `to` (completed or cancelled) for `user`, where
+/// [`may_finish`] allows it.
+pub async fn finish(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    id: i64,
+    user: i64,
+    to: TransactionStatus,
+    now: i64,
+) -> Result<Transaction, Error> {
+    let (party, transaction) = visible_transaction(conn, item, id, user, now).await?;
+    if !may_finish(party, to) {
+        return Err(Error::Forbidden);
+    }
+    if !transactions::finish(conn, transaction.item_number, id, to, now).await? {
+        return Err(Error::Conflict(Conflict::Finished(transaction.status)));
+    }
+    let finished = Transaction {
+        status: to,
+        ..transaction
+    };
+    Ok(finished)
+}
+
+/// A phone call a partner confirmed, as kept.
+#[derive(Debug)]
+pub struct CallConfirmed {
+    pub item: ItemId,
+    pub call: Call,
+}
+
+/// Keeps a phone call about ad `item` that the partner `client_id` confirms (`request`: see
+/// [`Error::Request`]); it counts as a phone click. Only online ads take calls: any other
+/// is not found, before anything about the request.
+pub async fn confirm_call<R>(
+    conn: &mut dyn Conn,
+    client_id: &str,
+    item: ItemId,
+    request: Result<CallRequest, R>,
+    now: i64,
+) -> Result<CallConfirmed, Error<R>> {
+    let ad = existing(conn, item, now).await?;
+    if ad.status_at(now) != AdStatus::Online {
+        return Err(Error::NotFound(Thing::Advertisement));
+    }
+    let call = check_call(&request.map_err(Error::Request)?)?;
+    transactions::insert_upcall(conn, ad.number, client_id, &call, now).await?;
+    transactions::count(conn, Counter::PhoneClicks, &[(ad.number, 1)]).await?;
+    Ok(CallConfirmed { item, call })
+}
+
+/// The counters of `user`'s ad `item` as written (the views a replica counted and did not
+/// write yet are the caller's to add).
+pub async fn statistics(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    user: i64,
+    now: i64,
+) -> Result<Statistics, Error> {
+    let ad = existing(conn, item, now).await?;
+    if ad.seller_id != user {
+        return Err(outsider(&ad, now));
+    }
+    Ok(transactions::statistics(conn, ad.number).await?)
+}
+
+/// The ad behind a transaction request of `user`: not found if it is gone, or if it is
+/// not online and `user` has no part in it (neither its seller nor the buyer of one of its
+/// transactions), so that a draft's existence does not leak. A buyer keeps seeing their
+/// transactions after the seller paused or closed the ad.
+async fn ad_for_transactions<R>(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    user: i64,
+    now: i64,
+) -> Result<AdRecord, Error<R>> {
+    let ad = existing(conn, item, now).await?;
+    if ad.status_at(now) != AdStatus::Online
+        && ad.seller_id != user
+        && transactions::list(conn, ad.number, Some(user))
+            .await?
+            .is_empty()
+    {
+        return Err(Error::NotFound(Thing::Advertisement));
+    }
+    Ok(ad)
+}
+
+/// A transaction and the part `user` has in it: the seller and the buyer see it, others
+/// are forbidden (or not found, for an ad that is not online: see [`ad_for_transactions`]).
+async fn visible_transaction(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    id: i64,
+    user: i64,
+    now: i64,
+) -> Result<(Party, Transaction), Error> {
+    let ad = ad_for_transactions(conn, item, user, now).await?;
+    let transaction = transactions::get(conn, ad.number, id)
+        .await?
+        .ok_or(Error::NotFound(Thing::Transaction))?;
+    let party = if ad.seller_id == user {
+        Party::Seller
+    } else if transaction.buyer_id == user {
+        Party::Buyer
+    } else {
+        return Err(Error::Forbidden);
+    };
+    Ok((party, transaction))
+}
