@@ -3,8 +3,9 @@
 //! stylesheet served here: no script, no request leaves the server.
 
 use axum::extract::{Path, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use maud::Markup;
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorCode};
@@ -13,6 +14,7 @@ use crate::state::AppState;
 
 use super::OpenApi;
 use super::api::{Api, get};
+use super::pages::layout::{self, Site, inline_code};
 
 const STYLESHEET: &str = include_str!("../../assets/docs.css");
 
@@ -68,171 +70,179 @@ pub fn routes(api: Api) -> Api {
         )
 }
 
-fn html(title: &str, body: &str) -> Response {
-    let page = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · Souk API</title>\
-         <link rel=\"stylesheet\" href=\"/docs/assets/docs.css\"></head><body>\
-         <header><a href=\"/docs\">Souk API</a><a href=\"/docs/api\">Reference</a>\
-         <a href=\"/docs/resources\">Resources</a><a href=\"/docs/rels\">Relations</a>\
-         <a href=\"/docs/errors\">Errors</a><a href=\"/openapi.json\">OpenAPI</a></header>\
-         <main><h1>{title}</h1>{body}</main></body></html>",
-        title = escape(title),
-    );
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'",
-            ),
-        ],
-        page,
+fn html(title: &str, body: Markup) -> Response {
+    let site = Site {
+        lang: "en",
+        stylesheet: "/docs/assets/docs.css",
+        title_suffix: " · Souk API",
+        header: maud::html! {
+            header {
+                a href="/docs" { "Souk API" }
+                a href="/docs/api" { "Reference" }
+                a href="/docs/resources" { "Resources" }
+                a href="/docs/rels" { "Relations" }
+                a href="/docs/errors" { "Errors" }
+                a href="/openapi.json" { "OpenAPI" }
+            }
+        },
+    };
+    let main = maud::html! { main { h1 { (title) } (body) } };
+    layout::respond(
+        StatusCode::OK,
+        layout::document(&site, title, main),
+        "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'",
     )
-        .into_response()
 }
 
 async fn index(State(state): State<AppState>) -> Response {
-    let prefix = escape(&state.config.curie_prefix);
+    let prefix = &state.config.curie_prefix;
     html(
         "Souk API documentation",
-        &format!(
-            "<p>Souk serves the HTTP/JSON API of a classifieds marketplace. Every resource lives \
-             under <code>/v1</code> and, identically, under <code>/v2</code>; start at \
-             <a href=\"/v1\"><code>GET /v1</code></a> and follow the links.</p>\
-             <h2>Conventions</h2><ul>\
-             <li>JSON in UTF-8 as <code>application/json</code>, in HAL style: <code>_links</code> \
-             and <code>_embedded</code>. Related resources use the curie prefix \
-             <code>{prefix}</code>: a relation <code>{prefix}:category</code> is documented at \
-             <code>/docs/rels/category</code>. Add <code>_links=false</code> to any request to \
-             leave the links out.</li>\
-             <li>Money in integer euro cents; timestamps as <code>YYYY-MM-DDThh:mm:ss+00:00</code>.</li>\
-             <li>Every error has one body: <code>logref</code> (the <code>X-Request-Id</code> of \
-             the response), <code>statuscode</code>, <code>code</code>, <code>message</code> and, \
-             where fields are at fault, <code>details</code>. See <a href=\"/docs/errors\">the \
-             error codes</a>.</li>\
-             <li>Collections take <code>offset</code> and <code>limit</code> and answer \
-             <code>first</code>, <code>prev</code>, <code>next</code> and <code>last</code> links.</li>\
-             <li>Resources with an <code>ETag</code> honour <code>If-None-Match</code> (304) and, \
-             where they can change, <code>If-Match</code> (412).</li></ul>\
-             <h2>Where to go</h2><ul>\
-             <li><a href=\"/docs/api\">The API reference</a>, rendered from \
-             <a href=\"/openapi.json\">the OpenAPI 3.1 document</a>.</li>\
-             <li><a href=\"/docs/resources\">Resource types</a>, \
-             <a href=\"/docs/rels\">link relations</a> and <a href=\"/docs/errors\">error codes</a>.</li>\
-             </ul>"
-        ),
+        maud::html! {
+            p {
+                "Souk serves the HTTP/JSON API of a classifieds marketplace. Every resource lives "
+                "under " code { "/v1" } " and, identically, under " code { "/v2" } "; start at "
+                a href="/v1" { code { "GET /v1" } } " and follow the links."
+            }
+            h2 { "Conventions" }
+            ul {
+                li {
+                    "JSON in UTF-8 as " code { "application/json" } ", in HAL style: "
+                    code { "_links" } " and " code { "_embedded" } ". Related resources use the "
+                    "curie prefix " code { (prefix) } ": a relation " code { (prefix) ":category" }
+                    " is documented at " code { "/docs/rels/category" } ". Add "
+                    code { "_links=false" } " to any request to leave the links out."
+                }
+                li {
+                    "Money in integer euro cents; timestamps as "
+                    code { "YYYY-MM-DDThh:mm:ss+00:00" } "."
+                }
+                li {
+                    "Every error has one body: " code { "logref" } " (the " code { "X-Request-Id" }
+                    " of the response), " code { "statuscode" } ", " code { "code" } ", "
+                    code { "message" } " and, where fields are at fault, " code { "details" }
+                    ". See " a href="/docs/errors" { "the error codes" } "."
+                }
+                li {
+                    "Collections take " code { "offset" } " and " code { "limit" } " and answer "
+                    code { "first" } ", " code { "prev" } ", " code { "next" } " and "
+                    code { "last" } " links."
+                }
+                li {
+                    "Resources with an " code { "ETag" } " honour " code { "If-None-Match" }
+                    " (304) and, where they can change, " code { "If-Match" } " (412)."
+                }
+            }
+            h2 { "Where to go" }
+            ul {
+                li {
+                    a href="/docs/api" { "The API reference" } ", rendered from "
+                    a href="/openapi.json" { "the OpenAPI 3.1 document" } "."
+                }
+                li {
+                    a href="/docs/resources" { "Resource types" } ", "
+                    a href="/docs/rels" { "link relations" } " and "
+                    a href="/docs/errors" { "error codes" } "."
+                }
+            }
+        },
     )
 }
 
 async fn reference(State(OpenApi(document)): State<OpenApi>) -> Response {
-    let mut body = String::new();
-    if let Some(description) = document["info"]["description"].as_str() {
-        body.push_str(&format!("<p>{}</p>", inline_code(description)));
-    }
-    let mut by_tag: Vec<(String, String)> = Vec::new();
+    let mut operations: Vec<(&str, &str, &str, &Value)> = Vec::new();
     for (path, item) in document["paths"].as_object().into_iter().flatten() {
         for (method, operation) in item.as_object().into_iter().flatten() {
-            let tag = operation["tags"][0].as_str().unwrap_or("Other").to_owned();
-            by_tag.push((tag, render_operation(path, method, operation)));
+            let tag = operation["tags"][0].as_str().unwrap_or("Other");
+            operations.push((tag, path, method, operation));
         }
     }
-    by_tag.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut current = String::new();
-    for (tag, operation) in by_tag {
-        if tag != current {
-            body.push_str(&format!("<h2>{}</h2>", escape(&tag)));
-            current = tag;
-        }
-        body.push_str(&operation);
-    }
-    html("API reference", &body)
+    operations.sort_by(|a, b| a.0.cmp(b.0));
+    let mut tag_before = None;
+    html(
+        "API reference",
+        maud::html! {
+            @if let Some(description) = document["info"]["description"].as_str() {
+                p { (inline_code(description)) }
+            }
+            @for (tag, path, method, operation) in operations {
+                @if tag_before.replace(tag) != Some(tag) {
+                    h2 { (tag) }
+                }
+                (render_operation(path, method, operation))
+            }
+        },
+    )
 }
 
-fn render_operation(path: &str, method: &str, operation: &Value) -> String {
-    let mut out = format!(
-        "<div class=\"operation\" id=\"{id}\"><h3><span class=\"method\">{method}</span> \
-         <code>{path}</code></h3><p>{summary}</p>",
-        id = escape(operation["operationId"].as_str().unwrap_or_default()),
-        method = escape(method),
-        path = escape(path),
-        summary = escape(operation["summary"].as_str().unwrap_or_default()),
-    );
-    if let Some(description) = operation["description"].as_str() {
-        out.push_str(&format!(
-            "<p class=\"muted\">{}</p>",
-            inline_code(description)
-        ));
-    }
+fn render_operation(path: &str, method: &str, operation: &Value) -> Markup {
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
     let needs_token = operation["security"]
         .as_array()
         .is_some_and(|s| !s.is_empty());
-    out.push_str(if needs_token {
-        "<p>Needs a bearer token.</p>"
-    } else {
-        "<p>Needs no token.</p>"
-    });
-    if let Some(params) = operation["parameters"].as_array() {
-        out.push_str("<table><tr><th>Parameter</th><th>In</th><th>Description</th></tr>");
-        for p in params {
-            out.push_str(&format!(
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                escape(p["name"].as_str().unwrap_or_default()),
-                escape(p["in"].as_str().unwrap_or_default()),
-                inline_code(p["description"].as_str().unwrap_or_default()),
-            ));
+    maud::html! {
+        div class="operation" id=(text(&operation["operationId"])) {
+            h3 { span class="method" { (method) } " " code { (path) } }
+            p { (text(&operation["summary"])) }
+            @if let Some(description) = operation["description"].as_str() {
+                p class="muted" { (inline_code(description)) }
+            }
+            p { @if needs_token { "Needs a bearer token." } @else { "Needs no token." } }
+            @if let Some(params) = operation["parameters"].as_array() {
+                table {
+                    tr { th { "Parameter" } th { "In" } th { "Description" } }
+                    @for p in params {
+                        tr {
+                            td { code { (text(&p["name"])) } }
+                            td { (text(&p["in"])) }
+                            td { (inline_code(&text(&p["description"]))) }
+                        }
+                    }
+                }
+            }
+            table {
+                tr { th { "Status" } th { "Meaning" } }
+                @for (status, response) in operation["responses"].as_object().into_iter().flatten() {
+                    tr {
+                        td { (status) }
+                        td { (link_error_codes(&text(&response["description"]))) }
+                    }
+                }
+            }
         }
-        out.push_str("</table>");
     }
-    out.push_str("<table><tr><th>Status</th><th>Meaning</th></tr>");
-    for (status, response) in operation["responses"].as_object().into_iter().flatten() {
-        let description = response["description"].as_str().unwrap_or_default();
-        out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td></tr>",
-            escape(status),
-            link_error_codes(description)
-        ));
-    }
-    out.push_str("</table></div>");
-    out
 }
 
 /// Turns the `` `code` `` list of an error response into links to the code pages.
-fn link_error_codes(description: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in description.split('`').enumerate() {
-        if i % 2 == 1 {
-            match ErrorCode::parse(part) {
-                Some(code) => out.push_str(&format!(
-                    "<a href=\"/docs/errors/{0}\"><code>{0}</code></a>",
-                    code.as_str()
-                )),
-                None => out.push_str(&format!("<code>{}</code>", escape(part))),
+fn link_error_codes(description: &str) -> Markup {
+    maud::html! {
+        @for (i, part) in description.split('`').enumerate() {
+            @if i % 2 == 0 {
+                (part)
+            } @else if let Some(code) = ErrorCode::parse(part) {
+                a href={ "/docs/errors/" (code.as_str()) } { code { (code.as_str()) } }
+            } @else {
+                code { (part) }
             }
-        } else {
-            out.push_str(&escape(part));
         }
     }
-    out
 }
 
 async fn rels(State(state): State<AppState>) -> Response {
     let prefix = &state.config.curie_prefix;
-    let rows: String = Rel::ALL
-        .iter()
-        .map(|rel| {
-            format!(
-                "<tr><td><a href=\"/docs/rels/{name}\"><code>{prefix}:{name}</code></a></td><td>{doc}</td></tr>",
-                name = rel.name(),
-                prefix = escape(prefix),
-                doc = inline_code(rel.documentation()),
-            )
-        })
-        .collect();
     html(
         "Link relations",
-        &format!("<table><tr><th>Relation</th><th>Meaning</th></tr>{rows}</table>"),
+        maud::html! {
+            table {
+                tr { th { "Relation" } th { "Meaning" } }
+                @for rel in Rel::ALL {
+                    tr {
+                        td { a href={ "/docs/rels/" (rel.name()) } { code { (prefix) ":" (rel.name()) } } }
+                        td { (inline_code(rel.documentation())) }
+                    }
+                }
+            }
+        },
     )
 }
 
@@ -243,33 +253,40 @@ async fn rel(
     let rel = Rel::parse(&name).ok_or(ErrorCode::NotFound)?;
     Ok(html(
         &format!("{}:{}", state.config.curie_prefix, rel.name()),
-        &format!("<p>{}</p>", inline_code(rel.documentation())),
+        maud::html! { p { (inline_code(rel.documentation())) } },
     ))
 }
 
+/// The body of every error answer, as the errors page shows it.
+const ERROR_EXAMPLE: &str = r#"{
+  "_links": {"help": {"href": "/docs/errors/validation-failure"}},
+  "logref": "01JDZ8...",
+  "statuscode": 400,
+  "code": "validation-failure",
+  "message": "Validatie mislukt",
+  "details": [{"field": "title", "code": "too-short", "message": "...", "value": "ab"}]
+}"#;
+
 async fn errors() -> Response {
-    let rows: String = ErrorCode::ALL
-        .iter()
-        .map(|code| {
-            format!(
-                "<tr><td>{status}</td><td><a href=\"/docs/errors/{name}\"><code>{name}</code></a></td><td>{doc}</td></tr>",
-                status = code.status().as_u16(),
-                name = code.as_str(),
-                doc = inline_code(code.documentation()),
-            )
-        })
-        .collect();
     html(
         "Error codes",
-        &format!(
-            "<p>Every error answer has this body; <code>logref</code> is the request id \
-             (the <code>X-Request-Id</code> header) under which the server logged the request.</p>\
-             <pre>{{\n  \"_links\": {{\"help\": {{\"href\": \"/docs/errors/validation-failure\"}}}},\n  \
-             \"logref\": \"01JDZ8...\",\n  \"statuscode\": 400,\n  \"code\": \"validation-failure\",\n  \
-             \"message\": \"Validatie mislukt\",\n  \"details\": [{{\"field\": \"title\", \"code\": \
-             \"too-short\", \"message\": \"...\", \"value\": \"ab\"}}]\n}}</pre>\
-             <table><tr><th>Status</th><th>Code</th><th>Meaning</th></tr>{rows}</table>"
-        ),
+        maud::html! {
+            p {
+                "Every error answer has this body; " code { "logref" } " is the request id (the "
+                code { "X-Request-Id" } " header) under which the server logged the request."
+            }
+            pre { (ERROR_EXAMPLE) }
+            table {
+                tr { th { "Status" } th { "Code" } th { "Meaning" } }
+                @for code in ErrorCode::ALL {
+                    tr {
+                        td { (code.status().as_u16()) }
+                        td { a href={ "/docs/errors/" (code.as_str()) } { code { (code.as_str()) } } }
+                        td { (inline_code(code.documentation())) }
+                    }
+                }
+            }
+        },
     )
 }
 
@@ -281,30 +298,30 @@ async fn error(
     let language = state.config.region.language();
     Ok(html(
         code.as_str(),
-        &format!(
-            "<p>HTTP status <strong>{status}</strong>.</p><p>{doc}</p>\
-             <p class=\"muted\">Message in this deployment's language: <q>{message}</q></p>",
-            status = code.status(),
-            doc = inline_code(code.documentation()),
-            message = escape(code.message(language)),
-        ),
+        maud::html! {
+            p { "HTTP status " strong { (code.status()) } "." }
+            p { (inline_code(code.documentation())) }
+            p class="muted" {
+                "Message in this deployment's language: " q { (code.message(language)) }
+            }
+        },
     ))
 }
 
 async fn resources() -> Response {
-    let rows: String = Resource::ALL
-        .iter()
-        .map(|r| {
-            format!(
-                "<tr><td><a href=\"/docs/resources/{name}\">{name}</a></td><td>{doc}</td></tr>",
-                name = r.name(),
-                doc = inline_code(r.documentation()),
-            )
-        })
-        .collect();
     html(
         "Resource types",
-        &format!("<table><tr><th>Resource</th><th>What it is</th></tr>{rows}</table>"),
+        maud::html! {
+            table {
+                tr { th { "Resource" } th { "What it is" } }
+                @for resource in Resource::ALL {
+                    tr {
+                        td { a href={ "/docs/resources/" (resource.name()) } { (resource.name()) } }
+                        td { (inline_code(resource.documentation())) }
+                    }
+                }
+            }
+        },
     )
 }
 
@@ -312,7 +329,7 @@ async fn resource(Path(name): Path<String>) -> Result<Response, ApiError> {
     let resource = Resource::parse(&name).ok_or(ErrorCode::NotFound)?;
     Ok(html(
         resource.name(),
-        &format!("<p>{}</p>", inline_code(resource.documentation())),
+        maud::html! { p { (inline_code(resource.documentation())) } },
     ))
 }
 
@@ -325,25 +342,4 @@ async fn stylesheet() -> Response {
         STYLESHEET,
     )
         .into_response()
-}
-
-pub(crate) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// Escapes text and renders its `` `code` `` spans.
-fn inline_code(text: &str) -> String {
-    text.split('`')
-        .enumerate()
-        .map(|(i, part)| {
-            if i % 2 == 1 {
-                format!("<code>{}</code>", escape(part))
-            } else {
-                escape(part)
-            }
-        })
-        .collect()
 }

@@ -1,0 +1,200 @@
+//! The pages a person sees at the authorization endpoint, rendered by the server in the
+//! deployment's language, usable without JavaScript: sign-in and consent (`authorize`),
+//! the mailed confirmation links (`confirm`) and the sandbox's demo callback (`demo`), in
+//! the one layout of `layout`.
+
+mod authorize;
+mod confirm;
+mod demo;
+pub mod layout;
+
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
+use serde_json::json;
+
+use crate::domain::locale::Language;
+use crate::error::ErrorCode;
+use crate::state::AppState;
+
+use super::api::{Api, Operation, get, post};
+use super::oauth::AUTHORIZE_PATH;
+use layout::Site;
+
+const STYLESHEET: &str = include_str!("../../../assets/accounts.css");
+
+pub fn routes(api: Api) -> Api {
+    let tag = "Authorization server";
+    api.route(
+        authorization_request(get(AUTHORIZE_PATH, "authorize"))
+            .tag(tag)
+            .summary("The authorization endpoint: sign-in and consent pages (HTML)")
+            .description("`response_type=code`, `client_id`, `redirect_uri`, optional `scope`, `state`, `code_challenge` (S256). An unknown client or a redirect_uri that does not match is shown as an error page; every other error is redirected to the client.")
+            .media(200, "The sign-in or consent page", "text/html")
+            .ok_empty(302, "Back to the client with `code` or `error`")
+            .media(400, "Error page: unknown client or redirect_uri", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
+        authorize::authorize,
+    )
+    .route(
+        authorization_request(post(AUTHORIZE_PATH, "authorizeSubmit"))
+            .tag(tag)
+            .summary("The sign-in and consent forms post here (with the CSRF token)")
+            .body("application/x-www-form-urlencoded", "SignInForm")
+            .media(200, "The consent page, or the sign-in page again", "text/html")
+            .ok_empty(302, "Back to the client")
+            .media(400, "Error page: unknown client or redirect_uri", "text/html")
+            .media(403, "Missing or wrong CSRF token or session", "text/html")
+            .media(429, "Too many failed sign-ins", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
+        authorize::submit,
+    )
+    .route(
+        get("/accounts/confirm", "confirmPage")
+            .tag(tag)
+            .summary("The page behind a mailed confirmation link (account or new e-mail address)")
+            .required_query_param("token", json!({"type": "string"}), "The token of the mailed link.")
+            .media(200, "A page with a confirm button (and a password form if the account has none)", "text/html")
+            .media(400, "The link has no token", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
+        confirm::confirm_page,
+    )
+    .route(
+        post("/accounts/confirm", "confirm")
+            .tag(tag)
+            .summary("Confirms an account or a new e-mail address (the form of the confirmation page)")
+            .body("application/x-www-form-urlencoded", "ConfirmationForm")
+            .media(200, "Confirmed", "text/html")
+            .media(400, "Unknown, used or expired link, or a password too short", "text/html")
+            .media(409, "The new e-mail address was taken meanwhile", "text/html")
+            .errors(&[ErrorCode::ServiceUnavailable]),
+        confirm::confirm,
+    )
+    .route(
+        get("/accounts/demo-callback", "demoCallback")
+            .tag(tag)
+            .summary("Sandbox only: where the demo client lands; shows how to exchange the code")
+            .media(200, "A page with the code and the curl line that exchanges it", "text/html")
+            .errors(&[ErrorCode::NotFound]),
+        demo::demo_callback,
+    )
+    .route(
+        get("/accounts/assets/accounts.css", "accountsStylesheet")
+            .tag(tag)
+            .summary("The stylesheet of the sign-in pages")
+            .media(200, "The stylesheet", "text/css"),
+        stylesheet,
+    )
+}
+
+/// The parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636), in the query
+/// of the page and of the forms it posts.
+fn authorization_request(operation: Operation) -> Operation {
+    let text = || json!({"type": "string"});
+    operation
+        .required_query_param("client_id", text(), "The client.")
+        .required_query_param("redirect_uri", text(), "One of the client's redirect URIs.")
+        .query_param("response_type", text(), "`code`.")
+        .query_param(
+            "scope",
+            text(),
+            "Space-separated scopes; the client's defaults without it.",
+        )
+        .query_param("state", text(), "Returned to the client as it was sent.")
+        .query_param("code_challenge", text(), "PKCE (RFC 7636).")
+        .query_param("code_challenge_method", text(), "`S256`.")
+}
+
+/// Texts of the pages in the deployment's language.
+fn t(language: Language, dutch: &'static str, french: &'static str) -> &'static str {
+    match language {
+        Language::Dutch => dutch,
+        Language::French => french,
+    }
+}
+
+/// A page of the authorization server: `body` in a card, never cached or framed.
+fn page(state: &AppState, status: StatusCode, title: &str, body: Markup) -> Response {
+    let site = Site {
+        lang: &state.config.region.as_str()[..2],
+        stylesheet: "/accounts/assets/accounts.css",
+        title_suffix: " · Souk",
+        header: html! { div class="topbar" { span class="logo" { "Souk" } } },
+    };
+    let document = layout::document(&site, title, html! { main class="card" { (body) } });
+    let mut response = layout::respond(
+        status,
+        document,
+        "default-src 'none'; style-src 'self'; frame-ancestors 'none'",
+    );
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+fn error_page(state: &AppState, status: StatusCode, why: &str) -> Response {
+    let l = state.config.region.language();
+    let title = t(l, "Er ging iets mis", "Une erreur s'est produite");
+    let lead = t(
+        l,
+        "De toepassing die je hierheen stuurde, vroeg iets wat we niet kunnen toestaan.",
+        "L'application qui vous a envoyé ici a fait une demande que nous ne pouvons pas accepter.",
+    );
+    page(
+        state,
+        status,
+        title,
+        html! {
+            h1 { (title) }
+            p class="lead" { (lead) }
+            p class="error" { (why) }
+        },
+    )
+}
+
+fn redirect(url: &str) -> Response {
+    let mut response = StatusCode::FOUND.into_response();
+    if let Ok(value) = HeaderValue::from_str(url) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLESHEET,
+    )
+        .into_response()
+}
+
+fn query_param(uri: &Uri, name: &str) -> Option<String> {
+    uri.query().and_then(|q| {
+        form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    })
+}
+
+/// The fields of a posted form.
+struct Form(Vec<(String, String)>);
+
+impl Form {
+    fn parse(body: &[u8]) -> Form {
+        Form(form_urlencoded::parse(body).into_owned().collect())
+    }
+
+    fn field(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
