@@ -302,7 +302,9 @@ pub async fn update(
 }
 
 /// Moves an ad to `status` with `rejection_reason` if it is still at the version of
-/// `record`; false if someone changed it meanwhile. The dates stay.
+/// `record`; false if someone changed it meanwhile. The dates stay. A rejection keeps the
+/// state it came from (`status_before_rejection`, for a restore; a second rejection keeps
+/// the first one's).
 pub async fn set_status(
     conn: &mut dyn Conn,
     record: &AdRecord,
@@ -313,6 +315,8 @@ pub async fn set_status(
     Ok(conn
         .execute(
             "UPDATE advertisements SET status = $3, rejection_reason = $4, \
+             status_before_rejection = CASE WHEN $3 <> 'rejected' THEN NULL \
+             WHEN status = 'rejected' THEN status_before_rejection ELSE status END, \
              version = version + 1, updated_at = $5 \
              WHERE item_number = $1 AND version = $2",
             params![
@@ -325,6 +329,23 @@ pub async fn set_status(
         )
         .await?
         == 1)
+}
+
+/// The state a rejected ad was in before its rejection (None for an ad rejected before
+/// Souk kept it, or one not rejected).
+pub async fn status_before_rejection(
+    conn: &mut dyn Conn,
+    number: i64,
+) -> Result<Option<AdStatus>, DbError> {
+    let text: Option<Option<String>> = conn
+        .column(
+            "SELECT status_before_rejection FROM advertisements WHERE item_number = $1",
+            params![number],
+        )
+        .await?
+        .into_iter()
+        .next();
+    Ok(text.flatten().as_deref().and_then(AdStatus::parse))
 }
 
 /// `'online', 'paused'`: the states whose `closeDate` runs, as an SQL list.

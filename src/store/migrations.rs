@@ -31,6 +31,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(8, "0008_token_families"),
     migration!(9, "0009_token_upkeep"),
     migration!(10, "0010_transaction_counter"),
+    migration!(11, "0011_status_before_rejection"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

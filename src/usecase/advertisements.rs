@@ -4,8 +4,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::domain::advertisement::{
-    Actor, AdContent, AdStatus, Dates, ItemId, READ_ONLY_FIELDS, Stored, category_closed,
-    check_content, may_transition, named_category, new_ad_status, publishes, requested_status,
+    Actor, AdContent, AdStatus, Dates, ItemId, ModelType, PriceBefore, READ_ONLY_FIELDS, Stored,
+    category_closed, check_content, may_transition, named_category, new_ad_status, publishes,
+    requested_status,
 };
 use crate::domain::category::CategoryStatus;
 use crate::domain::field_error::FieldError;
@@ -113,6 +114,7 @@ pub async fn change<R>(
     let stored = Stored {
         category_id: record.category_id,
         attributes: &attributes,
+        price: price_before(&record),
     };
     let checked = checked_content(conn, &body, region, Some(stored)).await?;
     let publishing = publishes(current, wanted);
@@ -318,6 +320,17 @@ async fn checked_content<R>(
         parent_category_id,
         category_open,
     })
+}
+
+/// The ad's `reserved` flag and stored model type, which a change is compared with.
+fn price_before(record: &AdRecord) -> PriceBefore {
+    let model_type = serde_json::from_str::<Value>(&record.price_model)
+        .ok()
+        .and_then(|model| model.get("modelType")?.as_str().and_then(ModelType::parse));
+    PriceBefore {
+        reserved: record.reserved,
+        model_type,
+    }
 }
 
 /// The body a JSON Patch makes of the ad's writable members.

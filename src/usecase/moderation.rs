@@ -56,7 +56,8 @@ pub async fn reject(
     moved(conn, record, AdStatus::Rejected, Some(reason), now).await
 }
 
-/// Restores a rejected ad to where it was (`domain::advertisement::restored_status`).
+/// Restores a rejected ad to the state it was rejected in, unless its time ran out
+/// (`domain::advertisement::restored_status`).
 pub async fn restore(
     conn: &mut dyn Conn,
     item: ItemId,
@@ -70,7 +71,8 @@ pub async fn restore(
             "restored",
         ));
     }
-    let restored = restored_status(record.close_date, now);
+    let before = ads::status_before_rejection(conn, record.number).await?;
+    let restored = restored_status(before, record.close_date, now);
     moved(conn, record, restored, None, now).await
 }
 

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::attributes::{check_attributes, collect_attributes};
 use super::lifecycle::AdStatus;
-use super::price::PriceModel;
+use super::price::{ModelType, PriceBefore, PriceModel, reconcile_reserved};
 use super::{STANDARD_FIELDS, error, integer, not_one_line};
 use crate::domain::category::{Category, CategoryStatus};
 use crate::domain::field_error::{FieldError, checked};
@@ -30,11 +30,12 @@ pub struct AdContent {
     pub show_on_map: bool,
 }
 
-/// What an update starts from: the ad's category and attribute values as stored.
+/// What an update starts from: the ad's category, attribute values and price as stored.
 #[derive(Clone, Copy, Debug)]
 pub struct Stored<'a> {
     pub category_id: i64,
     pub attributes: &'a Map<String, Value>,
+    pub price: PriceBefore,
 }
 
 /// The category a body names, if it names one (the content check needs it read).
@@ -210,9 +211,31 @@ pub fn check_content(
             None
         }),
     };
+    let reserved = match body.get("reserved") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            errors.push(
+                error(
+                    "reserved",
+                    "invalid-value",
+                    "moet true of false zijn",
+                    "doit être true ou false",
+                )
+                .with_value(other.clone()),
+            );
+            None
+        }
+    };
     let price_model = PriceModel::parse(body.get("priceModel"))
         .map_err(|e| errors.extend(e))
-        .ok();
+        .ok()
+        .and_then(|model| {
+            let before = stored.map(|s| s.price).unwrap_or_default();
+            reconcile_reserved(reserved, model, before)
+                .map_err(|e| errors.push(e))
+                .ok()
+        });
     let locale = match body.get("locale") {
         None | Some(Value::Null) => Some(default_locale),
         Some(value) => value.as_str().and_then(Locale::parse).or_else(|| {
@@ -244,7 +267,6 @@ pub fn check_content(
             false
         }
     };
-    let reserved = flag("reserved", &mut errors);
     let show_on_map = flag("showOnMap", &mut errors);
     let attributes = match collect_attributes(body, STANDARD_FIELDS) {
         Ok(given) => match leaf {
@@ -271,10 +293,10 @@ pub fn check_content(
             description: description?,
             category_id: category_id?,
             postcode: postcode?,
+            reserved: price_model.as_ref()?.model_type == ModelType::Reserved,
             price_model: price_model?,
             attributes: attributes?,
             locale: locale?,
-            reserved,
             show_on_map,
         })
     })();
@@ -476,6 +498,7 @@ mod tests {
         let stored = Stored {
             category_id: 101,
             attributes: &previous,
+            price: PriceBefore::default(),
         };
         b["constructionYear"] = json!(2020);
         let errors =
@@ -512,6 +535,7 @@ mod tests {
         let stored = Stored {
             category_id: 101,
             attributes: &stored_attributes,
+            price: PriceBefore::default(),
         };
         let mut edit = b.clone();
         edit["title"] = json!("Fiets, nu goedkoper");
@@ -553,6 +577,7 @@ mod tests {
         let stays = Stored {
             category_id: 101,
             attributes: &attributes,
+            price: PriceBefore::default(),
         };
         assert!(check_content(&body(minimal()), Some(&closed), Locale::NlNl, Some(stays)).is_ok());
         let moved = Stored {

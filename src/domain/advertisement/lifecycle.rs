@@ -55,7 +55,7 @@ pub fn may_transition(from: AdStatus, to: AdStatus, actor: Actor) -> bool {
         ),
         Actor::Operator => matches!(
             (from, to),
-            (Draft | Online | Paused, Rejected) | (Rejected, Draft | Online | Expired)
+            (Draft | Online | Paused, Rejected) | (Rejected, Draft | Online | Paused | Expired)
         ),
         Actor::System => matches!((from, to), (Online | Paused, Expired)),
     }
@@ -150,13 +150,16 @@ pub fn publishes(from: AdStatus, to: AdStatus) -> bool {
     from == AdStatus::Draft && to == AdStatus::Online
 }
 
-/// Where an operator's restore takes a rejected ad: online while it has running time left,
-/// expired after, a draft if it was never published.
-pub fn restored_status(close_date: Option<i64>, now: i64) -> AdStatus {
-    match close_date {
-        None => AdStatus::Draft,
-        Some(close) if close > now => AdStatus::Online,
-        Some(_) => AdStatus::Expired,
+/// Where an operator's restore takes a rejected ad: back to the state it was rejected in
+/// (`before`: draft, online or paused) while it has running time left, expired after. Where
+/// that state is unknown (rejected before Souk kept it): online, or a draft if it was never
+/// published.
+pub fn restored_status(before: Option<AdStatus>, close_date: Option<i64>, now: i64) -> AdStatus {
+    match (before, close_date) {
+        (Some(AdStatus::Draft), _) | (_, None) => AdStatus::Draft,
+        (_, Some(close)) if close <= now => AdStatus::Expired,
+        (Some(AdStatus::Paused), Some(_)) => AdStatus::Paused,
+        (_, Some(_)) => AdStatus::Online,
     }
 }
 
@@ -190,9 +193,14 @@ mod tests {
         assert!(!renew_possible(Online, Some(7 * 86_400 + 1), 0));
         assert!(renew_possible(Expired, Some(0), 100));
         assert!(!renew_possible(Draft, None, 0));
-        assert_eq!(restored_status(None, 100), Draft);
-        assert_eq!(restored_status(Some(101), 100), Online);
-        assert_eq!(restored_status(Some(100), 100), Expired);
+        assert_eq!(restored_status(None, None, 100), Draft);
+        assert_eq!(restored_status(None, Some(101), 100), Online);
+        assert_eq!(restored_status(None, Some(100), 100), Expired);
+        assert_eq!(restored_status(Some(Draft), None, 100), Draft);
+        assert_eq!(restored_status(Some(Online), Some(101), 100), Online);
+        assert_eq!(restored_status(Some(Paused), Some(101), 100), Paused);
+        assert_eq!(restored_status(Some(Paused), Some(100), 100), Expired);
+        assert!(may_transition(Rejected, Paused, Actor::Operator));
         assert_eq!(Dates::published(10, 2).close, Some(10 + 2 * 86_400));
         assert_eq!(new_ad_status(None), Ok(Online));
         assert_eq!(new_ad_status(Some(Draft)), Ok(Draft));

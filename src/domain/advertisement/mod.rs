@@ -22,7 +22,7 @@ pub use lifecycle::{
     Actor, AdStatus, Dates, RENEW_WINDOW_DAYS, effective_status, listed_statuses, may_transition,
     new_ad_status, publishes, renew_possible, restored_status,
 };
-pub use price::{AMOUNT_MAX, ModelType, PriceModel};
+pub use price::{AMOUNT_MAX, ModelType, PriceBefore, PriceModel, reconcile_reserved};
 
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;

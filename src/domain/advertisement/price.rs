@@ -167,9 +167,108 @@ impl PriceModel {
     }
 }
 
+/// What an ad's price stood at before a change: its `reserved` flag and model type (none for
+/// a new ad, or a stored model that no longer parses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PriceBefore {
+    pub reserved: bool,
+    pub model_type: Option<ModelType>,
+}
+
+/// The original's rule for `reserved` (api.md): `reserved: true` overrides the price model
+/// with the `reserved` model type, and setting a price model of another type unreserves.
+/// The member a request changes wins, so `reserved` and `modelType == "reserved"` never
+/// disagree afterwards:
+/// - `reserved` changed to true: the model becomes `reserved` (a retail price is kept);
+/// - the model type changed (and `reserved` did not): the model says what `reserved` is,
+///   which is how a client unreserves (a PATCH of `/priceModel/modelType`);
+/// - `reserved` changed to false while the model stays `reserved`: refused, because no price
+///   to go back to is known (`price-model-needed`: send a price model with it);
+/// - `reserved` absent: it follows the model.
+///
+/// Returns the price model to store; `reserved` is its model type being `reserved`.
+pub fn reconcile_reserved(
+    given: Option<bool>,
+    model: PriceModel,
+    before: PriceBefore,
+) -> Result<PriceModel, FieldError> {
+    let reserved_changed = given.filter(|r| *r != before.reserved);
+    let model_changed = before.model_type != Some(model.model_type);
+    match reserved_changed {
+        Some(true) => Ok(PriceModel {
+            model_type: ModelType::Reserved,
+            asking_price: None,
+            minimal_bid: None,
+            retail_price: model.retail_price,
+        }),
+        Some(false) if model.model_type == ModelType::Reserved && !model_changed => Err(error(
+            "reserved",
+            "price-model-needed",
+            "een gereserveerde advertentie wordt vrijgegeven met een ander prijstype \
+             (priceModel), niet met reserved: false alleen",
+            "une annonce réservée se libère avec un autre type de prix (priceModel), \
+             pas avec reserved: false seul",
+        )
+        .on_fields(&["reserved", "priceModel.modelType"])),
+        _ => Ok(model),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reserved_and_the_model_type_never_disagree() {
+        let model = |v: Value| PriceModel::parse(Some(&v)).unwrap();
+        let fixed = model(json!({"modelType": "fixed", "askingPrice": 1400, "retailPrice": 2000}));
+        let reserved = model(json!({"modelType": "reserved"}));
+        let new_ad = PriceBefore::default();
+        let was_fixed = PriceBefore {
+            reserved: false,
+            model_type: Some(ModelType::Fixed),
+        };
+        let was_reserved = PriceBefore {
+            reserved: true,
+            model_type: Some(ModelType::Reserved),
+        };
+        let kind = |r: Result<PriceModel, FieldError>| r.map(|m| m.model_type);
+        // Reserving overrides whatever model is sent, keeping a retail price.
+        let overridden = reconcile_reserved(Some(true), fixed.clone(), new_ad).unwrap();
+        assert_eq!(overridden.model_type, ModelType::Reserved);
+        assert_eq!(overridden.asking_price, None);
+        assert_eq!(overridden.retail_price, Some(2000));
+        assert_eq!(
+            kind(reconcile_reserved(Some(true), fixed.clone(), was_fixed)),
+            Ok(ModelType::Reserved)
+        );
+        // A new model type unreserves, though `reserved: true` is still in the view.
+        assert_eq!(
+            kind(reconcile_reserved(Some(true), fixed.clone(), was_reserved)),
+            Ok(ModelType::Fixed)
+        );
+        // Sending the reserved model reserves, whatever `reserved` said before.
+        assert_eq!(
+            kind(reconcile_reserved(Some(false), reserved.clone(), was_fixed)),
+            Ok(ModelType::Reserved)
+        );
+        assert_eq!(
+            kind(reconcile_reserved(None, reserved.clone(), new_ad)),
+            Ok(ModelType::Reserved)
+        );
+        // `reserved: false` alone cannot say which price to go back to.
+        let alone = reconcile_reserved(Some(false), reserved.clone(), was_reserved).unwrap_err();
+        assert_eq!(alone.code, "price-model-needed");
+        // No change, or `reserved` left out: the model stands.
+        assert_eq!(
+            kind(reconcile_reserved(Some(true), reserved, was_reserved)),
+            Ok(ModelType::Reserved)
+        );
+        assert_eq!(
+            kind(reconcile_reserved(None, fixed, was_reserved)),
+            Ok(ModelType::Fixed)
+        );
+    }
 
     #[test]
     fn price_models() {

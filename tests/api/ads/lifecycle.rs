@@ -11,6 +11,7 @@ both_backends!(
     the_lifecycle_is_enforced,
     the_sellers_transitions_and_no_others,
     operators_restore_to_where_the_ad_was,
+    a_restored_ad_returns_to_its_state_before_the_rejection,
     operators_reject_and_restore,
     ads_expire_on_time,
     the_expiry_sweep_writes_down_what_reads_show,
@@ -172,6 +173,47 @@ async fn operators_restore_to_where_the_ad_was(app: TestApp) {
     .unwrap();
     let read = expect_json(app.get_with(&open, &seller.token).await, 200).await;
     assert_eq!(read["rejectionReason"], "Verboden product.\nZie de regels.");
+}
+
+/// A paused ad that an operator rejects comes back paused (not online), an online one
+/// online, a draft a draft; once its time ran out, expired.
+async fn a_restored_ad_returns_to_its_state_before_the_rejection(app: TestApp) {
+    use souk::domain::advertisement::{AdStatus, ItemId};
+    use souk::moderation::{reject, restore};
+    let seller = app.user("verkoper@souk.test").await;
+    let item = |path: &str| ItemId::parse(path.rsplit('/').next().unwrap()).unwrap();
+    let now = app.clock.now();
+    for (state, back) in [
+        ("paused", AdStatus::Paused),
+        ("online", AdStatus::Online),
+        ("draft", AdStatus::Draft),
+    ] {
+        let path = ad_in(&app, &seller, state).await;
+        reject(&app.db, item(&path), "Namaak", now).await.unwrap();
+        assert_eq!(restore(&app.db, item(&path), now).await.unwrap(), back);
+        let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+        assert_eq!(read["status"], state, "{state} comes back {state}");
+        assert!(read.get("rejectionReason").is_none());
+    }
+    // Rejected while paused, restored after its closeDate: expired, not paused.
+    let path = ad_in(&app, &seller, "paused").await;
+    reject(&app.db, item(&path), "Namaak", now).await.unwrap();
+    assert_eq!(
+        restore(&app.db, item(&path), now + 29 * 86_400)
+            .await
+            .unwrap(),
+        AdStatus::Expired
+    );
+    // Rejected twice (the reason replaced): still back to paused.
+    let path = ad_in(&app, &seller, "paused").await;
+    reject(&app.db, item(&path), "Namaak", now).await.unwrap();
+    reject(&app.db, item(&path), "Nog steeds namaak", now)
+        .await
+        .unwrap();
+    assert_eq!(
+        restore(&app.db, item(&path), now).await.unwrap(),
+        AdStatus::Paused
+    );
 }
 
 async fn operators_reject_and_restore(app: TestApp) {

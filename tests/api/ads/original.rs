@@ -10,7 +10,102 @@ use crate::helpers::{TestApp, expect_json};
 both_backends!(
     a_client_of_the_original_works_unchanged,
     changes_answer_with_what_a_read_finds,
+    reserving_and_unreserving_as_the_original_did,
 );
+
+/// `reserved` and `priceModel.modelType == "reserved"` never disagree: reserving overrides
+/// the price model, the original's clients unreserve by PATCHing a price model (their exact
+/// sequence), PUT and POST follow the same rule, and `reserved: false` alone is refused.
+async fn reserving_and_unreserving_as_the_original_did(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let ad = created(&app, &seller.token, &minimal("Gereserveerde fiets")).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let agree = |ad: &Value| {
+        assert_eq!(
+            ad["reserved"] == json!(true),
+            ad["priceModel"]["modelType"] == "reserved",
+            "{ad}"
+        );
+    };
+    let reserve = json!([{"op": "replace", "path": "/reserved", "value": true}]);
+    let reserved = expect_json(
+        json_patch(&app, &seller.token, &path, reserve, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(reserved["reserved"], true);
+    assert_eq!(reserved["priceModel"], json!({"modelType": "reserved"}));
+    // The client's exact unreserve sequence.
+    let unreserve = json!([
+        {"op": "replace", "path": "/priceModel/modelType", "value": "fixed"},
+        {"op": "add", "path": "/priceModel/askingPrice", "value": 1400}
+    ]);
+    let unreserved = expect_json(
+        json_patch(&app, &seller.token, &path, unreserve, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(unreserved["reserved"], false);
+    assert_eq!(
+        unreserved["priceModel"],
+        json!({"modelType": "fixed", "askingPrice": 1400})
+    );
+    assert_eq!(
+        expect_json(app.get_with(&path, &seller.token).await, 200).await,
+        unreserved,
+        "a read finds the same"
+    );
+    // PUT: `reserved: true` with the old model reserves; sending a read-back reserved ad
+    // with another model unreserves.
+    let mut body = unreserved.clone();
+    body["reserved"] = json!(true);
+    let put_reserved = expect_json(put(&app, &seller.token, &path, &body).await, 200).await;
+    agree(&put_reserved);
+    assert_eq!(put_reserved["reserved"], true);
+    let mut body = put_reserved.clone();
+    body["priceModel"] = json!({"modelType": "bidding", "minimalBid": 500});
+    let put_bidding = expect_json(put(&app, &seller.token, &path, &body).await, 200).await;
+    agree(&put_bidding);
+    assert_eq!(put_bidding["reserved"], false);
+    // A price model of type `reserved` reserves, whatever `reserved` said.
+    let by_model =
+        json!([{"op": "replace", "path": "/priceModel", "value": {"modelType": "reserved"}}]);
+    let by_model = expect_json(
+        json_patch(&app, &seller.token, &path, by_model, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(by_model["reserved"], true);
+    // `reserved: false` alone: refused, nothing changed.
+    let alone = json!([{"op": "replace", "path": "/reserved", "value": false}]);
+    let refused = expect_json(
+        json_patch(&app, &seller.token, &path, alone, None).await,
+        400,
+    )
+    .await;
+    assert_eq!(refused["details"][0]["code"], "price-model-needed");
+    assert_eq!(
+        refused["details"][0]["fields"],
+        json!(["reserved", "priceModel.modelType"])
+    );
+    assert_eq!(
+        expect_json(app.get_with(&path, &seller.token).await, 200).await,
+        by_model
+    );
+    // POST: either member makes a reserved ad.
+    let mut body = minimal("Meteen gereserveerd");
+    body["reserved"] = json!(true);
+    let posted = created(&app, &seller.token, &body).await;
+    assert_eq!(posted["priceModel"], json!({"modelType": "reserved"}));
+    agree(&posted);
+    let mut body = minimal("Model gereserveerd");
+    body["priceModel"] = json!({"modelType": "reserved"});
+    let posted = created(&app, &seller.token, &body).await;
+    assert_eq!(posted["reserved"], true);
+    let mut body = minimal("Niet gereserveerd");
+    body["reserved"] = json!(false);
+    agree(&created(&app, &seller.token, &body).await);
+}
 
 async fn a_client_of_the_original_works_unchanged(app: TestApp) {
     let seller = app.user("verkoper@souk.test").await;
