@@ -24,6 +24,13 @@ const RULES: &[(&str, &str)] = &[
     ("usecase", "crate::http"),
     ("usecase", "crate::error"),
     ("usecase", "crate::state"),
+    // The image import's downloader: a process service (like mail), below the use cases.
+    ("images/fetch", "axum"),
+    ("images/fetch", "crate::http"),
+    ("images/fetch", "crate::error"),
+    ("images/fetch", "crate::usecase"),
+    ("images/fetch", "crate::state"),
+    ("images/fetch", "crate::store"),
     // The queries: below everything but the domain.
     ("store", "axum"),
     ("store", "crate::http"),

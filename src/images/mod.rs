@@ -1,0 +1,3 @@
+//! Images of advertisements.
+
+pub mod fetch;
