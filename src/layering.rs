@@ -25,6 +25,12 @@ const RULES: &[(&str, &str)] = &[
     ("usecase", "crate::http"),
     ("usecase", "crate::error"),
     ("usecase", "crate::state"),
+    // Images without HTTP or SQL: the blob store, the upload checks, the renditions.
+    ("images", "axum"),
+    ("images", "crate::http"),
+    ("images", "crate::usecase"),
+    ("images", "crate::state"),
+    ("images", "crate::store"),
     // The queries: below everything but the domain.
     ("store", "axum"),
     ("store", "crate::http"),

@@ -15,6 +15,7 @@ pub mod domain;
 pub mod error;
 pub mod hal;
 pub mod http;
+pub mod images;
 #[cfg(test)]
 mod layering;
 pub mod mail;
