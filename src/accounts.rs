@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Locale;
 use crate::domain::user::{NewAccount, check_new_account};
+use crate::oauth::Client;
 use crate::oauth::scope::Scopes;
 use crate::oauth::{
     GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS, GRANT_REFRESH_TOKEN, password,
 };
-use crate::store::oauth::Client;
 use crate::store::{Db, DbError};
 use crate::usecase;
 use crate::usecase::accounts::{self, NewClient, Registration};

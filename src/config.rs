@@ -1,9 +1,14 @@
-//! Typed configuration: defaults that work on a laptop, then `souk.toml`, then `SOUK_*`
-//! environment variables (each later source wins).
+//! Typed configuration: one struct, [`Config`], whose fields are the settings. Its
+//! `Default` is what works on a laptop; `souk.toml` (or the file named by `SOUK_CONFIG`)
+//! and then the `SOUK_*` environment variables override it, each later source winning
+//! (figment merges them). An empty variable counts as unset. The README lists the settings.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use figment::providers::{Format, Serialized, Toml};
+use figment::value::{Dict, Map, Value};
+use figment::{Figment, Metadata, Profile, Provider};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::locale::Locale;
@@ -25,13 +30,18 @@ pub enum LogFormat {
     Json,
 }
 
-/// The effective configuration of a Souk process.
-#[derive(Clone, Debug, PartialEq)]
+/// The effective configuration of a Souk process. Each field is a setting: its name is the
+/// key in `souk.toml`, and in capitals after `SOUK_` its environment variable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Config {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
+    /// Given empty: `sqlite://<data_dir>/souk.db`.
     pub database_url: String,
+    /// Given empty: `http://<listen>`.
     pub base_url: String,
+    /// Given empty: the base URL.
     pub auth_url: String,
     pub region: Locale,
     pub environment: Environment,
@@ -49,62 +59,52 @@ pub struct Config {
     pub mail_from: String,
 }
 
-/// The settings as a file or the environment may give them: every one optional.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Partial {
-    listen: Option<String>,
-    data_dir: Option<String>,
-    database_url: Option<String>,
-    base_url: Option<String>,
-    auth_url: Option<String>,
-    region: Option<String>,
-    environment: Option<String>,
-    curie_prefix: Option<String>,
-    log_format: Option<String>,
-    sqlite_synchronous: Option<String>,
-    database_max_connections: Option<String>,
-    database_read_connections: Option<String>,
-    max_body_bytes: Option<String>,
-    request_timeout_secs: Option<String>,
-    smtp_url: Option<String>,
-    mail_from: Option<String>,
+impl Default for Config {
+    /// The defaults, before the URLs that follow from other settings are filled in.
+    fn default() -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("./data"),
+            database_url: String::new(),
+            base_url: String::new(),
+            auth_url: String::new(),
+            region: Locale::NlNl,
+            environment: Environment::Sandbox,
+            curie_prefix: "svc".to_owned(),
+            log_format: LogFormat::Human,
+            sqlite_synchronous: SqliteSync::Full,
+            database_max_connections: 16,
+            database_read_connections: 1,
+            max_body_bytes: 1024 * 1024,
+            request_timeout_secs: 30,
+            smtp_url: None,
+            mail_from: "Souk <no-reply@souk.localhost>".to_owned(),
+        }
+    }
 }
-
-/// Each setting: its key in `souk.toml` and its environment variable.
-pub const SETTINGS: &[(&str, &str)] = &[
-    ("listen", "SOUK_LISTEN"),
-    ("data_dir", "SOUK_DATA_DIR"),
-    ("database_url", "SOUK_DATABASE_URL"),
-    ("base_url", "SOUK_BASE_URL"),
-    ("auth_url", "SOUK_AUTH_URL"),
-    ("region", "SOUK_REGION"),
-    ("environment", "SOUK_ENVIRONMENT"),
-    ("curie_prefix", "SOUK_CURIE_PREFIX"),
-    ("log_format", "SOUK_LOG_FORMAT"),
-    ("sqlite_synchronous", "SOUK_SQLITE_SYNCHRONOUS"),
-    ("database_max_connections", "SOUK_DATABASE_MAX_CONNECTIONS"),
-    (
-        "database_read_connections",
-        "SOUK_DATABASE_READ_CONNECTIONS",
-    ),
-    ("max_body_bytes", "SOUK_MAX_BODY_BYTES"),
-    ("request_timeout_secs", "SOUK_REQUEST_TIMEOUT_SECS"),
-    ("smtp_url", "SOUK_SMTP_URL"),
-    ("mail_from", "SOUK_MAIL_FROM"),
-];
 
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]
 pub struct ConfigError(String);
 
+impl From<figment::Error> for ConfigError {
+    /// Names the setting first: figment's own text says where the bad value came from.
+    fn from(error: figment::Error) -> ConfigError {
+        let text = error.to_string();
+        match error.path.last() {
+            Some(key) => ConfigError(format!("{key}: {text}")),
+            None => ConfigError(text),
+        }
+    }
+}
+
 impl Config {
     /// Reads `souk.toml` (the file named by `SOUK_CONFIG`, else `./souk.toml` if present)
     /// and the process environment.
     pub fn load() -> Result<Config, ConfigError> {
-        let file = match std::env::var("SOUK_CONFIG") {
-            Ok(path) => Some(PathBuf::from(path)),
-            Err(_) => Some(PathBuf::from("souk.toml")).filter(|p| p.exists()),
+        let file = match std::env::var("SOUK_CONFIG").ok().filter(|p| !p.is_empty()) {
+            Some(path) => Some(PathBuf::from(path)),
+            None => Some(PathBuf::from("souk.toml")).filter(|p| p.exists()),
         };
         let file_text = match &file {
             Some(path) => Some(
@@ -121,205 +121,120 @@ impl Config {
         file: Option<&str>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        let mut partial: Partial = match file {
-            Some(text) => {
-                let table: toml::Table = text
-                    .parse()
-                    .map_err(|e| ConfigError(format!("souk.toml: {e}")))?;
-                // Accept numbers and strings alike in the file: stringify every value.
-                let strings: toml::Table = table
-                    .into_iter()
-                    .map(|(k, v)| {
-                        let text = match v {
-                            toml::Value::String(s) => s,
-                            other => other.to_string(),
-                        };
-                        (k, toml::Value::String(text))
-                    })
-                    .collect();
-                strings
-                    .try_into()
-                    .map_err(|e| ConfigError(format!("souk.toml: {e}")))?
-            }
-            None => Partial::default(),
-        };
-        let overrides = [
-            (&mut partial.listen, "SOUK_LISTEN"),
-            (&mut partial.data_dir, "SOUK_DATA_DIR"),
-            (&mut partial.database_url, "SOUK_DATABASE_URL"),
-            (&mut partial.base_url, "SOUK_BASE_URL"),
-            (&mut partial.auth_url, "SOUK_AUTH_URL"),
-            (&mut partial.region, "SOUK_REGION"),
-            (&mut partial.environment, "SOUK_ENVIRONMENT"),
-            (&mut partial.curie_prefix, "SOUK_CURIE_PREFIX"),
-            (&mut partial.log_format, "SOUK_LOG_FORMAT"),
-            (&mut partial.sqlite_synchronous, "SOUK_SQLITE_SYNCHRONOUS"),
-            (
-                &mut partial.database_max_connections,
-                "SOUK_DATABASE_MAX_CONNECTIONS",
-            ),
-            (
-                &mut partial.database_read_connections,
-                "SOUK_DATABASE_READ_CONNECTIONS",
-            ),
-            (&mut partial.max_body_bytes, "SOUK_MAX_BODY_BYTES"),
-            (
-                &mut partial.request_timeout_secs,
-                "SOUK_REQUEST_TIMEOUT_SECS",
-            ),
-            (&mut partial.smtp_url, "SOUK_SMTP_URL"),
-            (&mut partial.mail_from, "SOUK_MAIL_FROM"),
-        ];
-        for (slot, name) in overrides {
-            if let Some(value) = env(name).filter(|v| !v.is_empty()) {
-                *slot = Some(value);
-            }
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(text) = file {
+            figment = figment.merge(SettingsFile(text));
         }
-        partial.resolve()
+        let config: Config = figment
+            .merge(EnvironmentVariables::read(env))
+            // Lossy: a number or a flag may also be written as text ("2048").
+            .extract_lossy()?;
+        config.with_derived_urls()
     }
 
-    /// The configuration as `souk config` prints it: TOML, the database password redacted.
-    pub fn to_redacted_toml(&self) -> String {
-        let mut table = toml::Table::new();
-        let mut put = |key: &str, value: String| {
-            table.insert(key.to_owned(), toml::Value::String(value));
-        };
-        put("listen", self.listen.to_string());
-        put("data_dir", self.data_dir.display().to_string());
-        put("database_url", redact_url(&self.database_url));
-        put("base_url", self.base_url.clone());
-        put("auth_url", self.auth_url.clone());
-        put("region", self.region.as_str().to_owned());
-        put("environment", enum_text(&self.environment));
-        put("curie_prefix", self.curie_prefix.clone());
-        put("log_format", enum_text(&self.log_format));
-        put("sqlite_synchronous", enum_text(&self.sqlite_synchronous));
-        put(
-            "database_max_connections",
-            self.database_max_connections.to_string(),
-        );
-        put(
-            "database_read_connections",
-            self.database_read_connections.to_string(),
-        );
-        put("max_body_bytes", self.max_body_bytes.to_string());
-        put(
-            "request_timeout_secs",
-            self.request_timeout_secs.to_string(),
-        );
-        put(
-            "smtp_url",
-            self.smtp_url
-                .as_deref()
-                .map_or("(none: mail goes to the outbox)".into(), redact_url),
-        );
-        put("mail_from", self.mail_from.clone());
-        toml::to_string(&table).unwrap_or_default()
+    /// The keys of every setting (as in `souk.toml`).
+    pub fn keys() -> Vec<String> {
+        match Serialized::defaults(Config::default()).data() {
+            Ok(mut profiles) => profiles
+                .remove(&Profile::Default)
+                .map(|dict| dict.into_keys().collect())
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
     }
-}
 
-fn enum_text<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-fn parse_enum<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> Result<T, ConfigError> {
-    serde_json::from_value(serde_json::Value::String(text.to_owned()))
-        .map_err(|_| ConfigError(format!("{key}: `{text}` is not one of the allowed values")))
-}
-
-fn parse_number<T: std::str::FromStr>(key: &str, text: &str) -> Result<T, ConfigError> {
-    text.trim()
-        .parse()
-        .map_err(|_| ConfigError(format!("{key}: `{text}` is not a number")))
-}
-
-impl Partial {
-    fn resolve(self) -> Result<Config, ConfigError> {
-        let listen: SocketAddr = self
-            .listen
-            .as_deref()
-            .unwrap_or("127.0.0.1:8080")
-            .parse()
-            .map_err(|_| ConfigError("listen: expected an address like 127.0.0.1:8080".into()))?;
-        let data_dir = PathBuf::from(self.data_dir.as_deref().unwrap_or("./data"));
-        let database_url = self
-            .database_url
-            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("souk.db").display()));
-        let base_url = self
-            .base_url
-            .unwrap_or_else(|| format!("http://{listen}"))
-            .trim_end_matches('/')
-            .to_owned();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+    /// Fills in the URLs left empty and checks what a type alone cannot.
+    fn with_derived_urls(mut self) -> Result<Config, ConfigError> {
+        if self.database_url.is_empty() {
+            self.database_url = format!("sqlite://{}", self.data_dir.join("souk.db").display());
+        }
+        if self.base_url.is_empty() {
+            self.base_url = format!("http://{}", self.listen);
+        }
+        self.base_url = self.base_url.trim_end_matches('/').to_owned();
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
             return Err(ConfigError(format!(
-                "base_url: `{base_url}` must start with http:// or https://"
+                "base_url: `{}` must start with http:// or https://",
+                self.base_url
             )));
         }
-        let auth_url = self
-            .auth_url
-            .map(|u| u.trim_end_matches('/').to_owned())
-            .unwrap_or_else(|| base_url.clone());
-        let region = match self.region.as_deref() {
-            None => Locale::NlNl,
-            Some(text) => Locale::parse(text).ok_or_else(|| {
-                ConfigError(format!("region: `{text}` is not nl-NL, nl-BE or fr-BE"))
-            })?,
+        self.auth_url = match self.auth_url.trim_end_matches('/') {
+            "" => self.base_url.clone(),
+            url => url.to_owned(),
         };
-        let curie_prefix = self.curie_prefix.unwrap_or_else(|| "svc".to_owned());
-        let prefix_ok = !curie_prefix.is_empty()
-            && curie_prefix.len() <= 32
-            && curie_prefix
+        let prefix = &self.curie_prefix;
+        let prefix_ok = !prefix.is_empty()
+            && prefix.len() <= 32
+            && prefix
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !prefix_ok {
             return Err(ConfigError(format!(
-                "curie_prefix: `{curie_prefix}` must be 1 to 32 letters, digits, - or _"
+                "curie_prefix: `{prefix}` must be 1 to 32 letters, digits, - or _"
             )));
         }
-        Ok(Config {
-            listen,
-            data_dir,
-            database_url,
-            base_url,
-            auth_url,
-            region,
-            environment: match self.environment.as_deref() {
-                None => Environment::Sandbox,
-                Some(text) => parse_enum("environment", text)?,
-            },
-            curie_prefix,
-            log_format: match self.log_format.as_deref() {
-                None => LogFormat::Human,
-                Some(text) => parse_enum("log_format", text)?,
-            },
-            sqlite_synchronous: match self.sqlite_synchronous.as_deref() {
-                None => SqliteSync::Full,
-                Some(text) => parse_enum("sqlite_synchronous", &text.to_lowercase())?,
-            },
-            database_max_connections: match self.database_max_connections.as_deref() {
-                None => 16,
-                Some(text) => parse_number("database_max_connections", text)?,
-            },
-            database_read_connections: match self.database_read_connections.as_deref() {
-                None => 1,
-                Some(text) => parse_number("database_read_connections", text)?,
-            },
-            max_body_bytes: match self.max_body_bytes.as_deref() {
-                None => 1024 * 1024,
-                Some(text) => parse_number("max_body_bytes", text)?,
-            },
-            request_timeout_secs: match self.request_timeout_secs.as_deref() {
-                None => 30,
-                Some(text) => parse_number("request_timeout_secs", text)?,
-            },
-            smtp_url: self.smtp_url,
-            mail_from: self
-                .mail_from
-                .unwrap_or_else(|| "Souk <no-reply@souk.localhost>".to_owned()),
-        })
+        Ok(self)
+    }
+
+    /// The configuration as `souk config` prints it: TOML, the database password redacted.
+    pub fn to_redacted_toml(&self) -> String {
+        let mut printed = self.clone();
+        printed.database_url = redact_url(&self.database_url);
+        printed.smtp_url = Some(
+            self.smtp_url
+                .as_deref()
+                .map_or("(none: mail goes to the outbox)".into(), redact_url),
+        );
+        let mut text = toml::to_string(&printed).unwrap_or_default();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// The text of `souk.toml` (or of the file `SOUK_CONFIG` names), so that an error names
+/// the file and the key rather than figment's own words for them.
+struct SettingsFile<'a>(&'a str);
+
+impl Provider for SettingsFile<'_> {
+    fn metadata(&self) -> Metadata {
+        Metadata::named("the settings file (souk.toml or SOUK_CONFIG)")
+            .interpolater(|_: &Profile, keys: &[&str]| keys.join("."))
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Toml::string(self.0).data()
+    }
+}
+
+/// The `SOUK_*` variables of the settings, read through a lookup (the process environment,
+/// or a test's list). Values stay text; `extract_lossy` reads numbers from them.
+struct EnvironmentVariables(Dict);
+
+impl EnvironmentVariables {
+    fn read(env: impl Fn(&str) -> Option<String>) -> EnvironmentVariables {
+        let given = Config::keys().into_iter().filter_map(|key| {
+            let value = env(&variable(&key)).filter(|v| !v.is_empty())?;
+            Some((key, Value::from(value)))
+        });
+        EnvironmentVariables(given.collect())
+    }
+}
+
+/// The environment variable of a setting: `region` is `SOUK_REGION`.
+fn variable(key: &str) -> String {
+    format!("SOUK_{}", key.to_ascii_uppercase())
+}
+
+impl Provider for EnvironmentVariables {
+    fn metadata(&self) -> Metadata {
+        Metadata::named("the environment")
+            .interpolater(|_: &Profile, keys: &[&str]| variable(&keys.join(".")))
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Ok(Profile::Default.collect(self.0.clone()))
     }
 }
 
@@ -370,11 +285,46 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(SETTINGS.len(), 16);
+        assert_eq!(Config::keys().len(), 16);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
-        for (key, _) in SETTINGS {
+        for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");
         }
+    }
+
+    #[test]
+    fn an_empty_variable_is_unset_and_text_may_hold_a_number() {
+        let file = "region = \"nl-BE\"\nmax_body_bytes = \"4096\"\n";
+        let config = from(
+            Some(file),
+            &[("SOUK_REGION", ""), ("SOUK_REQUEST_TIMEOUT_SECS", "5")],
+        )
+        .unwrap();
+        assert_eq!(config.region, Locale::NlBe);
+        assert_eq!(config.max_body_bytes, 4096);
+        assert_eq!(config.request_timeout_secs, 5);
+        let err = from(None, &[("SOUK_MAX_BODY_BYTES", "lots")]).unwrap_err();
+        assert!(err.to_string().contains("max_body_bytes"), "{err}");
+        assert!(err.to_string().contains("SOUK_MAX_BODY_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn urls_follow_from_other_settings() {
+        let config = from(
+            None,
+            &[
+                ("SOUK_LISTEN", "0.0.0.0:9000"),
+                ("SOUK_DATA_DIR", "/srv/souk"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(config.database_url, "sqlite:///srv/souk/souk.db");
+        assert_eq!(config.base_url, "http://0.0.0.0:9000");
+        let config = from(None, &[("SOUK_BASE_URL", "https://souk.example/")]).unwrap();
+        assert_eq!(config.base_url, "https://souk.example");
+        assert_eq!(config.auth_url, "https://souk.example");
+        let err = from(None, &[("SOUK_BASE_URL", "souk.example")]).unwrap_err();
+        assert!(err.to_string().contains("base_url"), "{err}");
     }
 
     #[test]

@@ -18,8 +18,7 @@ const RULES: &[(&str, &str)] = &[
     ("oauth", "crate::http"),
     ("oauth", "crate::usecase"),
     ("oauth", "crate::state"),
-    // ("oauth", "crate::store") comes with helper P2's move of the token orchestration out of
-    // oauth/grants.rs, which still runs queries today.
+    ("oauth", "crate::store"), // decisions over records; usecase::authorization runs them
     // The use cases: typed outcomes and domain errors, no HTTP answers.
     ("usecase", "axum"),
     ("usecase", "crate::http"),

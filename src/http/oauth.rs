@@ -11,10 +11,11 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ErrorCode};
 use crate::oauth::scope::Scope;
 use crate::oauth::{
-    self, ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS,
-    GRANT_REFRESH_TOKEN, OAuthError, TokenRequest,
+    ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS, GRANT_REFRESH_TOKEN,
+    OAuthError, TokenRequest,
 };
 use crate::state::AppState;
+use crate::usecase::authorization;
 
 use super::api::{Api, get, post};
 
@@ -206,13 +207,13 @@ async fn authenticated_client(
     uri: &Uri,
     headers: &HeaderMap,
     body: &Bytes,
-) -> Result<(crate::store::oauth::Client, Vec<(String, String)>), Response> {
+) -> Result<(crate::oauth::Client, Vec<(String, String)>), Response> {
     let pairs = parameters(uri, headers, body).map_err(|e| oauth_error(&e))?;
     let credentials = credentials(headers, &pairs).map_err(|e| oauth_error(&e))?;
     let client = state
         .db
         .read(move |conn| {
-            Box::pin(async move { oauth::authenticate_client(conn, &credentials).await })
+            Box::pin(async move { authorization::authenticate_client(conn, &credentials).await })
         })
         .await
         .map_err(|e| ApiError::from(e).into_response())?
@@ -242,7 +243,7 @@ async fn token(
     let outcome = state
         .db
         .write(move |conn| {
-            Box::pin(async move { oauth::token(conn, &client, &request, now).await })
+            Box::pin(async move { authorization::token(conn, &client, &request, now).await })
         })
         .await;
     match outcome {
@@ -282,7 +283,7 @@ async fn client_and_token(
     uri: &Uri,
     headers: &HeaderMap,
     body: &Bytes,
-) -> Result<(crate::store::oauth::Client, String), Response> {
+) -> Result<(crate::oauth::Client, String), Response> {
     let (client, pairs) = authenticated_client(state, uri, headers, body).await?;
     let token = param(&pairs, "token")
         .ok_or_else(|| oauth_error(&OAuthError::InvalidRequest("token is missing".into())))?;
@@ -302,7 +303,9 @@ async fn revoke(
     let now = state.clock.now();
     match state
         .db
-        .write(move |conn| Box::pin(async move { oauth::revoke(conn, &client, &token, now).await }))
+        .write(move |conn| {
+            Box::pin(async move { authorization::revoke(conn, &client, &token, now).await })
+        })
         .await
     {
         Ok(()) => {
@@ -327,7 +330,7 @@ async fn introspect(
     match state
         .db
         .read(move |conn| {
-            Box::pin(async move { oauth::introspect(conn, &client, &token, now).await })
+            Box::pin(async move { authorization::introspect(conn, &client, &token, now).await })
         })
         .await
     {

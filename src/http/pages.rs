@@ -16,7 +16,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::oauth::{self, Authorization, AuthorizeError, password, secret};
 use crate::state::AppState;
 use crate::store::{oauth as store, users};
-use crate::usecase::{self, Conflict, accounts};
+use crate::usecase::{self, Conflict, accounts, authorization};
 
 use super::api::{Api, Operation, get, post};
 use super::docs::escape;
@@ -273,7 +273,7 @@ async fn validate(state: &AppState, uri: &Uri) -> Result<Authorization, Response
     let outcome = state
         .db
         .read(move |conn| {
-            Box::pin(async move { oauth::validate_authorization(conn, &pairs).await })
+            Box::pin(async move { authorization::validate_authorization(conn, &pairs).await })
         })
         .await
         .map_err(|e| ApiError::from(e).into_response())?;
@@ -353,7 +353,7 @@ async fn grant(
                     )
                     .await?;
                 }
-                oauth::issue_code(conn, &authorization_for_db, user_id, now).await
+                authorization::issue_code(conn, &authorization_for_db, user_id, now).await
             })
         })
         .await;

@@ -1,13 +1,9 @@
-//! The rules of the authorization and token endpoints (RFC 6749, 7636, 7009, 7662 and the
-//! decisions of oauth.md). Each function runs inside one database write, so that what it
-//! decides (a used code, a rotated token, a revoked family) commits together.
+//! The rules of the token endpoint (RFC 6749, 7636, 7009, 7662 and the decisions of
+//! oauth.md), as decisions over the stored records: each says what to do, and the use case
+//! `usecase::authorization` does it in one transaction (a used code, a rotated token, a
+//! revoked family commit together).
 
-use crate::store::oauth::{
-    self as store, AccessToken, AuthorizationCode, Client, RefreshState, RefreshToken,
-};
-use crate::store::{Conn, DbError};
-
-use super::redirect::{Redirect, match_redirect};
+use super::records::{AccessToken, AuthorizationCode, Client, RefreshState, RefreshToken};
 use super::scope::{Scope, Scopes};
 use super::secret;
 
@@ -80,24 +76,23 @@ pub struct ClientCredentials {
     pub via_basic: bool,
 }
 
-/// Authenticates the client of a token, revocation or introspection request. A public
-/// client (no secret registered) authenticates by its id alone and must use PKCE.
-pub async fn authenticate_client(
-    conn: &mut dyn Conn,
+/// Authenticates the client of a token, revocation or introspection request, given the
+/// client its id names (if any). A public client (no secret registered) authenticates by
+/// its id alone and must use PKCE.
+pub fn authenticate(
+    client: Option<Client>,
     credentials: &ClientCredentials,
-) -> Result<Result<Client, OAuthError>, DbError> {
+) -> Result<Client, OAuthError> {
     let failed = OAuthError::InvalidClient {
         basic: credentials.via_basic,
     };
-    let Some(client) = store::client(conn, &credentials.client_id).await? else {
-        return Ok(Err(failed));
-    };
+    let client = client.ok_or(failed.clone())?;
     let ok = match (&client.secret_hash, &credentials.secret) {
         (Some(stored), Some(given)) => secret::matches(given, stored),
         (None, None) => true,
         _ => false,
     };
-    Ok(if ok { Ok(client) } else { Err(failed) })
+    if ok { Ok(client) } else { Err(failed) }
 }
 
 /// The parameters of a token request that the grants read.
@@ -120,257 +115,204 @@ pub struct Issued {
     pub expires_in: i64,
 }
 
-/// The token endpoint: runs the grant the request names.
-pub async fn token(
-    conn: &mut dyn Conn,
-    client: &Client,
-    request: &TokenRequest,
-    now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
-    let grant = match request.grant_type.as_deref() {
+/// The grants of the token endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    AuthorizationCode,
+    RefreshToken,
+    ClientCredentials,
+}
+
+/// The grant a token request names, if the client is registered for it.
+pub fn grant_of(client: &Client, request: &TokenRequest) -> Result<Grant, OAuthError> {
+    let (name, grant) = match request.grant_type.as_deref() {
         None | Some("") => {
-            return Ok(Err(OAuthError::InvalidRequest(
-                "grant_type is missing".into(),
-            )));
+            return Err(OAuthError::InvalidRequest("grant_type is missing".into()));
         }
-        Some(
-            grant @ (GRANT_AUTHORIZATION_CODE | GRANT_REFRESH_TOKEN | GRANT_CLIENT_CREDENTIALS),
-        ) => grant,
-        Some(_) => return Ok(Err(OAuthError::UnsupportedGrantType)),
+        Some(GRANT_AUTHORIZATION_CODE) => (GRANT_AUTHORIZATION_CODE, Grant::AuthorizationCode),
+        Some(GRANT_REFRESH_TOKEN) => (GRANT_REFRESH_TOKEN, Grant::RefreshToken),
+        Some(GRANT_CLIENT_CREDENTIALS) => (GRANT_CLIENT_CREDENTIALS, Grant::ClientCredentials),
+        Some(_) => return Err(OAuthError::UnsupportedGrantType),
     };
-    if !client.grants.iter().any(|g| g == grant) {
-        return Ok(Err(OAuthError::UnauthorizedClient));
-    }
-    match grant {
-        GRANT_AUTHORIZATION_CODE => exchange_code(conn, client, request, now).await,
-        GRANT_REFRESH_TOKEN => refresh(conn, client, request, now).await,
-        _ => client_credentials(conn, client, request, now).await,
+    if client.grants.iter().any(|g| g == name) {
+        Ok(grant)
+    } else {
+        Err(OAuthError::UnauthorizedClient)
     }
 }
 
-async fn exchange_code(
-    conn: &mut dyn Conn,
+/// What an authorization code presented to the token endpoint leads to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CodeDecision {
+    /// Refuse, change nothing (an unknown code, or another client's).
+    Refuse(OAuthError),
+    /// Used before: the code may have leaked, so nothing issued from it stays valid
+    /// (RFC 6749 §4.1.2): revoke its family and refuse.
+    Replay,
+    /// The code is spent now, whatever follows: then issue tokens with these scopes (in
+    /// the family the code names), or refuse with the error.
+    Spend(Result<Scopes, OAuthError>),
+}
+
+/// The decision on `code`, the stored code a token request names.
+pub fn decide_code(
+    code: &AuthorizationCode,
     client: &Client,
     request: &TokenRequest,
     now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
-    let Some(raw_code) = request.code.as_deref() else {
-        return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
-    };
-    let code_hash = secret::hash(raw_code);
-    let Some(code) = store::code(conn, &code_hash).await? else {
-        return Ok(Err(invalid_grant("unknown authorization code")));
-    };
+) -> CodeDecision {
     if code.client_id != client.id {
-        return Ok(Err(invalid_grant("unknown authorization code")));
+        return CodeDecision::Refuse(unknown_code());
     }
-    if !store::use_code(conn, &code_hash, now).await? {
-        // A second use: the code may have leaked; nothing issued from it stays valid
-        // (RFC 6749 §4.1.2). Everything issued from the code is its family.
-        store::revoke_family(conn, &code_hash, now).await?;
-        return Ok(Err(invalid_grant(
-            "the authorization code was already used",
-        )));
+    if code.used_at.is_some() {
+        return CodeDecision::Replay;
     }
+    CodeDecision::Spend(check_exchange(code, client, request, now))
+}
+
+fn check_exchange(
+    code: &AuthorizationCode,
+    client: &Client,
+    request: &TokenRequest,
+    now: i64,
+) -> Result<Scopes, OAuthError> {
     if code.expires_at <= now {
-        return Ok(Err(invalid_grant("the authorization code has expired")));
+        return Err(invalid_grant("the authorization code has expired"));
     }
     if request.redirect_uri.as_deref() != Some(code.redirect_uri.as_str()) {
-        return Ok(Err(invalid_grant(
+        return Err(invalid_grant(
             "redirect_uri differs from the authorization request",
-        )));
+        ));
     }
-    match (&code.code_challenge, request.code_verifier.as_deref()) {
+    check_pkce(
+        code.code_challenge.as_deref(),
+        request.code_verifier.as_deref(),
+        client.secret_hash.is_none(),
+    )?;
+    Ok(Scopes::from_stored(&code.scope))
+}
+
+/// RFC 7636: the verifier must match the challenge of the authorization request; a public
+/// client must have sent one.
+pub fn check_pkce(
+    challenge: Option<&str>,
+    verifier: Option<&str>,
+    public_client: bool,
+) -> Result<(), OAuthError> {
+    match (challenge, verifier) {
         (Some(challenge), Some(verifier)) => {
-            if !valid_verifier(verifier) || &secret::s256(verifier) != challenge {
-                return Ok(Err(invalid_grant("code_verifier does not match")));
+            if valid_verifier(verifier) && secret::s256(verifier) == challenge {
+                Ok(())
+            } else {
+                Err(invalid_grant("code_verifier does not match"))
             }
         }
-        (Some(_), None) => return Ok(Err(invalid_grant("code_verifier is missing"))),
-        (None, Some(_)) => {
-            return Ok(Err(invalid_grant(
-                "code_verifier given, but the authorization request had no code_challenge",
-            )));
-        }
-        (None, None) if client.secret_hash.is_none() => {
-            return Ok(Err(invalid_grant("a public client must use PKCE")));
-        }
-        (None, None) => {}
+        (Some(_), None) => Err(invalid_grant("code_verifier is missing")),
+        (None, Some(_)) => Err(invalid_grant(
+            "code_verifier given, but the authorization request had no code_challenge",
+        )),
+        (None, None) if public_client => Err(invalid_grant("a public client must use PKCE")),
+        (None, None) => Ok(()),
     }
-    let scope = Scopes::from_stored(&code.scope);
-    // The family of the tokens from this code is named by the code, so that a replay of
-    // the code finds them.
-    let issued = issue_user_tokens(conn, client, &code, &code.code_hash, &scope, now).await?;
-    store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS).await?;
-    Ok(Ok(issued))
 }
 
-async fn issue_user_tokens(
-    conn: &mut dyn Conn,
-    client: &Client,
-    code: &AuthorizationCode,
-    family: &str,
-    scope: &Scopes,
-    now: i64,
-) -> Result<Issued, DbError> {
-    let access = new_access_token(
-        conn,
-        client,
-        Some(code.user_id),
-        scope,
-        Some(family),
-        Some(&code.code_hash),
-        now,
-    )
-    .await?;
-    let refresh = secret::new_token();
-    store::insert_refresh_token(
-        conn,
-        &RefreshToken {
-            token_hash: secret::hash(&refresh),
-            client_id: client.id.clone(),
-            user_id: code.user_id,
-            scope: scope.to_string(),
-            family: family.to_owned(),
-            code_hash: Some(code.code_hash.clone()),
-            state: RefreshState::Live,
-        },
-        now,
-    )
-    .await?;
-    Ok(Issued {
-        access_token: access,
-        refresh_token: Some(refresh),
-        scope: scope.clone(),
-        expires_in: ACCESS_TOKEN_SECONDS,
-    })
+/// The error of a code that is unknown, or another client's.
+pub fn unknown_code() -> OAuthError {
+    invalid_grant("unknown authorization code")
 }
 
-async fn refresh(
-    conn: &mut dyn Conn,
+/// The error of a code presented twice (or by two exchanges at once).
+pub fn code_used_twice() -> OAuthError {
+    invalid_grant("the authorization code was already used")
+}
+
+/// What a refresh token presented to the token endpoint leads to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RefreshDecision {
+    /// Refuse, change nothing.
+    Refuse(OAuthError),
+    /// A rotated token presented again: it was stolen or replayed (RFC 9700 §4.14.2):
+    /// revoke its family and refuse.
+    Reuse,
+    /// Mark the token rotated and issue an access token with these scopes and a successor
+    /// (which keeps the grant's scope, so a narrower access token now does not narrow
+    /// later refreshes).
+    Rotate(Scopes),
+}
+
+/// The decision on `token`, the stored refresh token a request names.
+pub fn decide_refresh(
+    token: &RefreshToken,
     client: &Client,
     request: &TokenRequest,
-    now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
-    let Some(raw) = request.refresh_token.as_deref() else {
-        return Ok(Err(OAuthError::InvalidRequest(
-            "refresh_token is missing".into(),
-        )));
-    };
-    let hash = secret::hash(raw);
-    let Some(token) = store::refresh_token(conn, &hash).await? else {
-        return Ok(Err(invalid_grant("unknown refresh token")));
-    };
+) -> RefreshDecision {
     if token.client_id != client.id {
-        return Ok(Err(invalid_grant("unknown refresh token")));
+        return RefreshDecision::Refuse(unknown_refresh_token());
     }
     match token.state {
         RefreshState::Live => {}
-        RefreshState::Rotated => {
-            // Reuse of a rotated token: it was stolen or replayed (RFC 9700 §4.14.2).
-            store::revoke_family(conn, &token.family, now).await?;
-            return Ok(Err(invalid_grant("the refresh token was already used")));
-        }
+        RefreshState::Rotated => return RefreshDecision::Reuse,
         RefreshState::Discarded | RefreshState::Revoked => {
-            return Ok(Err(invalid_grant("the refresh token is no longer valid")));
+            return RefreshDecision::Refuse(invalid_grant("the refresh token is no longer valid"));
         }
     }
     let granted = Scopes::from_stored(&token.scope);
-    let scope = match request.scope.as_deref().filter(|s| !s.trim().is_empty()) {
-        None => granted.clone(),
+    match request.scope.as_deref().filter(|s| !s.trim().is_empty()) {
+        None => RefreshDecision::Rotate(granted),
         Some(text) => match Scopes::parse(text) {
-            Ok(asked) if asked.is_subset(&granted) => asked,
-            Ok(_) => return Ok(Err(OAuthError::InvalidScope(text.to_owned()))),
-            Err(unknown) => return Ok(Err(OAuthError::InvalidScope(unknown))),
+            Ok(asked) if asked.is_subset(&granted) => RefreshDecision::Rotate(asked),
+            Ok(_) => RefreshDecision::Refuse(OAuthError::InvalidScope(text.to_owned())),
+            Err(unknown) => RefreshDecision::Refuse(OAuthError::InvalidScope(unknown)),
         },
-    };
-    if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated).await? {
-        return Ok(Err(invalid_grant("the refresh token was already used")));
     }
-    let access = new_access_token(
-        conn,
-        client,
-        Some(token.user_id),
-        &scope,
-        Some(&token.family),
-        token.code_hash.as_deref(),
-        now,
-    )
-    .await?;
-    let successor = secret::new_token();
-    // The successor keeps the scope of the grant, so a narrower access token now does not
-    // narrow later refreshes.
-    store::insert_refresh_token(
-        conn,
-        &RefreshToken {
-            token_hash: secret::hash(&successor),
-            state: RefreshState::Live,
-            ..token
-        },
-        now,
-    )
-    .await?;
-    Ok(Ok(Issued {
-        access_token: access,
-        refresh_token: Some(successor),
-        scope,
-        expires_in: ACCESS_TOKEN_SECONDS,
-    }))
 }
 
-async fn client_credentials(
-    conn: &mut dyn Conn,
+/// The error of a refresh token that is unknown, or another client's.
+pub fn unknown_refresh_token() -> OAuthError {
+    invalid_grant("unknown refresh token")
+}
+
+/// The error of a refresh token presented again after it was rotated.
+pub fn refresh_used_twice() -> OAuthError {
+    invalid_grant("the refresh token was already used")
+}
+
+/// The scopes of a client credentials grant: the client's own scopes (never a user's).
+pub fn client_credentials_scopes(
     client: &Client,
     request: &TokenRequest,
-    now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
+) -> Result<Scopes, OAuthError> {
     if let Some(uri) = request.redirect_uri.as_deref()
         && !client.redirect_uris.iter().any(|r| r == uri)
     {
-        return Ok(Err(OAuthError::InvalidRequest(
+        return Err(OAuthError::InvalidRequest(
             "redirect_uri is not registered for this client".into(),
-        )));
+        ));
     }
-    let scope = match grant_scopes(client, request.scope.as_deref(), |s| !s.is_user_scope()) {
-        Ok(scope) => scope,
-        Err(error) => return Ok(Err(error)),
-    };
-    let access = new_access_token(conn, client, None, &scope, None, None, now).await?;
-    Ok(Ok(Issued {
-        access_token: access,
-        refresh_token: None,
-        scope,
-        expires_in: ACCESS_TOKEN_SECONDS,
-    }))
+    grant_scopes(client, request.scope.as_deref(), |s| !s.is_user_scope())
 }
 
-/// Stores a new access token (its hash) and returns the raw token.
-async fn new_access_token(
-    conn: &mut dyn Conn,
+/// A new access token's record: the raw token is shown once; only its hash is kept.
+pub fn access_token_record(
+    raw: &str,
     client: &Client,
     user_id: Option<i64>,
     scope: &Scopes,
     family: Option<&str>,
     code_hash: Option<&str>,
     now: i64,
-) -> Result<String, DbError> {
-    let token = secret::new_token();
-    store::insert_access_token(
-        conn,
-        &AccessToken {
-            token_hash: secret::hash(&token),
-            client_id: client.id.clone(),
-            user_id,
-            scope: scope.to_string(),
-            family: family.map(str::to_owned),
-            code_hash: code_hash.map(str::to_owned),
-            issued_at: now,
-            expires_at: now + ACCESS_TOKEN_SECONDS,
-            revoked_at: None,
-        },
-    )
-    .await?;
-    Ok(token)
+) -> AccessToken {
+    AccessToken {
+        token_hash: secret::hash(raw),
+        client_id: client.id.clone(),
+        user_id,
+        scope: scope.to_string(),
+        family: family.map(str::to_owned),
+        code_hash: code_hash.map(str::to_owned),
+        issued_at: now,
+        expires_at: now + ACCESS_TOKEN_SECONDS,
+        revoked_at: None,
+    }
 }
 
 /// The scopes to grant for a request: the asked ones if the client may have them all, else
@@ -407,174 +349,6 @@ fn valid_verifier(verifier: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
 }
 
-/// A validated authorization request, ready for sign-in and consent.
-#[derive(Clone, Debug)]
-pub struct Authorization {
-    pub client: Client,
-    pub redirect: Redirect,
-    /// The redirect_uri exactly as sent: the token request must repeat it.
-    pub redirect_uri: String,
-    pub scopes: Scopes,
-    pub state: Option<String>,
-    pub code_challenge: Option<String>,
-}
-
-impl Authorization {
-    /// Where to send the browser with a result (`code` or `error`), `state` appended.
-    pub fn redirect_with(&self, params: &[(&str, &str)]) -> String {
-        let mut all: Vec<(&str, &str)> = params.to_vec();
-        if let Some(state) = &self.state {
-            all.push(("state", state));
-        }
-        self.redirect.to_url(&all)
-    }
-}
-
-/// Why an authorization request failed.
-#[derive(Clone, Debug)]
-pub enum AuthorizeError {
-    /// The client or the redirect_uri cannot be trusted: show an error page, never redirect.
-    Page(String),
-    /// Tell the client, at its redirect_uri (with `state`).
-    Redirect { url: String, error: &'static str },
-}
-
-/// Validates the query of `GET /accounts/oauth/authorize` (all pairs, repeated ones kept).
-pub async fn validate_authorization(
-    conn: &mut dyn Conn,
-    pairs: &[(String, String)],
-) -> Result<Result<Authorization, AuthorizeError>, DbError> {
-    let count = |name: &str| pairs.iter().filter(|(k, _)| k == name).count();
-    let value = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    let page = |why: &str| Ok(Err(AuthorizeError::Page(why.to_owned())));
-    if count("client_id") > 1 || count("redirect_uri") > 1 {
-        return page("client_id and redirect_uri may appear only once");
-    }
-    let Some(client_id) = value("client_id") else {
-        return page("client_id is missing");
-    };
-    let Some(client) = store::client(conn, &client_id).await? else {
-        return page("unknown client_id");
-    };
-    let Some(redirect_uri) = value("redirect_uri") else {
-        return page("redirect_uri is missing");
-    };
-    let Some(redirect) = match_redirect(&redirect_uri, &client.redirect_uris) else {
-        return page("redirect_uri is not registered for this client");
-    };
-    let state = value("state");
-    let fail = |error: &'static str| {
-        let mut params = vec![("error", error)];
-        if let Some(state) = &state {
-            params.push(("state", state.as_str()));
-        }
-        Ok(Err(AuthorizeError::Redirect {
-            url: redirect.to_url(&params),
-            error,
-        }))
-    };
-    let repeated = [
-        "response_type",
-        "scope",
-        "state",
-        "code_challenge",
-        "code_challenge_method",
-    ]
-    .iter()
-    .any(|name| count(name) > 1);
-    if repeated {
-        return fail("invalid_request");
-    }
-    match value("response_type").as_deref() {
-        None | Some("") => return fail("invalid_request"),
-        Some("code") => {}
-        Some(_) => return fail("unsupported_response_type"),
-    }
-    if !client.grants.iter().any(|g| g == GRANT_AUTHORIZATION_CODE) {
-        return fail("unauthorized_client");
-    }
-    let Ok(scopes) = grant_scopes(&client, value("scope").as_deref(), Scope::is_user_scope) else {
-        return fail("invalid_scope");
-    };
-    let code_challenge = value("code_challenge");
-    match (value("code_challenge_method").as_deref(), &code_challenge) {
-        (Some(method), _) if method != "S256" => return fail("invalid_request"),
-        (Some(_), None) => return fail("invalid_request"),
-        (_, Some(challenge)) if !valid_challenge(challenge) => return fail("invalid_request"),
-        (None, Some(_)) => return fail("invalid_request"),
-        (_, None) if client.secret_hash.is_none() => return fail("invalid_request"),
-        _ => {}
-    }
-    Ok(Ok(Authorization {
-        client,
-        redirect,
-        redirect_uri,
-        scopes,
-        state,
-        code_challenge,
-    }))
-}
-
-/// An S256 challenge is the base64url of a SHA-256: 43 characters.
-fn valid_challenge(challenge: &str) -> bool {
-    challenge.len() == 43
-        && challenge
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-/// Issues an authorization code for a signed-in user who consented; returns the raw code.
-pub async fn issue_code(
-    conn: &mut dyn Conn,
-    authorization: &Authorization,
-    user_id: i64,
-    now: i64,
-) -> Result<String, DbError> {
-    let code = secret::new_token();
-    store::insert_code(
-        conn,
-        &AuthorizationCode {
-            code_hash: secret::hash(&code),
-            client_id: authorization.client.id.clone(),
-            user_id,
-            redirect_uri: authorization.redirect_uri.clone(),
-            scope: authorization.scopes.to_string(),
-            code_challenge: authorization.code_challenge.clone(),
-            expires_at: now + CODE_SECONDS,
-            used_at: None,
-        },
-    )
-    .await?;
-    Ok(code)
-}
-
-/// RFC 7009: revokes a token of this client (a refresh token with its whole family).
-/// Unknown tokens and other clients' tokens are ignored, as the RFC asks.
-pub async fn revoke(
-    conn: &mut dyn Conn,
-    client: &Client,
-    token: &str,
-    now: i64,
-) -> Result<(), DbError> {
-    let hash = secret::hash(token);
-    if let Some(access) = store::access_token(conn, &hash).await?
-        && access.client_id == client.id
-    {
-        store::revoke_access_token(conn, &hash, now).await?;
-    }
-    if let Some(refresh) = store::refresh_token(conn, &hash).await?
-        && refresh.client_id == client.id
-    {
-        store::revoke_family(conn, &refresh.family, now).await?;
-    }
-    Ok(())
-}
-
 /// RFC 7662: what a client may learn about one of its tokens.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Introspection {
@@ -586,43 +360,38 @@ pub struct Introspection {
     pub expires_at: Option<i64>,
 }
 
-/// `None` means inactive: unknown, expired, revoked, or another client's.
-pub async fn introspect(
-    conn: &mut dyn Conn,
-    client: &Client,
-    token: &str,
-    now: i64,
-) -> Result<Option<Introspection>, DbError> {
-    let hash = secret::hash(token);
-    if let Some(access) = store::access_token(conn, &hash).await? {
-        let active =
-            access.client_id == client.id && access.revoked_at.is_none() && access.expires_at > now;
-        return Ok(active.then_some(Introspection {
-            scope: access.scope,
-            client_id: access.client_id,
-            user_id: access.user_id,
-            token_type: "access_token",
-            issued_at: Some(access.issued_at),
-            expires_at: Some(access.expires_at),
-        }));
-    }
-    if let Some(refresh) = store::refresh_token(conn, &hash).await? {
-        let active = refresh.client_id == client.id && refresh.state == RefreshState::Live;
-        return Ok(active.then_some(Introspection {
-            scope: refresh.scope,
-            client_id: refresh.client_id,
-            user_id: Some(refresh.user_id),
-            token_type: "refresh_token",
-            issued_at: None,
-            expires_at: None,
-        }));
-    }
-    Ok(None)
+/// An access token as introspection shows it to `client`; `None` means inactive
+/// (expired, revoked, or another client's).
+pub fn introspect_access(token: AccessToken, client: &Client, now: i64) -> Option<Introspection> {
+    let active =
+        token.client_id == client.id && token.revoked_at.is_none() && token.expires_at > now;
+    active.then_some(Introspection {
+        scope: token.scope,
+        client_id: token.client_id,
+        user_id: token.user_id,
+        token_type: "access_token",
+        issued_at: Some(token.issued_at),
+        expires_at: Some(token.expires_at),
+    })
+}
+
+/// A refresh token as introspection shows it to `client`; `None` means inactive.
+pub fn introspect_refresh(token: RefreshToken, client: &Client) -> Option<Introspection> {
+    let active = token.client_id == client.id && token.state == RefreshState::Live;
+    active.then_some(Introspection {
+        scope: token.scope,
+        client_id: token.client_id,
+        user_id: Some(token.user_id),
+        token_type: "refresh_token",
+        issued_at: None,
+        expires_at: None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oauth::authorize::valid_challenge;
 
     #[test]
     fn verifiers_and_challenges() {
@@ -671,5 +440,236 @@ mod tests {
         assert!(grant_scopes(&c, Some("purchase"), Scope::is_user_scope).is_err());
         assert!(grant_scopes(&c, Some("create_account"), Scope::is_user_scope).is_err());
         assert!(grant_scopes(&c, Some("bogus"), Scope::is_user_scope).is_err());
+    }
+
+    fn confidential() -> Client {
+        Client {
+            secret_hash: Some(secret::hash("s3cret")),
+            redirect_uris: vec!["https://app.example/cb".into()],
+            grants: vec![GRANT_AUTHORIZATION_CODE.into(), GRANT_REFRESH_TOKEN.into()],
+            ..client("read write purchase", "")
+        }
+    }
+
+    fn code() -> AuthorizationCode {
+        AuthorizationCode {
+            code_hash: "h".into(),
+            client_id: "c".into(),
+            user_id: 7,
+            redirect_uri: "https://app.example/cb".into(),
+            scope: "read write".into(),
+            code_challenge: None,
+            expires_at: 1_060,
+            used_at: None,
+        }
+    }
+
+    fn exchange() -> TokenRequest {
+        TokenRequest {
+            grant_type: Some(GRANT_AUTHORIZATION_CODE.into()),
+            code: Some("raw".into()),
+            redirect_uri: Some("https://app.example/cb".into()),
+            ..TokenRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_fresh_code_is_spent_on_tokens_of_its_scope() {
+        let decision = decide_code(&code(), &confidential(), &exchange(), 1_000);
+        let CodeDecision::Spend(Ok(scope)) = decision else {
+            panic!("{decision:?}");
+        };
+        assert_eq!(scope.to_string(), "read write");
+    }
+
+    #[test]
+    fn a_replayed_code_revokes_its_family() {
+        let used = AuthorizationCode {
+            used_at: Some(1_001),
+            ..code()
+        };
+        // A replay counts before anything else, even after expiry.
+        assert_eq!(
+            decide_code(&used, &confidential(), &exchange(), 5_000),
+            CodeDecision::Replay
+        );
+    }
+
+    #[test]
+    fn another_clients_code_is_unknown_and_stays_unspent() {
+        let other = Client {
+            id: "other".into(),
+            ..confidential()
+        };
+        assert_eq!(
+            decide_code(&code(), &other, &exchange(), 1_000),
+            CodeDecision::Refuse(unknown_code())
+        );
+    }
+
+    #[test]
+    fn a_failed_exchange_still_spends_the_code() {
+        let spent_with =
+            |request: &TokenRequest, now| match decide_code(&code(), &confidential(), request, now)
+            {
+                CodeDecision::Spend(Err(OAuthError::InvalidGrant(why))) => why,
+                other => panic!("{other:?}"),
+            };
+        assert!(spent_with(&exchange(), 1_060).contains("expired"));
+        let elsewhere = TokenRequest {
+            redirect_uri: Some("https://evil.example/cb".into()),
+            ..exchange()
+        };
+        assert!(spent_with(&elsewhere, 1_000).contains("redirect_uri"));
+    }
+
+    #[test]
+    fn pkce_matches_the_challenge() {
+        let verifier = "v".repeat(43);
+        let challenge = secret::s256(&verifier);
+        assert_eq!(check_pkce(Some(&challenge), Some(&verifier), true), Ok(()));
+        assert!(check_pkce(Some(&challenge), Some(&"w".repeat(43)), true).is_err());
+        assert!(check_pkce(Some(&challenge), None, false).is_err());
+        assert!(check_pkce(None, Some(&verifier), false).is_err());
+        assert!(
+            check_pkce(None, None, true).is_err(),
+            "a public client needs PKCE"
+        );
+        assert_eq!(check_pkce(None, None, false), Ok(()));
+    }
+
+    fn refresh_token(state: RefreshState) -> RefreshToken {
+        RefreshToken {
+            token_hash: "t".into(),
+            client_id: "c".into(),
+            user_id: 7,
+            scope: "read write".into(),
+            family: "h".into(),
+            code_hash: Some("h".into()),
+            state,
+        }
+    }
+
+    fn refreshing(scope: Option<&str>) -> TokenRequest {
+        TokenRequest {
+            grant_type: Some(GRANT_REFRESH_TOKEN.into()),
+            refresh_token: Some("raw".into()),
+            scope: scope.map(str::to_owned),
+            ..TokenRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_live_refresh_token_rotates_within_its_grant() {
+        let live = refresh_token(RefreshState::Live);
+        let client = confidential();
+        let RefreshDecision::Rotate(all) = decide_refresh(&live, &client, &refreshing(None)) else {
+            panic!("not rotated");
+        };
+        assert_eq!(all.to_string(), "read write");
+        let narrower = decide_refresh(&live, &client, &refreshing(Some("read")));
+        assert!(matches!(narrower, RefreshDecision::Rotate(s) if s.to_string() == "read"));
+        assert_eq!(
+            decide_refresh(&live, &client, &refreshing(Some("read purchase"))),
+            RefreshDecision::Refuse(OAuthError::InvalidScope("read purchase".into()))
+        );
+    }
+
+    #[test]
+    fn a_rotated_refresh_token_revokes_its_family_and_a_spent_one_is_refused() {
+        let client = confidential();
+        assert_eq!(
+            decide_refresh(
+                &refresh_token(RefreshState::Rotated),
+                &client,
+                &refreshing(None)
+            ),
+            RefreshDecision::Reuse
+        );
+        for spent in [RefreshState::Discarded, RefreshState::Revoked] {
+            assert!(matches!(
+                decide_refresh(&refresh_token(spent), &client, &refreshing(None)),
+                RefreshDecision::Refuse(OAuthError::InvalidGrant(_))
+            ));
+        }
+        let other = Client {
+            id: "other".into(),
+            ..confidential()
+        };
+        assert_eq!(
+            decide_refresh(
+                &refresh_token(RefreshState::Live),
+                &other,
+                &refreshing(None)
+            ),
+            RefreshDecision::Refuse(unknown_refresh_token())
+        );
+    }
+
+    #[test]
+    fn the_grant_must_be_known_and_registered() {
+        let client = confidential();
+        let asking = |grant: Option<&str>| TokenRequest {
+            grant_type: grant.map(str::to_owned),
+            ..TokenRequest::default()
+        };
+        assert_eq!(
+            grant_of(&client, &asking(Some(GRANT_REFRESH_TOKEN))),
+            Ok(Grant::RefreshToken)
+        );
+        assert!(matches!(
+            grant_of(&client, &asking(None)),
+            Err(OAuthError::InvalidRequest(_))
+        ));
+        assert_eq!(
+            grant_of(&client, &asking(Some("password"))),
+            Err(OAuthError::UnsupportedGrantType)
+        );
+        assert_eq!(
+            grant_of(&client, &asking(Some(GRANT_CLIENT_CREDENTIALS))),
+            Err(OAuthError::UnauthorizedClient)
+        );
+    }
+
+    #[test]
+    fn clients_authenticate_by_secret_or_as_public() {
+        let by = |secret: Option<&str>| ClientCredentials {
+            client_id: "c".into(),
+            secret: secret.map(str::to_owned),
+            via_basic: true,
+        };
+        assert!(authenticate(Some(confidential()), &by(Some("s3cret"))).is_ok());
+        assert_eq!(
+            authenticate(Some(confidential()), &by(Some("wrong"))),
+            Err(OAuthError::InvalidClient { basic: true })
+        );
+        assert!(authenticate(Some(confidential()), &by(None)).is_err());
+        assert!(authenticate(Some(client("read", "")), &by(None)).is_ok());
+        assert!(authenticate(None, &by(Some("s3cret"))).is_err());
+    }
+
+    #[test]
+    fn introspection_shows_only_live_tokens_of_the_client() {
+        let token = AccessToken {
+            token_hash: "a".into(),
+            client_id: "c".into(),
+            user_id: Some(7),
+            scope: "read".into(),
+            family: None,
+            code_hash: None,
+            issued_at: 1_000,
+            expires_at: 2_000,
+            revoked_at: None,
+        };
+        let client = confidential();
+        assert!(introspect_access(token.clone(), &client, 1_999).is_some());
+        assert!(introspect_access(token.clone(), &client, 2_000).is_none());
+        let revoked = AccessToken {
+            revoked_at: Some(1_500),
+            ..token
+        };
+        assert!(introspect_access(revoked, &client, 1_600).is_none());
+        assert!(introspect_refresh(refresh_token(RefreshState::Live), &client).is_some());
+        assert!(introspect_refresh(refresh_token(RefreshState::Rotated), &client).is_none());
     }
 }

@@ -130,8 +130,10 @@ pub enum DbError {
 #[serde(rename_all = "lowercase")]
 pub enum SqliteSync {
     /// An acknowledged write survives a power cut (the default).
+    #[serde(alias = "FULL")]
     Full,
     /// Faster; a power cut may lose the last commits (never corrupts).
+    #[serde(alias = "NORMAL")]
     Normal,
 }
 

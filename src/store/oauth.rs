@@ -1,27 +1,15 @@
 //! What the authorization server keeps: clients, codes, tokens, consents, browser sessions,
 //! sign-in failures and mailed confirmation links. Every secret is stored as its hash.
+//! The records the authorization server decides over are declared in `oauth::records`.
 
 use crate::domain::text_enum;
 use crate::domain::user::Email;
+use crate::oauth::{AccessToken, AuthorizationCode, Client, RefreshState, RefreshToken};
 use crate::params;
 
 use super::record::record;
 use super::value::from_text;
 use super::{Conn, DbError, FromValue, Record, Row, Value};
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Client {
-    pub id: String,
-    pub name: String,
-    /// `None` for a public client (no secret; PKCE required).
-    pub secret_hash: Option<String>,
-    pub redirect_uris: Vec<String>,
-    /// Space-separated scopes the client may be granted.
-    pub scopes: String,
-    /// Space-separated scopes used when a request names none (empty: all that fit).
-    pub default_scopes: String,
-    pub grants: Vec<String>,
-}
 
 fn json_list(items: &[String]) -> Result<String, DbError> {
     serde_json::to_string(items).map_err(|e| DbError::Decode(e.to_string()))
@@ -117,16 +105,8 @@ pub async fn set_client_secret(conn: &mut dyn Conn, id: &str, hash: &str) -> Res
 }
 
 record! {
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct AuthorizationCode {
-        pub code_hash: String,
-        pub client_id: String,
-        pub user_id: i64,
-        pub redirect_uri: String,
-        pub scope: String,
-        pub code_challenge: Option<String>,
-        pub expires_at: i64,
-        pub used_at: Option<i64>,
+    impl for AuthorizationCode {
+        code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at
     }
 }
 
@@ -175,17 +155,9 @@ pub async fn use_code(conn: &mut dyn Conn, code_hash: &str, now: i64) -> Result<
 }
 
 record! {
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct AccessToken {
-        pub token_hash: String,
-        pub client_id: String,
-        pub user_id: Option<i64>,
-        pub scope: String,
-        pub family: Option<String>,
-        pub code_hash: Option<String>,
-        pub issued_at: i64,
-        pub expires_at: i64,
-        pub revoked_at: Option<i64>,
+    impl for AccessToken {
+        token_hash, client_id, user_id, scope, family, code_hash, issued_at, expires_at,
+        revoked_at
     }
 }
 
@@ -250,30 +222,11 @@ pub async fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Resul
     Ok(())
 }
 
-text_enum! {
-    /// Where a refresh token is in its life.
-    pub enum RefreshState {
-        Live = "live",
-        /// Replaced by its successor: presenting it again is reuse.
-        Rotated = "rotated",
-        /// Pushed out by the 20-token rule.
-        Discarded = "discarded",
-        Revoked = "revoked",
-    }
-}
-
 from_text!(RefreshState => RefreshState::parse);
 
 record! {
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct RefreshToken {
-        pub token_hash: String,
-        pub client_id: String,
-        pub user_id: i64,
-        pub scope: String,
-        pub family: String,
-        pub code_hash: Option<String>,
-        pub state: RefreshState,
+    impl for RefreshToken {
+        token_hash, client_id, user_id, scope, family, code_hash, state
     }
 }
 

@@ -33,6 +33,25 @@ pub trait Record: Sized {
 /// }
 /// ```
 macro_rules! record {
+    // A struct declared in a layer that may not reach the store (`oauth`): its fields are
+    // named again here, in the order of their columns; the compiler holds the two lists to
+    // the same fields, as the struct literal must name each once.
+    (impl for $name:ty { $first:ident $(= $first_column:literal)? $(, $field:ident $(= $column:literal)?)* $(,)? }) => {
+        impl $crate::store::Record for $name {
+            const COLUMNS: &'static str = concat!(
+                $crate::store::record::column!([], $first $(, $first_column)?)
+                $(, ", ", $crate::store::record::column!([], $field $(, $column)?))*
+            );
+            const WIDTH: usize = [stringify!($first) $(, stringify!($field))*].len();
+
+            fn read(row: &mut $crate::store::Row) -> Result<Self, $crate::store::DbError> {
+                Ok(Self {
+                    $first: row.take()?,
+                    $( $field: row.take()?, )*
+                })
+            }
+        }
+    };
     ($(#[$meta:meta])* pub struct $name:ident in $table:literal { $($fields:tt)* }) => {
         $crate::store::record::record!(@record [$table] $(#[$meta])* $name { $($fields)* });
     };
@@ -89,11 +108,10 @@ pub(crate) use column;
 mod tests {
     use super::Record;
     use crate::domain::category::Category;
+    use crate::oauth::{AccessToken, AuthorizationCode, Client, RefreshToken};
     use crate::store::ads::AdRecord;
     use crate::store::images::ImageRecord;
-    use crate::store::oauth::{
-        AccessToken, AuthorizationCode, BrowserSession, Client, EmailConfirmation, RefreshToken,
-    };
+    use crate::store::oauth::{BrowserSession, EmailConfirmation};
     use crate::store::transactions::{Statistics, Transaction};
     use crate::store::users::User;
 

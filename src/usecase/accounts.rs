@@ -8,9 +8,10 @@
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Locale;
 use crate::domain::user::{Account, Email, UserStatus, check_brands, email_in_use};
+use crate::oauth::Client;
 use crate::oauth::scope::Scopes;
 use crate::oauth::secret;
-use crate::store::oauth::{self as oauth_store, Client, ConfirmationPurpose, EmailConfirmation};
+use crate::store::oauth::{self as oauth_store, ConfirmationPurpose, EmailConfirmation};
 use crate::store::users::{self, NewUser, User};
 use crate::store::{Conn, DbError};
 

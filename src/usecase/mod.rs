@@ -13,6 +13,7 @@
 
 pub mod accounts;
 pub mod advertisements;
+pub mod authorization;
 pub mod moderation;
 pub mod sales;
 

@@ -1,0 +1,233 @@
+//! The authorization server's workflows: each loads the records a decision of `oauth` needs,
+//! asks it, and does what it says (marks a code used, rotates a refresh token, revokes a
+//! family, stores new tokens), inside the caller's one transaction.
+
+use crate::oauth::{
+    self, Authorization, AuthorizeError, Client, ClientCredentials, CodeDecision, Grant, Issued,
+    LIVE_REFRESH_TOKENS, OAuthError, RefreshDecision, RefreshState, RefreshToken, TokenRequest,
+};
+use crate::oauth::{ACCESS_TOKEN_SECONDS, Introspection, scope::Scopes, secret};
+use crate::store::oauth as store;
+use crate::store::{Conn, DbError};
+
+/// Authenticates the client of a token, revocation or introspection request.
+pub async fn authenticate_client(
+    conn: &mut dyn Conn,
+    credentials: &ClientCredentials,
+) -> Result<Result<Client, OAuthError>, DbError> {
+    let client = store::client(conn, &credentials.client_id).await?;
+    Ok(oauth::authenticate(client, credentials))
+}
+
+/// The token endpoint: runs the grant the request names.
+pub async fn token(
+    conn: &mut dyn Conn,
+    client: &Client,
+    request: &TokenRequest,
+    now: i64,
+) -> Result<Result<Issued, OAuthError>, DbError> {
+    match oauth::grant_of(client, request) {
+        Err(error) => Ok(Err(error)),
+        Ok(Grant::AuthorizationCode) => exchange_code(conn, client, request, now).await,
+        Ok(Grant::RefreshToken) => refresh(conn, client, request, now).await,
+        Ok(Grant::ClientCredentials) => {
+            Ok(match oauth::client_credentials_scopes(client, request) {
+                Ok(scope) => {
+                    let access =
+                        new_access_token(conn, client, None, &scope, None, None, now).await?;
+                    Ok(issued(access, None, scope))
+                }
+                Err(error) => Err(error),
+            })
+        }
+    }
+}
+
+async fn exchange_code(
+    conn: &mut dyn Conn,
+    client: &Client,
+    request: &TokenRequest,
+    now: i64,
+) -> Result<Result<Issued, OAuthError>, DbError> {
+    let Some(raw_code) = request.code.as_deref() else {
+        return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
+    };
+    let code_hash = secret::hash(raw_code);
+    let Some(code) = store::code(conn, &code_hash).await? else {
+        return Ok(Err(oauth::unknown_code()));
+    };
+    let mut decision = oauth::decide_code(&code, client, request, now);
+    // Marking the code used is what tells two exchanges at one moment apart: only one does.
+    if matches!(decision, CodeDecision::Spend(_)) && !store::use_code(conn, &code_hash, now).await?
+    {
+        decision = CodeDecision::Replay;
+    }
+    let scope = match decision {
+        CodeDecision::Refuse(error) | CodeDecision::Spend(Err(error)) => return Ok(Err(error)),
+        CodeDecision::Replay => {
+            // Everything issued from the code is its family, named by the code.
+            store::revoke_family(conn, &code_hash, now).await?;
+            return Ok(Err(oauth::code_used_twice()));
+        }
+        CodeDecision::Spend(Ok(scope)) => scope,
+    };
+    let family = code.code_hash.as_str();
+    let access = new_access_token(
+        conn,
+        client,
+        Some(code.user_id),
+        &scope,
+        Some(family),
+        Some(family),
+        now,
+    )
+    .await?;
+    let refresh = secret::new_token();
+    let token = RefreshToken {
+        token_hash: secret::hash(&refresh),
+        client_id: client.id.clone(),
+        user_id: code.user_id,
+        scope: scope.to_string(),
+        family: family.to_owned(),
+        code_hash: Some(code.code_hash.clone()),
+        state: RefreshState::Live,
+    };
+    store::insert_refresh_token(conn, &token, now).await?;
+    store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS).await?;
+    Ok(Ok(issued(access, Some(refresh), scope)))
+}
+
+async fn refresh(
+    conn: &mut dyn Conn,
+    client: &Client,
+    request: &TokenRequest,
+    now: i64,
+) -> Result<Result<Issued, OAuthError>, DbError> {
+    let Some(raw) = request.refresh_token.as_deref() else {
+        return Ok(Err(OAuthError::InvalidRequest(
+            "refresh_token is missing".into(),
+        )));
+    };
+    let hash = secret::hash(raw);
+    let Some(token) = store::refresh_token(conn, &hash).await? else {
+        return Ok(Err(oauth::unknown_refresh_token()));
+    };
+    let scope = match oauth::decide_refresh(&token, client, request) {
+        RefreshDecision::Refuse(error) => return Ok(Err(error)),
+        RefreshDecision::Reuse => {
+            store::revoke_family(conn, &token.family, now).await?;
+            return Ok(Err(oauth::refresh_used_twice()));
+        }
+        RefreshDecision::Rotate(scope) => scope,
+    };
+    // Of two rotations of one token at one moment, only one moves it from live.
+    if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated).await? {
+        return Ok(Err(oauth::refresh_used_twice()));
+    }
+    let access = new_access_token(
+        conn,
+        client,
+        Some(token.user_id),
+        &scope,
+        Some(&token.family),
+        token.code_hash.as_deref(),
+        now,
+    )
+    .await?;
+    let successor = secret::new_token();
+    let next = RefreshToken {
+        token_hash: secret::hash(&successor),
+        state: RefreshState::Live,
+        ..token
+    };
+    store::insert_refresh_token(conn, &next, now).await?;
+    Ok(Ok(issued(access, Some(successor), scope)))
+}
+
+fn issued(access_token: String, refresh_token: Option<String>, scope: Scopes) -> Issued {
+    Issued {
+        access_token,
+        refresh_token,
+        scope,
+        expires_in: ACCESS_TOKEN_SECONDS,
+    }
+}
+
+/// Stores a new access token (its hash) and returns the raw token.
+async fn new_access_token(
+    conn: &mut dyn Conn,
+    client: &Client,
+    user_id: Option<i64>,
+    scope: &Scopes,
+    family: Option<&str>,
+    code_hash: Option<&str>,
+    now: i64,
+) -> Result<String, DbError> {
+    let raw = secret::new_token();
+    let record = oauth::access_token_record(&raw, client, user_id, scope, family, code_hash, now);
+    store::insert_access_token(conn, &record).await?;
+    Ok(raw)
+}
+
+/// Validates the query of `GET /accounts/oauth/authorize` (all pairs, repeated ones kept).
+pub async fn validate_authorization(
+    conn: &mut dyn Conn,
+    pairs: &[(String, String)],
+) -> Result<Result<Authorization, AuthorizeError>, DbError> {
+    let client = match oauth::requested_client_id(pairs) {
+        Some(id) => store::client(conn, id).await?,
+        None => None,
+    };
+    Ok(oauth::validate_authorization(pairs, client))
+}
+
+/// Issues an authorization code for a signed-in user who consented; returns the raw code.
+pub async fn issue_code(
+    conn: &mut dyn Conn,
+    authorization: &Authorization,
+    user_id: i64,
+    now: i64,
+) -> Result<String, DbError> {
+    let raw = secret::new_token();
+    store::insert_code(conn, &authorization.code_record(&raw, user_id, now)).await?;
+    Ok(raw)
+}
+
+/// RFC 7009: revokes a token of this client (a refresh token with its whole family).
+/// Unknown tokens and other clients' tokens are ignored, as the RFC asks.
+pub async fn revoke(
+    conn: &mut dyn Conn,
+    client: &Client,
+    token: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    let hash = secret::hash(token);
+    if let Some(access) = store::access_token(conn, &hash).await?
+        && access.client_id == client.id
+    {
+        store::revoke_access_token(conn, &hash, now).await?;
+    }
+    if let Some(refresh) = store::refresh_token(conn, &hash).await?
+        && refresh.client_id == client.id
+    {
+        store::revoke_family(conn, &refresh.family, now).await?;
+    }
+    Ok(())
+}
+
+/// RFC 7662: `None` means inactive: unknown, expired, revoked, or another client's.
+pub async fn introspect(
+    conn: &mut dyn Conn,
+    client: &Client,
+    token: &str,
+    now: i64,
+) -> Result<Option<Introspection>, DbError> {
+    let hash = secret::hash(token);
+    if let Some(access) = store::access_token(conn, &hash).await? {
+        return Ok(oauth::introspect_access(access, client, now));
+    }
+    if let Some(refresh) = store::refresh_token(conn, &hash).await? {
+        return Ok(oauth::introspect_refresh(refresh, client));
+    }
+    Ok(None)
+}
