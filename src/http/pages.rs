@@ -2,7 +2,6 @@
 //! the server in the deployment's language, usable without JavaScript.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
@@ -11,11 +10,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::domain::locale::Language;
-use crate::domain::user::{Email, normalize_email};
 use crate::error::{ApiError, ErrorCode};
-use crate::oauth::{self, Authorization, AuthorizeError, password, secret};
+use crate::oauth::session as policy;
+use crate::oauth::{Authorization, AuthorizeError, BrowserSession, password, secret};
 use crate::state::AppState;
-use crate::store::{oauth as store, users};
+use crate::usecase::sign_in::{self, SignIn};
 use crate::usecase::{self, Conflict, accounts, authorization};
 
 use super::api::{Api, Operation, get, post};
@@ -23,14 +22,6 @@ use super::docs::escape;
 use super::oauth::AUTHORIZE_PATH;
 
 const SESSION_COOKIE: &str = "souk_session";
-/// A browser session lasts a day.
-const SESSION_SECONDS: i64 = 86_400;
-/// Sign-in failures are counted over this window...
-const THROTTLE_WINDOW: i64 = 15 * 60;
-/// ...answers slow down from this many failures...
-const SLOW_AFTER: i64 = 3;
-/// ...and the account or address is locked (429) from this many.
-const LOCK_AFTER: i64 = 5;
 const STYLESHEET: &str = include_str!("../../assets/accounts.css");
 
 pub fn routes(api: Api) -> Api {
@@ -182,9 +173,19 @@ fn redirect(url: &str) -> Response {
 /// The browser session: its id (raw, from the cookie) and what the database holds.
 struct Session {
     id: String,
-    record: store::BrowserSession,
+    record: BrowserSession,
     /// A new session whose cookie must be set on the answer.
     fresh: bool,
+}
+
+impl Session {
+    fn opened(session: sign_in::Session) -> Session {
+        Session {
+            id: session.id,
+            record: session.record,
+            fresh: true,
+        }
+    }
 }
 
 fn session_cookie(headers: &HeaderMap) -> Option<String> {
@@ -205,13 +206,12 @@ async fn existing_session(
     let Some(id) = session_cookie(headers) else {
         return Ok(None);
     };
-    let hash = secret::hash(&id);
     let now = state.clock.now();
+    let lookup = id.clone();
     let record = state
         .db
-        .read(move |conn| Box::pin(async move { store::session(conn, &hash).await }))
-        .await?
-        .filter(|s| s.expires_at > now);
+        .read(move |conn| Box::pin(async move { sign_in::session(conn, &lookup, now).await }))
+        .await?;
     Ok(record.map(|record| Session {
         id,
         record,
@@ -219,32 +219,13 @@ async fn existing_session(
     }))
 }
 
-async fn new_session(state: &AppState, user_id: Option<i64>) -> Result<Session, ApiError> {
-    let id = secret::new_token();
-    let csrf = secret::new_token();
-    let expires_at = state.clock.now() + SESSION_SECONDS;
-    let (hash, csrf_stored) = (secret::hash(&id), csrf.clone());
-    state
+async fn new_session(state: &AppState) -> Result<Session, ApiError> {
+    let now = state.clock.now();
+    let opened = state
         .db
-        .write(move |conn| {
-            Box::pin(async move {
-                store::insert_session(conn, &hash, &csrf_stored, expires_at).await?;
-                if let Some(user) = user_id {
-                    store::sign_in_session(conn, &hash, user).await?;
-                }
-                Ok::<_, ApiError>(())
-            })
-        })
+        .write(move |conn| Box::pin(async move { sign_in::open_session(conn, None, now).await }))
         .await?;
-    Ok(Session {
-        id,
-        record: store::BrowserSession {
-            csrf_token: csrf,
-            user_id,
-            expires_at,
-        },
-        fresh: true,
-    })
+    Ok(Session::opened(opened))
 }
 
 fn with_cookie(state: &AppState, mut response: Response, session: &Session) -> Response {
@@ -255,8 +236,9 @@ fn with_cookie(state: &AppState, mut response: Response, session: &Session) -> R
             ""
         };
         let cookie = format!(
-            "{SESSION_COOKIE}={}; Path=/accounts; HttpOnly; SameSite=Lax; Max-Age={SESSION_SECONDS}{secure}",
-            session.id
+            "{SESSION_COOKIE}={}; Path=/accounts; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+            session.id,
+            policy::SESSION_SECONDS
         );
         if let Ok(value) = HeaderValue::from_str(&cookie) {
             response.headers_mut().append(header::SET_COOKIE, value);
@@ -290,7 +272,7 @@ async fn authorize(State(state): State<AppState>, uri: Uri, headers: HeaderMap) 
     };
     let session = match existing_session(&state, &headers).await {
         Ok(Some(session)) => session,
-        Ok(None) => match new_session(&state, None).await {
+        Ok(None) => match new_session(&state).await {
             Ok(session) => session,
             Err(e) => return e.into_response(),
         },
@@ -312,17 +294,13 @@ async fn after_sign_in(
     user_id: i64,
     uri: &Uri,
 ) -> Response {
-    let client_id = authorization.client.id.clone();
-    let consent = state
+    let asked = authorization.clone();
+    let consented = state
         .db
-        .read(move |conn| Box::pin(async move { store::consent(conn, user_id, &client_id).await }))
+        .read(move |conn| Box::pin(async move { sign_in::consented(conn, user_id, &asked).await }))
         .await;
-    let consented = match consent {
-        Ok(scope) => scope.is_some_and(|granted| {
-            authorization
-                .scopes
-                .is_subset(&oauth::scope::Scopes::from_stored(&granted))
-        }),
+    let consented = match consented {
+        Ok(consented) => consented,
         Err(e) => return ApiError::from(e).into_response(),
     };
     if consented {
@@ -338,23 +316,11 @@ async fn grant(
     remember: bool,
 ) -> Response {
     let now = state.clock.now();
-    let authorization_for_db = authorization.clone();
+    let allowed = authorization.clone();
     let code = state
         .db
         .write(move |conn| {
-            Box::pin(async move {
-                if remember {
-                    store::grant_consent(
-                        conn,
-                        user_id,
-                        &authorization_for_db.client.id,
-                        &authorization_for_db.scopes.to_string(),
-                        now,
-                    )
-                    .await?;
-                }
-                authorization::issue_code(conn, &authorization_for_db, user_id, now).await
-            })
+            Box::pin(async move { sign_in::allow(conn, &allowed, user_id, remember, now).await })
         })
         .await;
     match code {
@@ -473,11 +439,9 @@ async fn submit(
         Err(e) => return e.into_response(),
     };
     // The CSRF token must come with the session it was issued to.
-    let Some(session) = session.filter(|s| {
-        field("csrf_token").is_some_and(|token| {
-            subtle::ConstantTimeEq::ct_eq(token.as_bytes(), s.record.csrf_token.as_bytes()).into()
-        })
-    }) else {
+    let csrf_token = field("csrf_token");
+    let Some(session) = session.filter(|s| policy::csrf_matches(csrf_token.as_deref(), &s.record))
+    else {
         return error_page(
             &state,
             StatusCode::FORBIDDEN,
@@ -500,92 +464,30 @@ async fn submit(
     let username = field("username").unwrap_or_default();
     let password = field("password").unwrap_or_default();
     let address = peer.ip().to_string();
-    // Control characters are left out of the throttling key: PostgreSQL cannot store a NUL,
-    // and adding them must not open a fresh count for the same account.
-    let account: String = username.chars().filter(|c| !c.is_control()).collect();
-    let keys = [
-        format!("account:{}", normalize_email(&account)),
-        format!("address:{address}"),
-    ];
     let now = state.clock.now();
-    let since = now - THROTTLE_WINDOW;
-    let counted_keys = keys.clone();
-    let failures = match state
-        .db
-        .read(move |conn| {
-            Box::pin(async move {
-                let mut most = 0;
-                for key in &counted_keys {
-                    most = most.max(store::login_failures_since(conn, key, since).await?);
-                }
-                Ok::<_, ApiError>(most)
-            })
-        })
-        .await
-    {
-        Ok(n) => n,
-        Err(e) => return e.into_response(),
-    };
-    if failures >= LOCK_AFTER {
-        let mut response = login_page(
-            &state,
-            &authorization,
-            &session,
-            &uri,
-            Some(t(
-                l,
-                "Te veel mislukte pogingen. Probeer het over een kwartier opnieuw.",
-                "Trop de tentatives échouées. Réessayez dans un quart d'heure.",
-            )),
-            StatusCode::TOO_MANY_REQUESTS,
-        );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(THROTTLE_WINDOW));
-        return response;
-    }
-    if failures >= SLOW_AFTER {
-        tokio::time::sleep(Duration::from_millis(
-            500 * (failures - SLOW_AFTER + 1) as u64,
-        ))
-        .await;
-    }
-    // An address that cannot be one names no user.
-    let lookup = Email::parse(&username);
-    let user = match state
-        .db
-        .read(move |conn| {
-            Box::pin(async move {
-                match lookup {
-                    Some(email) => users::by_email(conn, &email).await,
-                    None => Ok(None),
-                }
-            })
-        })
-        .await
-    {
-        Ok(user) => user,
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    let ok = password::verify(password, user.as_ref().map(|u| u.password_hash.clone())).await;
-    let Some(user) = user.filter(|_| ok) else {
-        let failed_keys = keys.clone();
-        if let Err(e) = state
-            .db
-            .write(move |conn| {
-                Box::pin(async move {
-                    for key in &failed_keys {
-                        store::record_login_failure(conn, key, now).await?;
-                    }
-                    Ok::<_, ApiError>(())
-                })
-            })
-            .await
-        {
-            return e.into_response();
+    let outcome = sign_in::sign_in(&state.db, &username, password, &address, now).await;
+    match outcome {
+        Err(e) => ApiError::from(e).into_response(),
+        Ok(SignIn::Locked { retry_after }) => {
+            let mut response = login_page(
+                &state,
+                &authorization,
+                &session,
+                &uri,
+                Some(t(
+                    l,
+                    "Te veel mislukte pogingen. Probeer het over een kwartier opnieuw.",
+                    "Trop de tentatives échouées. Réessayez dans un quart d'heure.",
+                )),
+                StatusCode::TOO_MANY_REQUESTS,
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+            response
         }
         // One message for an unknown address and a wrong password.
-        return login_page(
+        Ok(SignIn::Refused) => login_page(
             &state,
             &authorization,
             &session,
@@ -596,25 +498,13 @@ async fn submit(
                 "Adresse e-mail ou mot de passe incorrect.",
             )),
             StatusCode::OK,
-        );
-    };
-    let account_key = keys[0].clone();
-    if let Err(e) = state
-        .db
-        .write(move |conn| {
-            Box::pin(async move { store::clear_login_failures(conn, &account_key).await })
-        })
-        .await
-    {
-        return ApiError::from(e).into_response();
+        ),
+        Ok(SignIn::SignedIn { user_id, session }) => {
+            let signed_in = Session::opened(session);
+            let response = after_sign_in(&state, &authorization, &signed_in, user_id, &uri).await;
+            with_cookie(&state, response, &signed_in)
+        }
     }
-    // A new session id at sign-in, so a session planted before cannot be ridden.
-    let signed_in = match new_session(&state, Some(user.id)).await {
-        Ok(session) => session,
-        Err(e) => return e.into_response(),
-    };
-    let response = after_sign_in(&state, &authorization, &signed_in, user.id, &uri).await;
-    with_cookie(&state, response, &signed_in)
 }
 
 async fn stylesheet() -> Response {

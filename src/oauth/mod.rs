@@ -10,6 +10,7 @@ pub mod records;
 pub mod redirect;
 pub mod scope;
 pub mod secret;
+pub mod session;
 
 pub use authorize::*;
 pub use grants::*;

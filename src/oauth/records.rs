@@ -71,3 +71,13 @@ pub struct RefreshToken {
     pub code_hash: Option<String>,
     pub state: RefreshState,
 }
+
+/// A browser session at the authorization endpoint, by the hash of its cookie.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrowserSession {
+    /// The token every form of the session must carry.
+    pub csrf_token: String,
+    /// The signed-in user, once there is one.
+    pub user_id: Option<i64>,
+    pub expires_at: i64,
+}

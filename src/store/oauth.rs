@@ -4,7 +4,9 @@
 
 use crate::domain::text_enum;
 use crate::domain::user::Email;
-use crate::oauth::{AccessToken, AuthorizationCode, Client, RefreshState, RefreshToken};
+use crate::oauth::{
+    AccessToken, AuthorizationCode, BrowserSession, Client, RefreshState, RefreshToken,
+};
 use crate::params;
 
 use super::record::record;
@@ -339,11 +341,8 @@ pub async fn grant_consent(
 }
 
 record! {
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct BrowserSession {
-        pub csrf_token: String,
-        pub user_id: Option<i64>,
-        pub expires_at: i64,
+    impl for BrowserSession {
+        csrf_token, user_id, expires_at
     }
 }
 

@@ -108,10 +108,10 @@ pub(crate) use column;
 mod tests {
     use super::Record;
     use crate::domain::category::Category;
-    use crate::oauth::{AccessToken, AuthorizationCode, Client, RefreshToken};
+    use crate::oauth::{AccessToken, AuthorizationCode, BrowserSession, Client, RefreshToken};
     use crate::store::ads::AdRecord;
     use crate::store::images::ImageRecord;
-    use crate::store::oauth::{BrowserSession, EmailConfirmation};
+    use crate::store::oauth::EmailConfirmation;
     use crate::store::transactions::{Statistics, Transaction};
     use crate::store::users::User;
 

@@ -1,0 +1,143 @@
+//! The browser session and sign-in lockout policy of the authorization endpoint's pages:
+//! how long a session lasts, which CSRF token counts, and what failed sign-ins lead to.
+//! `usecase::sign_in` runs it; the pages only render its outcomes.
+
+use std::time::Duration;
+
+use subtle::ConstantTimeEq;
+
+use crate::domain::user::normalize_email;
+
+use super::records::BrowserSession;
+use super::scope::Scopes;
+
+/// A browser session lasts a day.
+pub const SESSION_SECONDS: i64 = 86_400;
+/// Sign-in failures are counted over this window...
+pub const THROTTLE_WINDOW: i64 = 15 * 60;
+/// ...answers slow down from this many failures...
+pub const SLOW_AFTER: i64 = 3;
+/// ...and the account or address is locked from this many.
+pub const LOCK_AFTER: i64 = 5;
+
+/// Whether a stored session still counts at `now`.
+pub fn session_live(session: &BrowserSession, now: i64) -> bool {
+    session.expires_at > now
+}
+
+/// Whether a form's CSRF token is the one issued to the session (compared in constant time).
+pub fn csrf_matches(given: Option<&str>, session: &BrowserSession) -> bool {
+    given.is_some_and(|token| token.as_bytes().ct_eq(session.csrf_token.as_bytes()).into())
+}
+
+/// The keys that sign-in failures are counted under: the account (its address as typed,
+/// normalized) and the network address the attempt came from.
+pub fn throttle_keys(username: &str, address: &str) -> ThrottleKeys {
+    // Control characters are left out: PostgreSQL cannot store a NUL, and adding them must
+    // not open a fresh count for the same account.
+    let account: String = username.chars().filter(|c| !c.is_control()).collect();
+    ThrottleKeys {
+        account: format!("account:{}", normalize_email(&account)),
+        address: format!("address:{address}"),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThrottleKeys {
+    /// Cleared by a successful sign-in.
+    pub account: String,
+    /// Never cleared early: one address trying many accounts stays slowed.
+    pub address: String,
+}
+
+impl ThrottleKeys {
+    pub fn both(&self) -> [&str; 2] {
+        [&self.account, &self.address]
+    }
+}
+
+/// What recent failures (the most of either key within [`THROTTLE_WINDOW`]) allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle {
+    /// Check the password at once.
+    Allow,
+    /// Check it after this pause (longer with each failure).
+    Slow(Duration),
+    /// Refuse without checking; try again after this many seconds.
+    Locked { retry_after: i64 },
+}
+
+pub fn throttle(failures: i64) -> Throttle {
+    if failures >= LOCK_AFTER {
+        Throttle::Locked {
+            retry_after: THROTTLE_WINDOW,
+        }
+    } else if failures >= SLOW_AFTER {
+        Throttle::Slow(Duration::from_millis(
+            500 * (failures - SLOW_AFTER + 1) as u64,
+        ))
+    } else {
+        Throttle::Allow
+    }
+}
+
+/// Whether the scopes a user granted a client before cover what it asks now (then the
+/// consent page is skipped).
+pub fn consent_covers(granted: Option<&str>, asked: &Scopes) -> bool {
+    granted.is_some_and(|granted| asked.is_subset(&Scopes::from_stored(granted)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_slow_then_lock() {
+        assert_eq!(throttle(0), Throttle::Allow);
+        assert_eq!(throttle(SLOW_AFTER - 1), Throttle::Allow);
+        assert_eq!(
+            throttle(SLOW_AFTER),
+            Throttle::Slow(Duration::from_millis(500))
+        );
+        assert_eq!(
+            throttle(LOCK_AFTER - 1),
+            Throttle::Slow(Duration::from_millis(1_000))
+        );
+        assert_eq!(
+            throttle(LOCK_AFTER),
+            Throttle::Locked {
+                retry_after: THROTTLE_WINDOW
+            }
+        );
+    }
+
+    #[test]
+    fn one_account_however_it_is_typed() {
+        let keys = throttle_keys(" Jan@Example.NL\0", "192.0.2.1");
+        assert_eq!(keys.account, "account:jan@example.nl");
+        assert_eq!(keys.address, "address:192.0.2.1");
+        assert_eq!(throttle_keys("jan@example.nl", "192.0.2.1"), keys);
+    }
+
+    #[test]
+    fn sessions_expire_and_carry_their_csrf_token() {
+        let session = BrowserSession {
+            csrf_token: "abc".into(),
+            user_id: None,
+            expires_at: 100,
+        };
+        assert!(session_live(&session, 99));
+        assert!(!session_live(&session, 100));
+        assert!(csrf_matches(Some("abc"), &session));
+        assert!(!csrf_matches(Some("abd"), &session));
+        assert!(!csrf_matches(None, &session));
+    }
+
+    #[test]
+    fn consent_is_skipped_only_within_what_was_granted() {
+        let asked = Scopes::parse("read write").unwrap();
+        assert!(consent_covers(Some("read write purchase"), &asked));
+        assert!(!consent_covers(Some("read"), &asked));
+        assert!(!consent_covers(None, &asked));
+    }
+}
