@@ -24,8 +24,10 @@ const RULES: &[(&str, &str)] = &[
     ("usecase", "crate::http"),
     ("usecase", "crate::error"),
     ("usecase", "crate::state"),
-    // Images without HTTP or SQL: the blob store, the upload checks, the renditions.
+    // Images without HTTP or SQL: the blob store, the upload checks, the renditions, the
+    // import's downloader (a process service like mail, below the use cases).
     ("images", "axum"),
+    ("images", "crate::error"),
     ("images", "crate::http"),
     ("images", "crate::usecase"),
     ("images", "crate::state"),

@@ -10,6 +10,7 @@ mod categories;
 mod clients;
 mod conventions;
 mod docs;
+mod image_import;
 mod images;
 mod oauth;
 mod operations;
