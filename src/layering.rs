@@ -24,13 +24,14 @@ const RULES: &[(&str, &str)] = &[
     ("usecase", "crate::http"),
     ("usecase", "crate::error"),
     ("usecase", "crate::state"),
-    // The image import's downloader: a process service (like mail), below the use cases.
-    ("images/fetch", "axum"),
-    ("images/fetch", "crate::http"),
-    ("images/fetch", "crate::error"),
-    ("images/fetch", "crate::usecase"),
-    ("images/fetch", "crate::state"),
-    ("images/fetch", "crate::store"),
+    // Images without HTTP or SQL: the blob store, the upload checks, the renditions, the
+    // import's downloader (a process service like mail, below the use cases).
+    ("images", "axum"),
+    ("images", "crate::error"),
+    ("images", "crate::http"),
+    ("images", "crate::usecase"),
+    ("images", "crate::state"),
+    ("images", "crate::store"),
     // The queries: below everything but the domain.
     ("store", "axum"),
     ("store", "crate::http"),

@@ -8,6 +8,7 @@ use crate::access::TokenCache;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::hal::Hal;
+use crate::images::blobs::Blobs;
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::statistics::ViewCounter;
@@ -23,6 +24,8 @@ pub struct Shared {
     pub clock: Clock,
     pub metrics: Metrics,
     pub mailer: Mailer,
+    /// The bytes of images (see `images::blobs`).
+    pub blobs: Blobs,
     /// Views of ads not yet written (see `statistics`).
     pub views: ViewCounter,
     /// Recent access token lookups (see `access`).
@@ -46,8 +49,10 @@ impl AppState {
             &config.mail_from,
             &config.data_dir,
         )?;
+        let blobs = Blobs::local(&config.data_dir)?;
         Ok(AppState(Arc::new(Shared {
             mailer,
+            blobs,
             config,
             db,
             clock,

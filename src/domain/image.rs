@@ -20,6 +20,54 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// The encodings a rendition is stored in: JPEG for every client, WebP for those whose
+    /// `Accept` prefers it.
+    pub enum Format {
+        Jpeg = "jpeg",
+        Webp = "webp",
+    }
+}
+
+impl Format {
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Jpeg => "image/jpeg",
+            Format::Webp => "image/webp",
+        }
+    }
+}
+
+impl Size {
+    /// The longest side of the rendition, in pixels: an image is scaled down (never up) to
+    /// fit a square of this side, keeping its aspect ratio. Small is a list thumbnail,
+    /// medium the ad page on a phone, large on a desktop, xlarge the full-screen view.
+    pub fn longest_side(self) -> u32 {
+        match self {
+            Size::Small => 200,
+            Size::Medium => 500,
+            Size::Large => 1024,
+            Size::Xlarge => 1600,
+        }
+    }
+
+    /// The width and height of this rendition of an image of `width` x `height` (which it
+    /// never exceeds), at least one pixel each.
+    pub fn fit(self, width: u32, height: u32) -> (u32, u32) {
+        let bound = self.longest_side();
+        let longest = width.max(height);
+        if longest <= bound {
+            return (width.max(1), height.max(1));
+        }
+        let scale = |side: u32| {
+            let scaled =
+                (u64::from(side) * u64::from(bound) + u64::from(longest) / 2) / u64::from(longest);
+            (scaled as u32).max(1)
+        };
+        (scale(width), scale(height))
+    }
+}
+
 /// A `mediaId`: a UUID of version 7, whose first 48 bits are a time in milliseconds and the
 /// rest random. Ids made later sort later, so new images land at the end of the index on
 /// `media_id` instead of all over it (seeding a million ads on SQLite took 370 s with random
@@ -44,6 +92,14 @@ pub fn media_id(unix_ms: u64, random: [u8; 10]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renditions_fit_their_bounds_and_keep_the_aspect() {
+        assert_eq!(Size::Small.fit(4000, 3000), (200, 150));
+        assert_eq!(Size::Xlarge.fit(3000, 4000), (1200, 1600));
+        assert_eq!(Size::Large.fit(800, 600), (800, 600), "never scaled up");
+        assert_eq!(Size::Small.fit(10_000, 10), (200, 1), "at least one pixel");
+    }
 
     #[test]
     fn media_ids_are_time_ordered_version_7_uuids() {

@@ -1,4 +1,5 @@
-//! Image metadata of advertisements, as stored (the bytes come with the images issue).
+//! Images of advertisements, as stored: each describes its original; `store::renditions`
+//! holds what they become.
 //! Queries name the table `images i`, as the columns of [`ImageRecord`] do.
 
 use std::collections::HashMap;
@@ -6,6 +7,7 @@ use std::collections::HashMap;
 use super::record::record;
 use super::{Conn, DbError, Record, Row, Value};
 use crate::domain::image::ImageStatus;
+use crate::params;
 
 record! {
     /// One image of an ad: its original's description.
@@ -120,5 +122,79 @@ pub async fn insert_many(
         &values,
     )
     .await?;
+    Ok(())
+}
+
+/// An image and the ad it belongs to.
+pub async fn get(
+    conn: &mut dyn Conn,
+    media_id: &str,
+) -> Result<Option<(i64, ImageRecord)>, DbError> {
+    let row = conn
+        .query_opt(
+            &format!(
+                "SELECT i.item_number, {} FROM images i WHERE i.media_id = $1",
+                ImageRecord::COLUMNS
+            ),
+            params![media_id],
+        )
+        .await?;
+    match row {
+        None => Ok(None),
+        Some(mut row) => Ok(Some((row.take()?, row.read()?))),
+    }
+}
+
+/// The images of one ad, in order.
+pub async fn of_ad(conn: &mut dyn Conn, item_number: i64) -> Result<Vec<ImageRecord>, DbError> {
+    conn.records(
+        &format!(
+            "SELECT {} FROM images i WHERE i.item_number = $1 ORDER BY i.position",
+            ImageRecord::COLUMNS
+        ),
+        params![item_number],
+    )
+    .await
+}
+
+/// Marks an image whose renditions exist `available`.
+pub async fn set_available(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE images SET status = $2 WHERE media_id = $1",
+        params![media_id, ImageStatus::Available.as_str()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Removes an image row (its renditions and job go with `store::renditions`); false if
+/// there was none.
+pub async fn delete(conn: &mut dyn Conn, media_id: &str) -> Result<bool, DbError> {
+    Ok(conn
+        .execute("DELETE FROM images WHERE media_id = $1", params![media_id])
+        .await?
+        == 1)
+}
+
+/// Puts an ad's images in the order of `media_ids` (every one of its images, each once),
+/// numbering them from 1. Positions go negative first, so that no two rows ever share a
+/// position on the way.
+pub async fn reorder(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    media_ids: &[String],
+) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE images SET position = -position WHERE item_number = $1",
+        params![item_number],
+    )
+    .await?;
+    for (index, media_id) in media_ids.iter().enumerate() {
+        conn.execute(
+            "UPDATE images SET position = $3 WHERE item_number = $1 AND media_id = $2",
+            params![item_number, media_id.as_str(), index as i64 + 1],
+        )
+        .await?;
+    }
     Ok(())
 }

@@ -27,6 +27,7 @@ pub mod idempotency;
 pub mod images;
 pub mod migrations;
 pub mod oauth;
+pub mod renditions;
 pub mod transactions;
 pub mod users;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::DbError;
 use crate::domain::advertisement::AdStatus;
 use crate::domain::category::CategoryStatus;
-use crate::domain::image::ImageStatus;
+use crate::domain::image::{Format, ImageStatus, Size};
 use crate::domain::locale::Locale;
 use crate::domain::sale::TransactionStatus;
 use crate::domain::user::{DealerPackage, Email, UserStatus};
@@ -171,8 +171,10 @@ from_text!(
     CategoryStatus => CategoryStatus::parse,
     DealerPackage => DealerPackage::parse,
     Email => Email::parse,
+    Format => Format::parse,
     ImageStatus => ImageStatus::parse,
     Locale => Locale::parse,
+    Size => Size::parse,
     TransactionStatus => TransactionStatus::parse,
     UserStatus => UserStatus::parse,
 );

@@ -11,6 +11,7 @@ mod clients;
 mod conventions;
 mod docs;
 mod image_import;
+mod images;
 mod oauth;
 mod operations;
 mod storage;

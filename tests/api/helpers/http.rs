@@ -21,6 +21,7 @@ pub struct Http {
 impl Http {
     /// Fetches the server's `/openapi.json`, against which its answers are then checked.
     pub async fn connect(base_url: &str) -> Http {
+        souk::images::blobs::use_ring_for_tls();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()

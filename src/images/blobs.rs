@@ -1,0 +1,195 @@
+//! The bytes of images, in an object store: the local filesystem under the data directory
+//! by default, S3-compatible storage when configured (replicas then share the images).
+//!
+//! Two kinds of object: an upload's original, kept under `originals/{mediaId}` only until
+//! its renditions exist (it may carry a GPS position), and renditions, stored once per
+//! content under `blobs/{sha256}` (two identical renditions are one blob; the database
+//! counts their references, `store::renditions`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+/// Where blobs are kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlobConfig {
+    /// A folder (created if missing).
+    Local(std::path::PathBuf),
+    /// An S3 bucket; `endpoint` for S3-compatible servers other than AWS.
+    S3 {
+        bucket: String,
+        region: String,
+        endpoint: Option<String>,
+        access_key_id: Option<String>,
+        secret_access_key: Option<String>,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    #[error("no such blob")]
+    NotFound,
+    #[error("blob store: {0}")]
+    Store(String),
+}
+
+impl From<object_store::Error> for BlobError {
+    fn from(error: object_store::Error) -> BlobError {
+        match error {
+            object_store::Error::NotFound { .. } => BlobError::NotFound,
+            other => BlobError::Store(other.to_string()),
+        }
+    }
+}
+
+/// The object store of images. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Blobs {
+    store: Arc<dyn ObjectStore>,
+}
+
+impl Blobs {
+    pub fn open(config: &BlobConfig) -> Result<Blobs, BlobError> {
+        let store: Arc<dyn ObjectStore> = match config {
+            BlobConfig::Local(dir) => {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| BlobError::Store(format!("{}: {e}", dir.display())))?;
+                Arc::new(LocalFileSystem::new_with_prefix(dir)?)
+            }
+            BlobConfig::S3 {
+                bucket,
+                region,
+                endpoint,
+                access_key_id,
+                secret_access_key,
+            } => {
+                use_ring_for_tls();
+                let mut builder = AmazonS3Builder::new()
+                    .with_bucket_name(bucket)
+                    .with_region(region);
+                if let Some(endpoint) = endpoint {
+                    builder = builder
+                        .with_endpoint(endpoint)
+                        .with_allow_http(endpoint.starts_with("http://"));
+                }
+                if let Some(key) = access_key_id {
+                    builder = builder.with_access_key_id(key);
+                }
+                if let Some(secret) = secret_access_key {
+                    builder = builder.with_secret_access_key(secret);
+                }
+                Arc::new(builder.build()?)
+            }
+        };
+        Ok(Blobs { store })
+    }
+
+    /// The local store under `data_dir/images`.
+    pub fn local(data_dir: &Path) -> Result<Blobs, BlobError> {
+        Blobs::open(&BlobConfig::Local(data_dir.join("images")))
+    }
+
+    fn original_key(media_id: &str) -> Key {
+        Key::from(format!("originals/{media_id}"))
+    }
+
+    fn blob_key(sha256: &str) -> Key {
+        Key::from(format!("blobs/{}/{sha256}", &sha256[..2.min(sha256.len())]))
+    }
+
+    /// Keeps an upload's original until its renditions exist; returns its key.
+    pub async fn put_original(&self, media_id: &str, bytes: Bytes) -> Result<String, BlobError> {
+        let key = Blobs::original_key(media_id);
+        self.store.put(&key, PutPayload::from(bytes)).await?;
+        Ok(key.to_string())
+    }
+
+    pub async fn get_original(&self, key: &str) -> Result<Bytes, BlobError> {
+        Ok(self.store.get(&Key::from(key)).await?.bytes().await?)
+    }
+
+    /// Deletes an original (gone already is fine).
+    pub async fn delete_original(&self, key: &str) -> Result<(), BlobError> {
+        ignore_missing(self.store.delete(&Key::from(key)).await)
+    }
+
+    /// Stores a rendition under its SHA-256 (storing the same bytes again is harmless).
+    pub async fn put_blob(&self, sha256: &str, bytes: Bytes) -> Result<(), BlobError> {
+        self.store
+            .put(&Blobs::blob_key(sha256), PutPayload::from(bytes))
+            .await?;
+        Ok(())
+    }
+
+    pub async fn get_blob(&self, sha256: &str) -> Result<Bytes, BlobError> {
+        Ok(self
+            .store
+            .get(&Blobs::blob_key(sha256))
+            .await?
+            .bytes()
+            .await?)
+    }
+
+    /// Deletes a rendition's bytes (gone already is fine).
+    pub async fn delete_blob(&self, sha256: &str) -> Result<(), BlobError> {
+        ignore_missing(self.store.delete(&Blobs::blob_key(sha256)).await)
+    }
+}
+
+fn ignore_missing(result: object_store::Result<()>) -> Result<(), BlobError> {
+    match result {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Makes ring the process's TLS provider (rustls): Souk's HTTP clients (S3 here) are built
+/// without one of their own (see Cargo.toml). Call before building a `reqwest::Client`;
+/// a provider installed before is kept.
+pub fn use_ring_for_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The SHA-256 of some bytes, in lower-case hex: a blob's name and its strong `ETag`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn local_blobs_round_trip_and_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = Blobs::local(dir.path()).unwrap();
+        let sha = sha256_hex(b"bytes");
+        blobs
+            .put_blob(&sha, Bytes::from_static(b"bytes"))
+            .await
+            .unwrap();
+        assert_eq!(blobs.get_blob(&sha).await.unwrap(), "bytes");
+        blobs.delete_blob(&sha).await.unwrap();
+        assert!(matches!(
+            blobs.get_blob(&sha).await,
+            Err(BlobError::NotFound)
+        ));
+        blobs.delete_blob(&sha).await.unwrap();
+        let key = blobs
+            .put_original("0190-x", Bytes::from_static(b"original"))
+            .await
+            .unwrap();
+        assert_eq!(blobs.get_original(&key).await.unwrap(), "original");
+        blobs.delete_original(&key).await.unwrap();
+        assert!(matches!(
+            blobs.get_original(&key).await,
+            Err(BlobError::NotFound)
+        ));
+    }
+}

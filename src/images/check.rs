@@ -1,0 +1,284 @@
+//! What an upload must be before anything is stored: JPEG, PNG or WebP by its bytes (not by
+//! what the client says it is), complete, within the byte limit, and with dimensions that
+//! cannot blow up on decoding. Every check reads only headers and the file's structure, so
+//! it costs microseconds on the request path; the full decode runs in the rendition pool,
+//! and an image that fails there is removed (`usecase::images`).
+
+use std::io::Cursor;
+
+use image::{ImageFormat, ImageReader};
+
+/// The formats Souk takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Jpeg,
+    Png,
+    Webp,
+}
+
+impl Kind {
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Kind::Jpeg => "image/jpeg",
+            Kind::Png => "image/png",
+            Kind::Webp => "image/webp",
+        }
+    }
+
+    pub fn from_content_type(content_type: &str) -> Option<Kind> {
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        match essence.to_ascii_lowercase().as_str() {
+            "image/jpeg" | "image/jpg" | "image/pjpeg" => Some(Kind::Jpeg),
+            "image/png" => Some(Kind::Png),
+            "image/webp" => Some(Kind::Webp),
+            _ => None,
+        }
+    }
+
+    fn image_format(self) -> ImageFormat {
+        match self {
+            Kind::Jpeg => ImageFormat::Jpeg,
+            Kind::Png => ImageFormat::Png,
+            Kind::Webp => ImageFormat::WebP,
+        }
+    }
+}
+
+/// The bounds of an upload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest file, in bytes (`SOUK_MAX_IMAGE_BYTES`).
+    pub max_bytes: usize,
+    /// The most pixels (width x height): a decoded image takes 3 to 4 bytes a pixel, so
+    /// this bounds the memory of one decode. 50 megapixels (a 200 MB RGBA buffer at worst)
+    /// is above any phone camera.
+    pub max_pixels: u64,
+    /// The longest side, in pixels.
+    pub max_side: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 20 * 1024 * 1024,
+            max_pixels: 50_000_000,
+            max_side: 20_000,
+        }
+    }
+}
+
+/// An upload that passed the checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checked {
+    pub kind: Kind,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Why an upload is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("the file is larger than {max} bytes")]
+    TooLarge { max: usize },
+    #[error("the file is not an image")]
+    NotAnImage,
+    #[error("{0} images are not taken: send JPEG, PNG or WebP")]
+    Unsupported(String),
+    #[error("the content type says {declared} but the bytes are {actual}")]
+    ContentTypeLies {
+        declared: String,
+        actual: &'static str,
+    },
+    #[error("the file is cut off: its end is missing")]
+    Truncated,
+    #[error("{width} x {height} pixels is more than this server decodes")]
+    TooManyPixels { width: u32, height: u32 },
+}
+
+/// Checks an upload; `declared` is the content type the client gave (a multipart part's,
+/// or the request's), if it named an image type.
+pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Checked, Refusal> {
+    if bytes.len() > limits.max_bytes {
+        return Err(Refusal::TooLarge {
+            max: limits.max_bytes,
+        });
+    }
+    let kind = match image::guess_format(bytes) {
+        Ok(ImageFormat::Jpeg) => Kind::Jpeg,
+        Ok(ImageFormat::Png) => Kind::Png,
+        Ok(ImageFormat::WebP) => Kind::Webp,
+        Ok(other) => {
+            let name = other.extensions_str().first().copied().unwrap_or("these");
+            return Err(Refusal::Unsupported(name.to_uppercase()));
+        }
+        Err(_) => return Err(Refusal::NotAnImage),
+    };
+    if let Some(declared) = declared
+        && Kind::from_content_type(declared) != Some(kind)
+    {
+        return Err(Refusal::ContentTypeLies {
+            declared: declared.to_owned(),
+            actual: kind.content_type(),
+        });
+    }
+    let complete = match kind {
+        Kind::Jpeg => jpeg_is_complete(bytes),
+        Kind::Png => png_is_complete(bytes),
+        Kind::Webp => webp_is_complete(bytes),
+    };
+    if !complete {
+        return Err(Refusal::Truncated);
+    }
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.image_format());
+    reader.no_limits();
+    let (width, height) = reader.into_dimensions().map_err(|_| Refusal::Truncated)?;
+    if width == 0
+        || height == 0
+        || width > limits.max_side
+        || height > limits.max_side
+        || u64::from(width) * u64::from(height) > limits.max_pixels
+    {
+        return Err(Refusal::TooManyPixels { width, height });
+    }
+    Ok(Checked {
+        kind,
+        width,
+        height,
+    })
+}
+
+/// A JPEG ends with its EOI marker (FF D9) after the start of its scan data; some cameras
+/// append a trailer after it, so the last EOI anywhere after the first SOS counts.
+fn jpeg_is_complete(bytes: &[u8]) -> bool {
+    let Some(scan) = bytes.windows(2).position(|w| w == [0xFF, 0xDA]) else {
+        return false;
+    };
+    bytes[scan..].windows(2).any(|w| w == [0xFF, 0xD9])
+}
+
+/// A PNG ends with its IEND chunk: length 0, the type, and its fixed CRC.
+fn png_is_complete(bytes: &[u8]) -> bool {
+    bytes.ends_with(&[0, 0, 0, 0, b'I', b'E', b'N', b'D', 0xAE, 0x42, 0x60, 0x82])
+}
+
+/// A WebP is a RIFF file whose header gives its length: all of it must be there.
+fn webp_is_complete(bytes: &[u8]) -> bool {
+    if bytes.len() < 12 {
+        return false;
+    }
+    let declared = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+    bytes.len() >= declared.saturating_add(8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded(format: ImageFormat, width: u32, height: u32) -> Vec<u8> {
+        let image = image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+        });
+        let mut out = Cursor::new(Vec::new());
+        image.write_to(&mut out, format).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn good_images_pass_with_their_dimensions() {
+        for (format, kind) in [
+            (ImageFormat::Jpeg, Kind::Jpeg),
+            (ImageFormat::Png, Kind::Png),
+            (ImageFormat::WebP, Kind::Webp),
+        ] {
+            let bytes = encoded(format, 64, 48);
+            let checked = check(&bytes, Some(kind.content_type()), Limits::default()).unwrap();
+            assert_eq!(
+                checked,
+                Checked {
+                    kind,
+                    width: 64,
+                    height: 48
+                }
+            );
+            assert!(check(&bytes, None, Limits::default()).is_ok());
+        }
+    }
+
+    #[test]
+    fn bad_uploads_are_refused_for_what_they_are() {
+        let limits = Limits::default();
+        let jpeg = encoded(ImageFormat::Jpeg, 64, 48);
+        let png = encoded(ImageFormat::Png, 64, 48);
+        let webp = encoded(ImageFormat::WebP, 64, 48);
+        assert_eq!(
+            check(b"<html>hello</html>", None, limits),
+            Err(Refusal::NotAnImage)
+        );
+        assert_eq!(check(b"", None, limits), Err(Refusal::NotAnImage));
+        assert!(matches!(
+            check(b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", None, limits),
+            Err(Refusal::Unsupported(_))
+        ));
+        assert!(matches!(
+            check(&png, Some("image/jpeg"), limits),
+            Err(Refusal::ContentTypeLies { .. })
+        ));
+        for whole in [&jpeg, &png, &webp] {
+            let cut = &whole[..whole.len() * 2 / 3];
+            assert_eq!(check(cut, None, limits), Err(Refusal::Truncated));
+        }
+        let small = Limits {
+            max_bytes: 100,
+            ..limits
+        };
+        assert_eq!(
+            check(&jpeg, None, small),
+            Err(Refusal::TooLarge { max: 100 })
+        );
+        let few_pixels = Limits {
+            max_pixels: 1000,
+            ..limits
+        };
+        assert_eq!(
+            check(&jpeg, None, few_pixels),
+            Err(Refusal::TooManyPixels {
+                width: 64,
+                height: 48
+            })
+        );
+    }
+
+    /// A decompression bomb: a small PNG whose header claims 60,000 x 60,000 pixels.
+    #[test]
+    fn a_bomb_is_refused_from_its_header() {
+        let mut png = encoded(ImageFormat::Png, 1, 1);
+        // IHDR's width and height sit at bytes 16..24; its CRC is not checked for the
+        // dimensions, but is recomputed to be a well-formed file.
+        png[16..20].copy_from_slice(&60_000u32.to_be_bytes());
+        png[20..24].copy_from_slice(&60_000u32.to_be_bytes());
+        let crc = crc32(&png[12..29]);
+        png[29..33].copy_from_slice(&crc.to_be_bytes());
+        assert_eq!(
+            check(&png, Some("image/png"), Limits::default()),
+            Err(Refusal::TooManyPixels {
+                width: 60_000,
+                height: 60_000
+            })
+        );
+    }
+
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for byte in bytes {
+            crc ^= u32::from(*byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+}

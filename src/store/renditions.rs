@@ -1,0 +1,294 @@
+//! What images become (migration 0012): renditions, the content-addressed blobs they point
+//! at (with reference counts), and the durable jobs that make them. The bytes live in the
+//! object store (`images::blobs`); these rows say which bytes exist and who needs them.
+
+use super::record::record;
+use super::{Conn, DbError, Record};
+use crate::domain::image::{Format, Size};
+use crate::params;
+
+record! {
+    /// One rendition of an image, with its blob's type and length.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct RenditionRecord in "r" {
+        pub size: Size,
+        pub format: Format,
+        pub width: i64,
+        pub height: i64,
+        pub sha256: String,
+        pub content_type: String = "b.content_type",
+        pub bytes: i64 = "b.bytes",
+    }
+}
+
+/// The renditions of an image in `size`, every format (none while it is processing).
+pub async fn of_size(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    size: Size,
+) -> Result<Vec<RenditionRecord>, DbError> {
+    conn.records(
+        &format!(
+            "SELECT {} FROM image_renditions r JOIN image_blobs b ON b.sha256 = r.sha256 \
+             WHERE r.media_id = $1 AND r.size = $2 ORDER BY r.format",
+            RenditionRecord::COLUMNS
+        ),
+        params![media_id, size.as_str()],
+    )
+    .await
+}
+
+/// A rendition made, about to be recorded.
+#[derive(Clone, Debug)]
+pub struct NewRendition {
+    pub size: Size,
+    pub format: Format,
+    pub width: u32,
+    pub height: u32,
+    pub sha256: String,
+    pub bytes: usize,
+}
+
+/// Registers each blob (refs 0 if it is new) so that it is either referenced or swept.
+async fn register_blobs(conn: &mut dyn Conn, renditions: &[NewRendition]) -> Result<(), DbError> {
+    for rendition in renditions {
+        conn.execute(
+            "INSERT INTO image_blobs (sha256, content_type, bytes, refs) VALUES ($1, $2, $3, 0) \
+             ON CONFLICT (sha256) DO NOTHING",
+            params![
+                rendition.sha256.as_str(),
+                rendition.format.content_type(),
+                rendition.bytes as i64
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// What recording renditions did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// The renditions are the image's now.
+    Done,
+    /// The image is gone, or another worker recorded this phase already: nothing to do
+    /// (the blobs were registered unreferenced, so the sweep frees them).
+    NoJob,
+}
+
+/// Why renditions could not be recorded: the transaction must roll back.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// A blob is being deleted right now: try again later.
+    #[error("a blob is being deleted")]
+    BlobBeingDeleted,
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+/// Records the renditions of one phase of `media_id`'s job in the caller's transaction:
+/// the job must still be in `phase` (else [`Recorded::NoJob`]); each blob gains a
+/// reference. The caller then moves the job on. On an error the caller's transaction must
+/// roll back (return the error from `Db::write`).
+pub async fn record(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    phase: Format,
+    renditions: &[NewRendition],
+) -> Result<Recorded, RecordError> {
+    register_blobs(conn, renditions).await?;
+    let job = conn
+        .query_opt(
+            "SELECT media_id FROM image_jobs WHERE media_id = $1 AND phase = $2",
+            params![media_id, phase.as_str()],
+        )
+        .await?;
+    if job.is_none() {
+        return Ok(Recorded::NoJob);
+    }
+    for rendition in renditions {
+        let referenced = conn
+            .execute(
+                "UPDATE image_blobs SET refs = refs + 1 WHERE sha256 = $1 AND refs >= 0",
+                params![rendition.sha256.as_str()],
+            )
+            .await?;
+        if referenced == 0 {
+            return Err(RecordError::BlobBeingDeleted);
+        }
+        conn.execute(
+            "INSERT INTO image_renditions (media_id, size, format, width, height, sha256) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            params![
+                media_id,
+                rendition.size.as_str(),
+                rendition.format.as_str(),
+                i64::from(rendition.width),
+                i64::from(rendition.height),
+                rendition.sha256.as_str()
+            ],
+        )
+        .await?;
+    }
+    Ok(Recorded::Done)
+}
+
+/// Removes the renditions of `media_id` and their blob references (a blob left with none is
+/// swept: [`claim_unreferenced`]).
+pub async fn remove_all(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
+    let blobs: Vec<String> = conn
+        .column(
+            "DELETE FROM image_renditions WHERE media_id = $1 RETURNING sha256",
+            params![media_id],
+        )
+        .await?;
+    for sha256 in blobs {
+        conn.execute(
+            "UPDATE image_blobs SET refs = refs - 1 WHERE sha256 = $1 AND refs > 0",
+            params![sha256],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Claims up to `limit` blobs that nothing references for deletion (refs -1: from now on
+/// none can be referenced), together with those a crashed sweep claimed before; the caller
+/// deletes their bytes, then [`forget`]s them.
+pub async fn claim_unreferenced(conn: &mut dyn Conn, limit: i64) -> Result<Vec<String>, DbError> {
+    let mut claimed: Vec<String> = conn
+        .column(
+            "UPDATE image_blobs SET refs = -1 WHERE sha256 IN \
+             (SELECT sha256 FROM image_blobs WHERE refs = 0 LIMIT $1) AND refs = 0 \
+             RETURNING sha256",
+            params![limit],
+        )
+        .await?;
+    let left = conn
+        .column::<String>(
+            "SELECT sha256 FROM image_blobs WHERE refs = -1 LIMIT $1",
+            params![limit],
+        )
+        .await?;
+    for sha256 in left {
+        if !claimed.contains(&sha256) {
+            claimed.push(sha256);
+        }
+    }
+    Ok(claimed)
+}
+
+/// Drops the row of a blob whose bytes were deleted.
+pub async fn forget(conn: &mut dyn Conn, sha256: &str) -> Result<(), DbError> {
+    conn.execute(
+        "DELETE FROM image_blobs WHERE sha256 = $1 AND refs = -1",
+        params![sha256],
+    )
+    .await?;
+    Ok(())
+}
+
+/// How many references a blob has (None: no such blob); for tests and the seed.
+pub async fn references(conn: &mut dyn Conn, sha256: &str) -> Result<Option<i64>, DbError> {
+    Ok(conn
+        .column(
+            "SELECT refs FROM image_blobs WHERE sha256 = $1",
+            params![sha256],
+        )
+        .await?
+        .into_iter()
+        .next())
+}
+
+/// A job claimed by a worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub media_id: String,
+    pub phase: Format,
+    pub original_key: String,
+    /// Including this one.
+    pub attempts: i64,
+}
+
+/// Queues the making of `media_id`'s renditions from the original at `original_key`.
+pub async fn enqueue(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    original_key: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.execute(
+        "INSERT INTO image_jobs (media_id, phase, original_key, created_at) VALUES ($1, $2, $3, $4)",
+        params![media_id, Format::Jpeg.as_str(), original_key, now],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Claims the oldest job whose lease ran out (or that never had one) until `until`. One
+/// statement on both backends; on PostgreSQL two replicas racing for the same row both
+/// re-check `claimed_until` after the row lock, so only one gets it (the other finds none
+/// this time and asks again).
+pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<Job>, DbError> {
+    let row = conn
+        .query_opt(
+            "UPDATE image_jobs SET claimed_until = $2, attempts = attempts + 1 \
+             WHERE media_id = (SELECT media_id FROM image_jobs WHERE claimed_until <= $1 \
+                               ORDER BY claimed_until, created_at LIMIT 1) \
+               AND claimed_until <= $1 \
+             RETURNING media_id, phase, original_key, attempts",
+            params![now, until],
+        )
+        .await?;
+    let Some(mut row) = row else {
+        return Ok(None);
+    };
+    Ok(Some(Job {
+        media_id: row.take()?,
+        phase: row.take()?,
+        original_key: row.take()?,
+        attempts: row.take()?,
+    }))
+}
+
+/// Gives every lease up (SQLite at start-up: one process, so no lease is anyone's now).
+pub async fn release_all(conn: &mut dyn Conn) -> Result<u64, DbError> {
+    conn.execute("UPDATE image_jobs SET claimed_until = 0", &[])
+        .await
+}
+
+/// Moves a job from its JPEG phase to its WebP phase, free to be claimed at once.
+pub async fn to_webp_phase(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
+    conn.execute(
+        "UPDATE image_jobs SET phase = $2, claimed_until = 0, attempts = 0 \
+         WHERE media_id = $1",
+        params![media_id, Format::Webp.as_str()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Ends a job; its original's key, which the caller deletes (None if there was no job).
+pub async fn finish(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String>, DbError> {
+    Ok(conn
+        .column(
+            "DELETE FROM image_jobs WHERE media_id = $1 RETURNING original_key",
+            params![media_id],
+        )
+        .await?
+        .into_iter()
+        .next())
+}
+
+/// Every job's original key (to tell which originals are still needed).
+pub async fn pending(conn: &mut dyn Conn) -> Result<Vec<(String, Format)>, DbError> {
+    let rows = conn
+        .query(
+            "SELECT media_id, phase FROM image_jobs ORDER BY created_at",
+            &[],
+        )
+        .await?;
+    rows.into_iter()
+        .map(|mut row| Ok((row.take()?, row.take()?)))
+        .collect()
+}
