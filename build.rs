@@ -5,6 +5,8 @@
 //! - `souk_no_postgres`: `SOUK_TEST_POSTGRES_URL` is not set (the PostgreSQL variants).
 //! - `souk_no_browser`: no chromedriver (the browser test).
 //! - `souk_no_openapi_validator`: no `openapi-spec-validator` for `python3`.
+//! - `souk_no_s3`: no `moto[server]` for `python3` (the S3-compatible server that the blob
+//!   store's tests start on loopback).
 //!
 //! Cargo runs this again when one of those changes: the variables, or the place where the
 //! missing tool would be installed.
@@ -19,7 +21,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=CI");
     println!("cargo::rerun-if-env-changed=SOUK_TEST_POSTGRES_URL");
     println!(
-        "cargo::rustc-check-cfg=cfg(souk_no_postgres, souk_no_browser, souk_no_openapi_validator)"
+        "cargo::rustc-check-cfg=cfg(souk_no_postgres, souk_no_browser, souk_no_openapi_validator, souk_no_s3)"
     );
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         return;
@@ -33,23 +35,33 @@ fn main() {
         println!("cargo::rustc-cfg=souk_no_browser");
         println!("cargo::rerun-if-changed=/usr/bin");
     }
-    match python(
+    python_module("openapi_spec_validator", "souk_no_openapi_validator");
+    // moto's server needs flask (the `server` extra) besides moto itself.
+    python_module("moto", "souk_no_s3");
+    python_module("flask", "souk_no_s3");
+}
+
+/// Sets `cfg` when `python3` cannot import `module`, and asks to run again when the module
+/// changes or, while it is missing, when the place it would be installed in changes.
+fn python_module(module: &str, cfg: &str) {
+    let program = format!(
         "import importlib.util as u, sysconfig; \
-         s = u.find_spec('openapi_spec_validator'); \
-         print(s.origin if s else ''); print(sysconfig.get_paths()['purelib'])",
-    ) {
+         s = u.find_spec('{module}'); \
+         print(s.origin if s else ''); print(sysconfig.get_paths()['purelib'])"
+    );
+    match python(&program) {
         Some(lines) => {
             let mut lines = lines.lines();
-            let module = lines.next().unwrap_or_default();
+            let origin = lines.next().unwrap_or_default();
             let packages = lines.next().unwrap_or_default();
-            if module.is_empty() {
-                println!("cargo::rustc-cfg=souk_no_openapi_validator");
+            if origin.is_empty() {
+                println!("cargo::rustc-cfg={cfg}");
                 println!("cargo::rerun-if-changed={packages}");
             } else {
-                println!("cargo::rerun-if-changed={module}");
+                println!("cargo::rerun-if-changed={origin}");
             }
         }
-        None => println!("cargo::rustc-cfg=souk_no_openapi_validator"),
+        None => println!("cargo::rustc-cfg={cfg}"),
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod http;
 pub mod openapi;
+pub mod s3;
 mod sign_in;
 
 use reqwest::Method;
