@@ -351,14 +351,8 @@ mod tests {
 
     #[test]
     fn urls_follow_from_other_settings() {
-        let config = from(
-            None,
-            &[
-                ("SOUK_LISTEN", "0.0.0.0:9000"),
-                ("SOUK_DATA_DIR", "/srv/souk"),
-            ],
-        )
-        .unwrap();
+        let listen = ("SOUK_LISTEN", "0.0.0.0:9000");
+        let config = from(None, &[listen, ("SOUK_DATA_DIR", "/srv/souk")]).unwrap();
         assert_eq!(config.database_url, "sqlite:///srv/souk/souk.db");
         assert_eq!(config.base_url, "http://0.0.0.0:9000");
         let config = from(None, &[("SOUK_BASE_URL", "https://souk.example/")]).unwrap();

@@ -146,28 +146,29 @@ impl Operation {
         self
     }
 
-    pub fn query_param(
-        mut self,
-        name: &'static str,
-        schema: Value,
-        description: &'static str,
-    ) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "query", "required": false, "description": description,
-            "schema": schema,
-        }));
-        self
+    pub fn query_param(self, name: &'static str, schema: Value, description: &'static str) -> Self {
+        self.query(name, false, schema, description)
     }
 
     /// A query parameter the operation cannot do without.
     pub fn required_query_param(
-        mut self,
+        self,
         name: &'static str,
         schema: Value,
         description: &'static str,
     ) -> Self {
+        self.query(name, true, schema, description)
+    }
+
+    fn query(
+        mut self,
+        name: &'static str,
+        required: bool,
+        schema: Value,
+        description: &'static str,
+    ) -> Self {
         self.params.push(json!({
-            "name": name, "in": "query", "required": true, "description": description,
+            "name": name, "in": "query", "required": required, "description": description,
             "schema": schema,
         }));
         self

@@ -16,6 +16,9 @@ use super::OpenApi;
 use super::api::{Api, get};
 use super::pages::layout::{self, Site, inline_code};
 
+/// A page of something named in the path: 404 when there is no such thing.
+type Page = Result<Response, ApiError>;
+
 const STYLESHEET: &str = include_str!("../../assets/docs.css");
 
 pub fn routes(api: Api) -> Api {
@@ -25,6 +28,14 @@ pub fn routes(api: Api) -> Api {
             .summary(summary)
             .media(200, "An HTML page", "text/html")
     };
+    // A page of one thing, named in the path.
+    let one = |path, id, summary, (name, description)| {
+        page(path, id, summary)
+            .name_param(name, description)
+            .errors(&[ErrorCode::NotFound])
+    };
+    let rel_param = ("rel", "The relation name without prefix.");
+    let resource_param = ("name", "The resource type.");
     api.route(page("/docs", "docsIndex", "The documentation"), index)
         .route(
             page("/docs/api", "docsReference", "The API reference"),
@@ -32,9 +43,12 @@ pub fn routes(api: Api) -> Api {
         )
         .route(page("/docs/rels", "docsRels", "All link relations"), rels)
         .route(
-            page("/docs/rels/{rel}", "docsRel", "One link relation")
-                .name_param("rel", "The relation name without prefix.")
-                .errors(&[ErrorCode::NotFound]),
+            one(
+                "/docs/rels/{rel}",
+                "docsRel",
+                "One link relation",
+                rel_param,
+            ),
             rel,
         )
         .route(
@@ -42,9 +56,12 @@ pub fn routes(api: Api) -> Api {
             errors,
         )
         .route(
-            page("/docs/errors/{code}", "docsError", "One error code")
-                .name_param("code", "The error code.")
-                .errors(&[ErrorCode::NotFound]),
+            one(
+                "/docs/errors/{code}",
+                "docsError",
+                "One error code",
+                ("code", "The error code."),
+            ),
             error,
         )
         .route(
@@ -52,13 +69,12 @@ pub fn routes(api: Api) -> Api {
             resources,
         )
         .route(
-            page(
+            one(
                 "/docs/resources/{name}",
                 "docsResource",
                 "One resource type",
-            )
-            .name_param("name", "The resource type.")
-            .errors(&[ErrorCode::NotFound]),
+                resource_param,
+            ),
             resource,
         )
         .route(
@@ -177,6 +193,7 @@ async fn reference(State(OpenApi(document)): State<OpenApi>) -> Response {
 
 fn render_operation(path: &str, method: &str, operation: &Value) -> Markup {
     let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    let responses = operation["responses"].as_object().into_iter().flatten();
     let needs_token = operation["security"]
         .as_array()
         .is_some_and(|s| !s.is_empty());
@@ -189,26 +206,26 @@ fn render_operation(path: &str, method: &str, operation: &Value) -> Markup {
             }
             p { @if needs_token { "Needs a bearer token." } @else { "Needs no token." } }
             @if let Some(params) = operation["parameters"].as_array() {
-                table {
-                    tr { th { "Parameter" } th { "In" } th { "Description" } }
-                    @for p in params {
-                        tr {
-                            td { code { (text(&p["name"])) } }
-                            td { (text(&p["in"])) }
-                            td { (inline_code(&text(&p["description"]))) }
-                        }
-                    }
-                }
+                (table(&["Parameter", "In", "Description"], params.iter().map(|p| maud::html! {
+                    td { code { (text(&p["name"])) } }
+                    td { (text(&p["in"])) }
+                    td { (inline_code(&text(&p["description"]))) }
+                })))
             }
-            table {
-                tr { th { "Status" } th { "Meaning" } }
-                @for (status, response) in operation["responses"].as_object().into_iter().flatten() {
-                    tr {
-                        td { (status) }
-                        td { (link_error_codes(&text(&response["description"]))) }
-                    }
-                }
-            }
+            (table(&["Status", "Meaning"], responses.map(|(status, response)| maud::html! {
+                td { (status) }
+                td { (link_error_codes(&text(&response["description"]))) }
+            })))
+        }
+    }
+}
+
+/// A table: a row of headings, then a row of cells for each of `rows`.
+fn table(headings: &[&str], rows: impl Iterator<Item = Markup>) -> Markup {
+    maud::html! {
+        table {
+            tr { @for heading in headings { th { (heading) } } }
+            @for row in rows { tr { (row) } }
         }
     }
 }
@@ -232,24 +249,19 @@ async fn rels(State(state): State<AppState>) -> Response {
     let prefix = &state.config.curie_prefix;
     html(
         "Link relations",
-        maud::html! {
-            table {
-                tr { th { "Relation" } th { "Meaning" } }
-                @for rel in Rel::ALL {
-                    tr {
-                        td { a href={ "/docs/rels/" (rel.name()) } { code { (prefix) ":" (rel.name()) } } }
-                        td { (inline_code(rel.documentation())) }
-                    }
+        table(
+            &["Relation", "Meaning"],
+            Rel::ALL.iter().map(|rel| {
+                maud::html! {
+                    td { a href={ "/docs/rels/" (rel.name()) } { code { (prefix) ":" (rel.name()) } } }
+                    td { (inline_code(rel.documentation())) }
                 }
-            }
-        },
+            }),
+        ),
     )
 }
 
-async fn rel(
-    State(state): State<AppState>,
-    Path(name): Path<String>,
-) -> Result<Response, ApiError> {
+async fn rel(State(state): State<AppState>, Path(name): Path<String>) -> Page {
     let rel = Rel::parse(&name).ok_or(ErrorCode::NotFound)?;
     Ok(html(
         &format!("{}:{}", state.config.curie_prefix, rel.name()),
@@ -276,24 +288,16 @@ async fn errors() -> Response {
                 code { "X-Request-Id" } " header) under which the server logged the request."
             }
             pre { (ERROR_EXAMPLE) }
-            table {
-                tr { th { "Status" } th { "Code" } th { "Meaning" } }
-                @for code in ErrorCode::ALL {
-                    tr {
-                        td { (code.status().as_u16()) }
-                        td { a href={ "/docs/errors/" (code.as_str()) } { code { (code.as_str()) } } }
-                        td { (inline_code(code.documentation())) }
-                    }
-                }
-            }
+            (table(&["Status", "Code", "Meaning"], ErrorCode::ALL.iter().map(|code| maud::html! {
+                td { (code.status().as_u16()) }
+                td { a href={ "/docs/errors/" (code.as_str()) } { code { (code.as_str()) } } }
+                td { (inline_code(code.documentation())) }
+            })))
         },
     )
 }
 
-async fn error(
-    State(state): State<AppState>,
-    Path(name): Path<String>,
-) -> Result<Response, ApiError> {
+async fn error(State(state): State<AppState>, Path(name): Path<String>) -> Page {
     let code = ErrorCode::parse(&name).ok_or(ErrorCode::NotFound)?;
     let language = state.config.region.language();
     Ok(html(
@@ -311,21 +315,19 @@ async fn error(
 async fn resources() -> Response {
     html(
         "Resource types",
-        maud::html! {
-            table {
-                tr { th { "Resource" } th { "What it is" } }
-                @for resource in Resource::ALL {
-                    tr {
-                        td { a href={ "/docs/resources/" (resource.name()) } { (resource.name()) } }
-                        td { (inline_code(resource.documentation())) }
-                    }
+        table(
+            &["Resource", "What it is"],
+            Resource::ALL.iter().map(|resource| {
+                maud::html! {
+                    td { a href={ "/docs/resources/" (resource.name()) } { (resource.name()) } }
+                    td { (inline_code(resource.documentation())) }
                 }
-            }
-        },
+            }),
+        ),
     )
 }
 
-async fn resource(Path(name): Path<String>) -> Result<Response, ApiError> {
+async fn resource(Path(name): Path<String>) -> Page {
     let resource = Resource::parse(&name).ok_or(ErrorCode::NotFound)?;
     Ok(html(
         resource.name(),

@@ -1,7 +1,7 @@
 //! The token, revocation, introspection and metadata endpoints of the authorization server.
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -11,72 +11,72 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, ErrorCode};
 use crate::oauth::scope::Scope;
 use crate::oauth::{
-    ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS, GRANT_REFRESH_TOKEN,
-    OAuthError, TokenRequest,
+    Client, ClientCredentials, GRANT_AUTHORIZATION_CODE, GRANT_CLIENT_CREDENTIALS,
+    GRANT_REFRESH_TOKEN, OAuthError, TokenRequest,
 };
 use crate::state::AppState;
+use crate::store::DbError;
 use crate::usecase::authorization;
 
-use super::api::{Api, get, post};
+/// An answer of these endpoints: the error answers are as much answers as the others.
+type Answer = Result<Response, Response>;
+
+use super::api::{Api, Operation, get, post};
 
 pub const TOKEN_PATH: &str = "/accounts/oauth/token";
 pub const REVOKE_PATH: &str = "/accounts/oauth/revoke";
 pub const INTROSPECT_PATH: &str = "/accounts/oauth/introspect";
 pub const AUTHORIZE_PATH: &str = "/accounts/oauth/authorize";
 
+const TAG: &str = "Authorization server";
+
 pub fn routes(api: Api) -> Api {
-    let tag = "Authorization server";
     api.route(
-        post(TOKEN_PATH, "token")
-            .tag(tag)
+        client_endpoint(post(TOKEN_PATH, "token"), "TokenRequest", "An RFC 6749 §5.2 error")
             .summary("Issue tokens: authorization_code, refresh_token and client_credentials grants")
             .description("RFC 6749. Parameters as `application/x-www-form-urlencoded` body, or (a compatibility allowance for clients of the original) in the query string of the POST. Client authentication by HTTP Basic or `client_id`/`client_secret` parameters, not both. Errors are RFC 6749 §5.2 bodies. Every answer carries `Cache-Control: no-store`.")
-            .client_authenticated()
-            .body("application/x-www-form-urlencoded", "TokenRequest")
-            .ok(200, "The tokens", "TokenResponse")
-            .fails(400, "An RFC 6749 §5.2 error", "OAuthError")
-            .fails(401, "`invalid_client`", "OAuthError")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+            .ok(200, "The tokens", "TokenResponse"),
         token,
     )
     .route(
         get(TOKEN_PATH, "tokenGet")
-            .tag(tag)
+            .tag(TAG)
             .summary("Refused: the token endpoint takes POST")
             .fails(400, "`invalid_request`", "OAuthError"),
         token_get,
     )
     .route(
-        post(REVOKE_PATH, "revoke")
-            .tag(tag)
+        client_endpoint(post(REVOKE_PATH, "revoke"), "TokenParameter", "`invalid_request`: no `token`")
             .summary("Revoke an access or refresh token (RFC 7009)")
-            .client_authenticated()
-            .body("application/x-www-form-urlencoded", "TokenParameter")
-            .ok(200, "Revoked (or unknown: the answer is the same)", "Revocation")
-            .fails(400, "`invalid_request`: no `token`", "OAuthError")
-            .fails(401, "`invalid_client`", "OAuthError")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+            .ok(200, "Revoked (or unknown: the answer is the same)", "Revocation"),
         revoke,
     )
     .route(
-        post(INTROSPECT_PATH, "introspect")
-            .tag(tag)
+        client_endpoint(post(INTROSPECT_PATH, "introspect"), "TokenParameter", "`invalid_request`: no `token`")
             .summary("Describe a token of the calling client (RFC 7662)")
-            .client_authenticated()
-            .body("application/x-www-form-urlencoded", "TokenParameter")
-            .ok(200, "The token, or `{active: false}`", "Introspection")
-            .fails(400, "`invalid_request`: no `token`", "OAuthError")
-            .fails(401, "`invalid_client`", "OAuthError")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+            .ok(200, "The token, or `{active: false}`", "Introspection"),
         introspect,
     )
     .route(
         get("/.well-known/oauth-authorization-server", "authorizationServerMetadata")
-            .tag(tag)
+            .tag(TAG)
             .summary("Authorization server metadata (RFC 8414)")
             .ok(200, "The metadata", "AuthorizationServerMetadata"),
         metadata,
     )
+}
+
+/// What the endpoints that authenticate a client share: a form body of the schema
+/// `body`, a 400 (`invalid_request`: `why`) and a 401 (`invalid_client`), both RFC 6749
+/// §5.2 bodies.
+fn client_endpoint(operation: Operation, body: &'static str, why: &'static str) -> Operation {
+    operation
+        .tag(TAG)
+        .client_authenticated()
+        .body("application/x-www-form-urlencoded", body)
+        .fails(400, why, "OAuthError")
+        .fails(401, "`invalid_client`", "OAuthError")
+        .errors(&[ErrorCode::ServiceUnavailable])
 }
 
 /// A JSON answer of the authorization server, never cached.
@@ -201,36 +201,51 @@ fn decode_component(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Parses the request and authenticates its client.
-async fn authenticated_client(
+/// A request to the token, revocation or introspection endpoint: its parameters (the
+/// query, then a form body) and the client's credentials; a malformed one is answered with
+/// its OAuth error.
+struct ClientRequest {
+    pairs: Vec<(String, String)>,
+    credentials: ClientCredentials,
+}
+
+impl<S: Send + Sync> FromRequest<S> for ClientRequest {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        let (uri, headers) = (request.uri().clone(), request.headers().clone());
+        let body = Bytes::from_request(request, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let pairs = parameters(&uri, &headers, &body).map_err(|e| oauth_error(&e))?;
+        let credentials = credentials(&headers, &pairs).map_err(|e| oauth_error(&e))?;
+        Ok(ClientRequest { pairs, credentials })
+    }
+}
+
+/// The request's client, authenticated, and its parameters.
+async fn authenticated(
     state: &AppState,
-    uri: &Uri,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<(crate::oauth::Client, Vec<(String, String)>), Response> {
-    let pairs = parameters(uri, headers, body).map_err(|e| oauth_error(&e))?;
-    let credentials = credentials(headers, &pairs).map_err(|e| oauth_error(&e))?;
+    request: ClientRequest,
+) -> Result<(Client, Vec<(String, String)>), Response> {
+    let credentials = request.credentials;
     let client = state
         .db
         .read(move |conn| {
             Box::pin(async move { authorization::authenticate_client(conn, &credentials).await })
         })
         .await
-        .map_err(|e| ApiError::from(e).into_response())?
+        .map_err(db_error)?
         .map_err(|e| oauth_error(&e))?;
-    Ok((client, pairs))
+    Ok((client, request.pairs))
 }
 
-async fn token(
-    State(state): State<AppState>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let (client, pairs) = match authenticated_client(&state, &uri, &headers, &body).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
+fn db_error(error: DbError) -> Response {
+    ApiError::from(error).into_response()
+}
+
+async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer {
+    let (client, pairs) = authenticated(&state, request).await?;
     let request = TokenRequest {
         grant_type: param(&pairs, "grant_type"),
         code: param(&pairs, "code"),
@@ -240,34 +255,30 @@ async fn token(
         scope: param(&pairs, "scope"),
     };
     let now = state.clock.now();
-    let outcome = state
+    let issued = state
         .db
         .write(move |conn| {
             Box::pin(async move { authorization::token(conn, &client, &request, now).await })
         })
-        .await;
-    match outcome {
-        Ok(Ok(issued)) => {
-            let mut body = json!({
-                "access_token": issued.access_token,
-                "token_type": "bearer",
-                "expires_in": issued.expires_in,
-                "scope": issued.scope.to_string(),
-            });
-            if let Some(refresh) = issued.refresh_token {
-                body["refresh_token"] = json!(refresh);
-            }
-            no_store(StatusCode::OK, body)
-        }
-        Ok(Err(error)) => {
+        .await
+        .map_err(db_error)?
+        .map_err(|error| {
             if matches!(error, OAuthError::InvalidGrant(_)) {
                 // The grant may have revoked tokens (code or refresh token reuse).
                 state.tokens.clear();
             }
             oauth_error(&error)
-        }
-        Err(error) => ApiError::from(error).into_response(),
+        })?;
+    let mut body = json!({
+        "access_token": issued.access_token,
+        "token_type": "bearer",
+        "expires_in": issued.expires_in,
+        "scope": issued.scope.to_string(),
+    });
+    if let Some(refresh) = issued.refresh_token {
+        body["refresh_token"] = json!(refresh);
     }
+    Ok(no_store(StatusCode::OK, body))
 }
 
 async fn token_get() -> Response {
@@ -280,81 +291,57 @@ async fn token_get() -> Response {
 /// authenticated client and the `token` parameter.
 async fn client_and_token(
     state: &AppState,
-    uri: &Uri,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<(crate::oauth::Client, String), Response> {
-    let (client, pairs) = authenticated_client(state, uri, headers, body).await?;
+    request: ClientRequest,
+) -> Result<(Client, String), Response> {
+    let (client, pairs) = authenticated(state, request).await?;
     let token = param(&pairs, "token")
         .ok_or_else(|| oauth_error(&OAuthError::InvalidRequest("token is missing".into())))?;
     Ok((client, token))
 }
 
-async fn revoke(
-    State(state): State<AppState>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let (client, token) = match client_and_token(&state, &uri, &headers, &body).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
+async fn revoke(State(state): State<AppState>, request: ClientRequest) -> Answer {
+    let (client, token) = client_and_token(&state, request).await?;
     let now = state.clock.now();
-    match state
+    state
         .db
         .write(move |conn| {
             Box::pin(async move { authorization::revoke(conn, &client, &token, now).await })
         })
         .await
-    {
-        Ok(()) => {
-            state.tokens.clear();
-            no_store(StatusCode::OK, json!({}))
-        }
-        Err(error) => ApiError::from(error).into_response(),
-    }
+        .map_err(db_error)?;
+    state.tokens.clear();
+    Ok(no_store(StatusCode::OK, json!({})))
 }
 
-async fn introspect(
-    State(state): State<AppState>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let (client, token) = match client_and_token(&state, &uri, &headers, &body).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
+async fn introspect(State(state): State<AppState>, request: ClientRequest) -> Answer {
+    let (client, token) = client_and_token(&state, request).await?;
     let now = state.clock.now();
-    match state
+    let found = state
         .db
         .read(move |conn| {
             Box::pin(async move { authorization::introspect(conn, &client, &token, now).await })
         })
         .await
-    {
-        Ok(Some(found)) => {
-            let mut body = json!({
-                "active": true,
-                "scope": found.scope,
-                "client_id": found.client_id,
-                "token_type": found.token_type,
-            });
-            if let Some(user) = found.user_id {
-                body["sub"] = json!(user.to_string());
-            }
-            if let Some(exp) = found.expires_at {
-                body["exp"] = json!(exp);
-            }
-            if let Some(iat) = found.issued_at {
-                body["iat"] = json!(iat);
-            }
-            no_store(StatusCode::OK, body)
-        }
-        Ok(None) => no_store(StatusCode::OK, json!({"active": false})),
-        Err(error) => ApiError::from(error).into_response(),
+        .map_err(db_error)?;
+    let Some(found) = found else {
+        return Ok(no_store(StatusCode::OK, json!({"active": false})));
+    };
+    let mut body = json!({
+        "active": true,
+        "scope": found.scope,
+        "client_id": found.client_id,
+        "token_type": found.token_type,
+    });
+    if let Some(user) = found.user_id {
+        body["sub"] = json!(user.to_string());
     }
+    if let Some(exp) = found.expires_at {
+        body["exp"] = json!(exp);
+    }
+    if let Some(iat) = found.issued_at {
+        body["iat"] = json!(iat);
+    }
+    Ok(no_store(StatusCode::OK, body))
 }
 
 async fn metadata(State(state): State<AppState>) -> Response {

@@ -292,27 +292,28 @@ pub fn client_credentials_scopes(
     grant_scopes(client, request.scope.as_deref(), |s| !s.is_user_scope())
 }
 
-/// A new access token's record: the raw token is shown once; only its hash is kept.
-pub fn access_token_record(
-    raw: &str,
+/// A new access token: the raw token (shown once) and the record that keeps its hash. A
+/// user's token belongs to the refresh family of `grant` (a replayed code or refresh token
+/// revokes it with the family); a client's own token (`None`) to none.
+pub fn new_access_token(
     client: &Client,
-    user_id: Option<i64>,
+    grant: Option<&RefreshToken>,
     scope: &Scopes,
-    family: Option<&str>,
-    code_hash: Option<&str>,
     now: i64,
-) -> AccessToken {
-    AccessToken {
-        token_hash: secret::hash(raw),
+) -> (String, AccessToken) {
+    let raw = secret::new_token();
+    let record = AccessToken {
+        token_hash: secret::hash(&raw),
         client_id: client.id.clone(),
-        user_id,
+        user_id: grant.map(|g| g.user_id),
         scope: scope.to_string(),
-        family: family.map(str::to_owned),
-        code_hash: code_hash.map(str::to_owned),
+        family: grant.map(|g| g.family.clone()),
+        code_hash: grant.and_then(|g| g.code_hash.clone()),
         issued_at: now,
         expires_at: now + ACCESS_TOKEN_SECONDS,
         revoked_at: None,
-    }
+    };
+    (raw, record)
 }
 
 /// The scopes to grant for a request: the asked ones if the client may have them all, else

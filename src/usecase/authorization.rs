@@ -33,8 +33,8 @@ pub async fn token(
         Ok(Grant::ClientCredentials) => {
             Ok(match oauth::client_credentials_scopes(client, request) {
                 Ok(scope) => {
-                    let access =
-                        new_access_token(conn, client, None, &scope, None, None, now).await?;
+                    let (access, record) = oauth::new_access_token(client, None, &scope, now);
+                    store::insert_access_token(conn, &record).await?;
                     Ok(issued(access, None, scope))
                 }
                 Err(error) => Err(error),
@@ -71,28 +71,21 @@ async fn exchange_code(
         }
         CodeDecision::Spend(Ok(scope)) => scope,
     };
-    let family = code.code_hash.as_str();
-    let access = new_access_token(
-        conn,
-        client,
-        Some(code.user_id),
-        &scope,
-        Some(family),
-        Some(family),
-        now,
-    )
-    .await?;
+    // The family of the tokens from this code is named by the code, so that a replay of
+    // the code finds them.
     let refresh = secret::new_token();
     let token = RefreshToken {
         token_hash: secret::hash(&refresh),
         client_id: client.id.clone(),
         user_id: code.user_id,
         scope: scope.to_string(),
-        family: family.to_owned(),
-        code_hash: Some(code.code_hash.clone()),
+        family: code.code_hash.clone(),
+        code_hash: Some(code.code_hash),
         state: RefreshState::Live,
     };
     store::insert_refresh_token(conn, &token, now).await?;
+    let (access, record) = oauth::new_access_token(client, Some(&token), &scope, now);
+    store::insert_access_token(conn, &record).await?;
     store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS).await?;
     Ok(Ok(issued(access, Some(refresh), scope)))
 }
@@ -124,16 +117,8 @@ async fn refresh(
     if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated).await? {
         return Ok(Err(oauth::refresh_used_twice()));
     }
-    let access = new_access_token(
-        conn,
-        client,
-        Some(token.user_id),
-        &scope,
-        Some(&token.family),
-        token.code_hash.as_deref(),
-        now,
-    )
-    .await?;
+    // The successor keeps the grant's scope, so a narrower access token now does not
+    // narrow later refreshes.
     let successor = secret::new_token();
     let next = RefreshToken {
         token_hash: secret::hash(&successor),
@@ -141,6 +126,8 @@ async fn refresh(
         ..token
     };
     store::insert_refresh_token(conn, &next, now).await?;
+    let (access, record) = oauth::new_access_token(client, Some(&next), &scope, now);
+    store::insert_access_token(conn, &record).await?;
     Ok(Ok(issued(access, Some(successor), scope)))
 }
 
@@ -151,22 +138,6 @@ fn issued(access_token: String, refresh_token: Option<String>, scope: Scopes) ->
         scope,
         expires_in: ACCESS_TOKEN_SECONDS,
     }
-}
-
-/// Stores a new access token (its hash) and returns the raw token.
-async fn new_access_token(
-    conn: &mut dyn Conn,
-    client: &Client,
-    user_id: Option<i64>,
-    scope: &Scopes,
-    family: Option<&str>,
-    code_hash: Option<&str>,
-    now: i64,
-) -> Result<String, DbError> {
-    let raw = secret::new_token();
-    let record = oauth::access_token_record(&raw, client, user_id, scope, family, code_hash, now);
-    store::insert_access_token(conn, &record).await?;
-    Ok(raw)
 }
 
 /// Validates the query of `GET /accounts/oauth/authorize` (all pairs, repeated ones kept).

@@ -12,7 +12,7 @@ use crate::oauth::{password, secret};
 use crate::state::AppState;
 use crate::usecase::{self, Conflict, accounts};
 
-use super::{Form, error_page, page, query_param, t};
+use super::{Form, error_page, heading, page, query_param, t};
 
 /// Shows a button rather than confirming on GET: mail scanners that follow links must not
 /// confirm on the owner's behalf.
@@ -39,10 +39,10 @@ pub(super) async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Res
         StatusCode::OK,
         t(l, "Bevestigen", "Confirmer"),
         html! {
-            h1 { (t(l, "Bijna klaar", "Presque terminé")) }
-            p class="lead" {
-                (t(l, "Bevestig je e-mailadres voor Souk.", "Confirmez votre adresse e-mail pour Souk."))
-            }
+            (heading(
+                t(l, "Bijna klaar", "Presque terminé"),
+                t(l, "Bevestig je e-mailadres voor Souk.", "Confirmez votre adresse e-mail pour Souk."),
+            ))
             form method="post" action="/accounts/confirm" {
                 input type="hidden" name="token" value=(token);
                 @if needs_password {
@@ -100,12 +100,14 @@ pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Respo
             &state,
             StatusCode::OK,
             t(l, "Bevestigd", "Confirmé"),
-            html! {
-                h1 { (t(l, "Bevestigd", "Confirmé")) }
-                p class="lead" {
-                    (t(l, "Dank je! Je kunt dit venster sluiten.", "Merci ! Vous pouvez fermer cette fenêtre."))
-                }
-            },
+            heading(
+                t(l, "Bevestigd", "Confirmé"),
+                t(
+                    l,
+                    "Dank je! Je kunt dit venster sluiten.",
+                    "Merci ! Vous pouvez fermer cette fenêtre.",
+                ),
+            ),
         ),
         Ok(None) => error_page(
             &state,

@@ -146,11 +146,18 @@ fn error_page(state: &AppState, status: StatusCode, why: &str) -> Response {
         status,
         title,
         html! {
-            h1 { (title) }
-            p class="lead" { (lead) }
+            (heading(title, lead))
             p class="error" { (why) }
         },
     )
+}
+
+/// A page's title and the sentence under it.
+fn heading(title: &str, lead: &str) -> Markup {
+    html! {
+        h1 { (title) }
+        p class="lead" { (lead) }
+    }
 }
 
 fn redirect(url: &str) -> Response {
