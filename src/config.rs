@@ -12,6 +12,7 @@ use figment::{Figment, Metadata, Profile, Provider};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::locale::Locale;
+use crate::images::fetch::address::AllowList;
 use crate::store::{SqliteSync, redact_url};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +58,14 @@ pub struct Config {
     /// SMTP server for outgoing mail; `None` writes mail to `data_dir/outbox`.
     pub smtp_url: Option<String>,
     pub mail_from: String,
+    /// What the image import by URL may reach although it is not a public internet
+    /// address: networks (`10.0.0.0/8`, `fd00::/8`, an address) and `host:port` pairs
+    /// (`images.internal:8080`), separated by commas. Empty: nothing.
+    pub image_fetch_allow: String,
+    /// The time one image URL may take, redirects and body included.
+    pub image_fetch_timeout_secs: u64,
+    /// Redirects followed for one image URL.
+    pub image_fetch_max_redirects: usize,
 }
 
 impl Default for Config {
@@ -79,6 +88,9 @@ impl Default for Config {
             request_timeout_secs: 30,
             smtp_url: None,
             mail_from: "Souk <no-reply@souk.localhost>".to_owned(),
+            image_fetch_allow: String::new(),
+            image_fetch_timeout_secs: 10,
+            image_fetch_max_redirects: 5,
         }
     }
 }
@@ -173,7 +185,14 @@ impl Config {
                 "curie_prefix: `{prefix}` must be 1 to 32 letters, digits, - or _"
             )));
         }
+        AllowList::parse(self.image_fetch_allow.split(','))
+            .map_err(|e| ConfigError(format!("image_fetch_allow: {e}")))?;
         Ok(self)
+    }
+
+    /// The allow-list of the image import (checked when the configuration was read).
+    pub fn image_fetch_allow_list(&self) -> AllowList {
+        AllowList::parse(self.image_fetch_allow.split(',')).unwrap_or_default()
     }
 
     /// The configuration as `souk config` prints it: TOML, the database password redacted.
@@ -285,7 +304,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 16);
+        assert_eq!(Config::keys().len(), 19);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");
@@ -306,6 +325,28 @@ mod tests {
         let err = from(None, &[("SOUK_MAX_BODY_BYTES", "lots")]).unwrap_err();
         assert!(err.to_string().contains("max_body_bytes"), "{err}");
         assert!(err.to_string().contains("SOUK_MAX_BODY_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn the_image_import_allow_list_is_read_and_checked() {
+        let config = from(
+            None,
+            &[(
+                "SOUK_IMAGE_FETCH_ALLOW",
+                "127.0.0.0/8, images.internal:8080",
+            )],
+        )
+        .unwrap();
+        let allow = config.image_fetch_allow_list();
+        assert!(allow.names_address("127.0.0.1".parse().unwrap()));
+        assert!(allow.names_host("images.internal", 8080));
+        assert_eq!(
+            from(None, &[]).unwrap().image_fetch_allow_list(),
+            AllowList::default()
+        );
+        let err = from(None, &[("SOUK_IMAGE_FETCH_ALLOW", "10.0.0.0/8,intranet")]).unwrap_err();
+        assert!(err.to_string().contains("image_fetch_allow"), "{err}");
+        assert!(err.to_string().contains("`intranet`"), "{err}");
     }
 
     #[test]
