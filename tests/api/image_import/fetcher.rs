@@ -197,6 +197,22 @@ async fn what_is_not_an_image_or_too_large_or_not_there_is_refused() {
     );
 }
 
+/// The fetcher takes a server's word that an answer is an image; whether the bytes are one
+/// is for the checks that uploads go through (which see the claimed type too).
+#[tokio::test]
+async fn the_bytes_are_handed_on_with_the_type_the_server_claimed() {
+    let server = ImageServer::start(PHOTO.to_vec()).await;
+    let just_server = policy(&[&server.allow_entry()]);
+    let fake = fetch(&just_server, &server.url("/fake.jpg")).await.unwrap();
+    assert_eq!(&fake.bytes[..], b"<html>not an image</html>");
+    assert_eq!(fake.content_type.as_deref(), Some("image/jpeg"));
+    let mislabelled = fetch(&just_server, &server.url("/mislabelled.png"))
+        .await
+        .unwrap();
+    assert_eq!(&mislabelled.bytes[..], PHOTO);
+    assert_eq!(mislabelled.content_type.as_deref(), Some("image/png"));
+}
+
 #[tokio::test]
 async fn only_http_and_https_urls_are_fetched() {
     let server = ImageServer::start(PHOTO.to_vec()).await;

@@ -40,6 +40,8 @@ impl ImageServer {
     /// Serves on 127.0.0.1, on a port of its own:
     /// - `/photo.jpg`: `photo` as `image/jpeg` (counted: [`ImageServer::photo_hits`]);
     /// - `/page.html`: HTML; `/missing`: 404;
+    /// - `/fake.jpg`: HTML said to be `image/jpeg`; `/mislabelled.png`: `photo` said to be
+    ///   `image/png`;
     /// - `/slow`: answers after 30 s; `/slow-body`: headers at once, then a byte a second;
     /// - `/loop`: redirects to itself; `/hops/{n}`: n redirects, the last to `/photo.jpg`;
     /// - `/redirect?to=URL`: a redirect to URL;
@@ -53,6 +55,11 @@ impl ImageServer {
         let router = Router::new()
             .route("/photo.jpg", get(photo_jpg))
             .route("/page.html", get(page_html))
+            .route(
+                "/fake.jpg",
+                get(|| async { jpeg(b"<html>not an image</html>".to_vec()) }),
+            )
+            .route("/mislabelled.png", get(mislabelled_png))
             .route("/missing", get(|| async { StatusCode::NOT_FOUND }))
             .route("/slow", get(slow))
             .route("/slow-body", get(slow_body))
@@ -105,6 +112,10 @@ fn jpeg(bytes: Vec<u8>) -> Response {
 async fn photo_jpg(State(served): State<Served>) -> Response {
     served.photo_hits.fetch_add(1, Ordering::SeqCst);
     jpeg(served.photo.to_vec())
+}
+
+async fn mislabelled_png(State(served): State<Served>) -> Response {
+    ([(header::CONTENT_TYPE, "image/png")], served.photo.to_vec()).into_response()
 }
 
 async fn page_html() -> Response {
