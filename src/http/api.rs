@@ -199,6 +199,11 @@ impl Operation {
         self
     }
 
+    /// An HTML page as the answer.
+    pub fn html(self, status: u16, description: &'static str) -> Self {
+        self.media(status, description, "text/html")
+    }
+
     /// A failure with a JSON body of its own rather than the `Error` of the resource API
     /// (the authorization server's RFC 6749 errors).
     pub fn fails(mut self, status: u16, description: &'static str, schema: &'static str) -> Self {

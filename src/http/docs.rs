@@ -26,7 +26,7 @@ pub fn routes(api: Api) -> Api {
         get(path, id)
             .tag("Documentation")
             .summary(summary)
-            .media(200, "An HTML page", "text/html")
+            .html(200, "An HTML page")
     };
     // A page of one thing, named in the path.
     let one = |path, id, summary, (name, description)| {

@@ -25,56 +25,53 @@ const STYLESHEET: &str = include_str!("../../../assets/accounts.css");
 
 pub fn routes(api: Api) -> Api {
     let tag = "Authorization server";
-    api.route(
-        authorization_request(get(AUTHORIZE_PATH, "authorize"))
+    // Every page but the stylesheet reads the database, so may answer 503.
+    let page = |operation: Operation, summary| {
+        operation
             .tag(tag)
-            .summary("The authorization endpoint: sign-in and consent pages (HTML)")
+            .summary(summary)
+            .errors(&[ErrorCode::ServiceUnavailable])
+    };
+    let form = "application/x-www-form-urlencoded";
+    let bad_client = "Error page: unknown client or redirect_uri";
+    api.route(
+        page(authorization_request(get(AUTHORIZE_PATH, "authorize")), "The authorization endpoint: sign-in and consent pages (HTML)")
             .description("`response_type=code`, `client_id`, `redirect_uri`, optional `scope`, `state`, `code_challenge` (S256). An unknown client or a redirect_uri that does not match is shown as an error page; every other error is redirected to the client.")
-            .media(200, "The sign-in or consent page", "text/html")
+            .html(200, "The sign-in or consent page")
             .ok_empty(302, "Back to the client with `code` or `error`")
-            .media(400, "Error page: unknown client or redirect_uri", "text/html")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+            .html(400, bad_client),
         authorize::authorize,
     )
     .route(
-        authorization_request(post(AUTHORIZE_PATH, "authorizeSubmit"))
-            .tag(tag)
-            .summary("The sign-in and consent forms post here (with the CSRF token)")
-            .body("application/x-www-form-urlencoded", "SignInForm")
-            .media(200, "The consent page, or the sign-in page again", "text/html")
+        page(authorization_request(post(AUTHORIZE_PATH, "authorizeSubmit")), "The sign-in and consent forms post here (with the CSRF token)")
+            .body(form, "SignInForm")
+            .html(200, "The consent page, or the sign-in page again")
             .ok_empty(302, "Back to the client")
-            .media(400, "Error page: unknown client or redirect_uri", "text/html")
-            .media(403, "Missing or wrong CSRF token or session", "text/html")
-            .media(429, "Too many failed sign-ins", "text/html")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+            .html(400, bad_client)
+            .html(403, "Missing or wrong CSRF token or session")
+            .html(429, "Too many failed sign-ins"),
         authorize::submit,
     )
     .route(
-        get("/accounts/confirm", "confirmPage")
-            .tag(tag)
-            .summary("The page behind a mailed confirmation link (account or new e-mail address)")
+        page(get("/accounts/confirm", "confirmPage"), "The page behind a mailed confirmation link (account or new e-mail address)")
             .required_query_param("token", json!({"type": "string"}), "The token of the mailed link.")
-            .media(200, "A page with a confirm button (and a password form if the account has none)", "text/html")
-            .media(400, "The link has no token", "text/html")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+            .html(200, "A page with a confirm button (and a password form if the account has none)")
+            .html(400, "The link has no token"),
         confirm::confirm_page,
     )
     .route(
-        post("/accounts/confirm", "confirm")
-            .tag(tag)
-            .summary("Confirms an account or a new e-mail address (the form of the confirmation page)")
-            .body("application/x-www-form-urlencoded", "ConfirmationForm")
-            .media(200, "Confirmed", "text/html")
-            .media(400, "Unknown, used or expired link, or a password too short", "text/html")
-            .media(409, "The new e-mail address was taken meanwhile", "text/html")
-            .errors(&[ErrorCode::ServiceUnavailable]),
+        page(post("/accounts/confirm", "confirm"), "Confirms an account or a new e-mail address (the form of the confirmation page)")
+            .body(form, "ConfirmationForm")
+            .html(200, "Confirmed")
+            .html(400, "Unknown, used or expired link, or a password too short")
+            .html(409, "The new e-mail address was taken meanwhile"),
         confirm::confirm,
     )
     .route(
         get("/accounts/demo-callback", "demoCallback")
             .tag(tag)
             .summary("Sandbox only: where the demo client lands; shows how to exchange the code")
-            .media(200, "A page with the code and the curl line that exchanges it", "text/html")
+            .html(200, "A page with the code and the curl line that exchanges it")
             .errors(&[ErrorCode::NotFound]),
         demo::demo_callback,
     )
