@@ -76,6 +76,22 @@ impl dyn Conn + '_ {
         self.rows_as(sql, params, R::read).await
     }
 
+    /// Runs a statement whose row count nobody needs.
+    pub async fn run(&mut self, sql: &str, params: &[Value]) -> DbResult<()> {
+        self.execute(sql, params).await.map(drop)
+    }
+
+    /// The record of `table` whose `key` column holds `value`, if any.
+    pub async fn by_key<R: Record>(
+        &mut self,
+        table: &str,
+        key: &str,
+        value: &str,
+    ) -> DbResult<Option<R>> {
+        let sql = format!("SELECT {} FROM {table} WHERE {key} = $1", R::COLUMNS);
+        self.record(&sql, &[Value::from(value)]).await
+    }
+
     /// At most one row, read as a record.
     pub async fn record<R: Record>(&mut self, sql: &str, params: &[Value]) -> DbResult<Option<R>> {
         Ok(self.records(sql, params).await?.into_iter().next())

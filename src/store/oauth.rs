@@ -18,7 +18,7 @@ fn json_list(items: &[String]) -> Result<String, DbError> {
 }
 
 pub async fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO clients (client_id, name, secret_hash, redirect_uris, scopes, \
              default_scopes, grants, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         params![
@@ -32,8 +32,7 @@ pub async fn insert_client(conn: &mut dyn Conn, client: &Client, now: i64) -> Re
             now
         ],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// A client is a record by hand: its redirect URIs are a JSON list, its grants a
@@ -113,7 +112,7 @@ record! {
 }
 
 pub async fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO authorization_codes (code_hash, client_id, user_id, redirect_uri, scope, \
              code_challenge, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         params![
@@ -126,22 +125,15 @@ pub async fn insert_code(conn: &mut dyn Conn, code: &AuthorizationCode) -> Resul
             code.expires_at
         ],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn code(
     conn: &mut dyn Conn,
     code_hash: &str,
 ) -> Result<Option<AuthorizationCode>, DbError> {
-    conn.record(
-        &format!(
-            "SELECT {} FROM authorization_codes WHERE code_hash = $1",
-            AuthorizationCode::COLUMNS
-        ),
-        params![code_hash],
-    )
-    .await
+    conn.by_key("authorization_codes", "code_hash", code_hash)
+        .await
 }
 
 /// Marks a code used; true only for the one caller that used it first, so two exchanges
@@ -164,7 +156,7 @@ record! {
 }
 
 pub async fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO access_tokens (token_hash, client_id, user_id, scope, family, code_hash, \
              issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         params![
@@ -178,22 +170,14 @@ pub async fn insert_access_token(conn: &mut dyn Conn, token: &AccessToken) -> Re
             token.expires_at
         ],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn access_token(
     conn: &mut dyn Conn,
     token_hash: &str,
 ) -> Result<Option<AccessToken>, DbError> {
-    conn.record(
-        &format!(
-            "SELECT {} FROM access_tokens WHERE token_hash = $1",
-            AccessToken::COLUMNS
-        ),
-        params![token_hash],
-    )
-    .await
+    conn.by_key("access_tokens", "token_hash", token_hash).await
 }
 
 pub async fn revoke_access_token(
@@ -201,27 +185,25 @@ pub async fn revoke_access_token(
     token_hash: &str,
     now: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE access_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
         params![token_hash, now],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Revokes every token of a refresh family: its live refresh tokens and its access tokens.
 pub async fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE refresh_tokens SET state = 'revoked' WHERE family = $1 AND state = 'live'",
         params![family],
     )
     .await?;
-    conn.execute(
+    conn.run(
         "UPDATE access_tokens SET revoked_at = $2 WHERE family = $1 AND revoked_at IS NULL",
         params![family, now],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 from_text!(RefreshState => RefreshState::parse);
@@ -239,7 +221,7 @@ pub async fn insert_refresh_token(
     token: &RefreshToken,
     now: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO refresh_tokens (token_hash, client_id, user_id, scope, family, code_hash, \
              state, issued_at, sequence) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
@@ -255,22 +237,15 @@ pub async fn insert_refresh_token(
             now
         ],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn refresh_token(
     conn: &mut dyn Conn,
     token_hash: &str,
 ) -> Result<Option<RefreshToken>, DbError> {
-    conn.record(
-        &format!(
-            "SELECT {} FROM refresh_tokens WHERE token_hash = $1",
-            RefreshToken::COLUMNS
-        ),
-        params![token_hash],
-    )
-    .await
+    conn.by_key("refresh_tokens", "token_hash", token_hash)
+        .await
 }
 
 /// Moves a refresh token from `from` to `to`; true only if it was in `from` (so of two
@@ -330,14 +305,13 @@ pub async fn grant_consent(
     scope: &str,
     now: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO consents (user_id, client_id, scope, granted_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, \
              granted_at = excluded.granted_at",
         params![user_id, client_id, scope, now],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 record! {
@@ -352,26 +326,19 @@ pub async fn insert_session(
     csrf_token: &str,
     expires_at: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO browser_sessions (session_hash, csrf_token, expires_at) VALUES ($1, $2, $3)",
         params![session_hash, csrf_token, expires_at],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn session(
     conn: &mut dyn Conn,
     session_hash: &str,
 ) -> Result<Option<BrowserSession>, DbError> {
-    conn.record(
-        &format!(
-            "SELECT {} FROM browser_sessions WHERE session_hash = $1",
-            BrowserSession::COLUMNS
-        ),
-        params![session_hash],
-    )
-    .await
+    conn.by_key("browser_sessions", "session_hash", session_hash)
+        .await
 }
 
 pub async fn sign_in_session(
@@ -379,21 +346,19 @@ pub async fn sign_in_session(
     session_hash: &str,
     user_id: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE browser_sessions SET user_id = $2 WHERE session_hash = $1",
         params![session_hash, user_id],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn record_login_failure(conn: &mut dyn Conn, key: &str, now: i64) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO login_failures (throttle_key, failed_at) VALUES ($1, $2)",
         params![key, now],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn login_failures_since(
@@ -410,12 +375,11 @@ pub async fn login_failures_since(
 }
 
 pub async fn clear_login_failures(conn: &mut dyn Conn, key: &str) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "DELETE FROM login_failures WHERE throttle_key = $1",
         params![key],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 text_enum! {
@@ -445,7 +409,7 @@ pub async fn insert_confirmation(
     confirmation: &EmailConfirmation,
     expires_at: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO email_confirmations (token_hash, user_id, purpose, new_email, expires_at) \
          VALUES ($1, $2, $3, $4, $5)",
         params![
@@ -456,8 +420,7 @@ pub async fn insert_confirmation(
             expires_at
         ],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Uses a confirmation link once; `None` if unknown, used or expired.
