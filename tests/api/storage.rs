@@ -1,8 +1,6 @@
 //! The storage layer on both backends: group commit, savepoints, placeholders, migrations,
 //! the bounded WAL, and the taxonomy import.
 
-use std::process::Command;
-
 use souk::store::{Backend as DbBackend, DbError, Value, categories, migrations};
 
 use crate::both_backends;
@@ -151,15 +149,8 @@ async fn migrations_run_once(app: TestApp) {
 }
 
 fn import(app: &TestApp, file: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_souk"))
-        .args(["categories", "import"])
-        .arg(file)
-        .args(extra)
-        .env("SOUK_DATABASE_URL", &app.database_url)
-        .env("SOUK_DATA_DIR", app.config.data_dir.as_os_str())
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run souk")
+    let file = file.to_str().expect("a UTF-8 path");
+    app.souk(&[&["categories", "import", file], extra].concat())
 }
 
 async fn all_categories(app: &TestApp) -> Vec<souk::domain::category::Category> {
@@ -324,16 +315,6 @@ async fn sqlite_wal_stays_bounded_under_sustained_writes() {
     assert!(wal < 16 * 1024 * 1024, "the WAL grew to {wal} bytes");
 }
 
-fn souk_against(app: &TestApp, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_souk"))
-        .args(args)
-        .env("SOUK_DATABASE_URL", &app.database_url)
-        .env("SOUK_DATA_DIR", app.config.data_dir.as_os_str())
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run souk")
-}
-
 fn json_output(output: &std::process::Output) -> serde_json::Value {
     assert!(
         output.status.success(),
@@ -344,21 +325,18 @@ fn json_output(output: &std::process::Output) -> serde_json::Value {
 }
 
 async fn client_and_user_commands(app: TestApp) {
-    let created = json_output(&souk_against(
-        &app,
-        &[
-            "client",
-            "create",
-            "--name",
-            "Partner",
-            "--redirect-uri",
-            "https://partner.test/cb",
-            "--scopes",
-            "read write confirm_upcall",
-            "--default-scopes",
-            "read",
-        ],
-    ));
+    let created = json_output(&app.souk(&[
+        "client",
+        "create",
+        "--name",
+        "Partner",
+        "--redirect-uri",
+        "https://partner.test/cb",
+        "--scopes",
+        "read write confirm_upcall",
+        "--default-scopes",
+        "read",
+    ]));
     let id = created["client_id"].as_str().unwrap().to_owned();
     let secret = created["client_secret"].as_str().unwrap().to_owned();
     let partner = crate::helpers::TestClient {
@@ -368,7 +346,7 @@ async fn client_and_user_commands(app: TestApp) {
     };
     let token = app.client_token(&partner, None).await;
     assert!(!token.is_empty());
-    let listed = json_output(&souk_against(&app, &["client", "list"]));
+    let listed = json_output(&app.souk(&["client", "list"]));
     let entry = listed
         .as_array()
         .unwrap()
@@ -383,25 +361,22 @@ async fn client_and_user_commands(app: TestApp) {
         !listed.to_string().contains(&secret),
         "no secret in the listing"
     );
-    let rotated = json_output(&souk_against(&app, &["client", "rotate-secret", &id]));
+    let rotated = json_output(&app.souk(&["client", "rotate-secret", &id]));
     assert_ne!(rotated["client_secret"], secret.as_str());
     let old = app
         .token_request(&partner, &[("grant_type", "client_credentials")])
         .await;
     assert_eq!(old.status(), 401, "the old secret stops working");
-    let user = json_output(&souk_against(
-        &app,
-        &[
-            "user",
-            "create",
-            "--email",
-            "cli@souk.test",
-            "--password",
-            "cli-password",
-            "--name",
-            "Cli",
-        ],
-    ));
+    let user = json_output(&app.souk(&[
+        "user",
+        "create",
+        "--email",
+        "cli@souk.test",
+        "--password",
+        "cli-password",
+        "--name",
+        "Cli",
+    ]));
     assert!(user["userId"].as_i64().unwrap() > 0);
     let partner = crate::helpers::TestClient {
         secret: rotated["client_secret"].as_str().map(str::to_owned),
@@ -409,34 +384,20 @@ async fn client_and_user_commands(app: TestApp) {
     };
     app.user_token(&partner, "cli@souk.test", "cli-password", None)
         .await;
-    let refused = souk_against(
-        &app,
-        &[
-            "user",
-            "create",
-            "--email",
-            "cli@souk.test",
-            "--password",
-            "cli-password",
-        ],
-    );
+    let refused = app.souk(&[
+        "user",
+        "create",
+        "--email",
+        "cli@souk.test",
+        "--password",
+        "cli-password",
+    ]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("taken"));
-    let bad = souk_against(
-        &app,
-        &["client", "create", "--name", "X", "--scopes", "read admin"],
-    );
+    let bad = app.souk(&["client", "create", "--name", "X", "--scopes", "read admin"]);
     assert!(String::from_utf8_lossy(&bad.stderr).contains("admin"));
-    assert!(
-        souk_against(&app, &["client", "delete", &id])
-            .status
-            .success()
-    );
-    assert!(
-        !souk_against(&app, &["client", "delete", &id])
-            .status
-            .success()
-    );
+    assert!(app.souk(&["client", "delete", &id]).status.success());
+    assert!(!app.souk(&["client", "delete", &id]).status.success());
 }
 
 /// A PostgreSQL connection that the server ends (a restart, a failover, an operator's

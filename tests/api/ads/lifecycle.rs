@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{ad_in, created, delete, minimal, souk, status};
+use super::{ad_in, created, delete, minimal, status};
 use crate::both_backends;
 use crate::helpers::{TestApp, User, expect_json};
 
@@ -221,10 +221,7 @@ async fn operators_reject_and_restore(app: TestApp) {
     let ad = created(&app, &seller.token, &minimal("Twijfelachtig")).await;
     let item = ad["itemId"].as_str().unwrap().to_owned();
     let path = format!("/v1/advertisements/{item}");
-    let output = souk(
-        &app,
-        &["ads", "reject", &item, "--reason", "Verboden product"],
-    );
+    let output = app.souk(&["ads", "reject", &item, "--reason", "Verboden product"]);
     assert!(
         output.status.success(),
         "{}",
@@ -246,18 +243,18 @@ async fn operators_reject_and_restore(app: TestApp) {
         "only an operator restores"
     );
     // Rejecting again replaces the reason.
-    let twice = souk(&app, &["ads", "reject", &item, "--reason", "Namaak"]);
+    let twice = app.souk(&["ads", "reject", &item, "--reason", "Namaak"]);
     assert!(twice.status.success());
     let seen = expect_json(app.get_with(&path, &seller.token).await, 200).await;
     assert_eq!(seen["rejectionReason"], "Namaak");
-    let empty = souk(&app, &["ads", "reject", &item, "--reason", " "]);
+    let empty = app.souk(&["ads", "reject", &item, "--reason", " "]);
     assert!(String::from_utf8_lossy(&empty.stderr).contains("reason"));
-    let output = souk(&app, &["ads", "restore", &item]);
+    let output = app.souk(&["ads", "restore", &item]);
     assert!(String::from_utf8_lossy(&output.stdout).contains("online"));
     let public = app.get_json(&path, 200).await;
     assert_eq!(public["status"], "online");
     assert!(public.get("rejectionReason").is_none());
-    assert!(!souk(&app, &["ads", "restore", "m424242"]).status.success());
+    assert!(!app.souk(&["ads", "restore", "m424242"]).status.success());
 }
 
 async fn ads_expire_on_time(app: TestApp) {

@@ -126,13 +126,3 @@ pub async fn ad_in(app: &TestApp, seller: &User, state: &str) -> String {
     assert_eq!(read["status"], state);
     path
 }
-
-pub fn souk(app: &TestApp, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_souk"))
-        .args(args)
-        .env("SOUK_DATABASE_URL", &app.database_url)
-        .env("SOUK_DATA_DIR", app.config.data_dir.as_os_str())
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run souk")
-}

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{put, souk};
+use super::put;
 use crate::both_backends;
 use crate::helpers::{TestApp, expect_json};
 
@@ -10,7 +10,7 @@ both_backends!(seeded_ads_are_valid,);
 
 /// `souk seed` makes ads that pass the API's own checks.
 async fn seeded_ads_are_valid(app: TestApp) {
-    let output = souk(&app, &["seed", "--ads", "600", "--users", "7"]);
+    let output = app.souk(&["seed", "--ads", "600", "--users", "7"]);
     assert!(
         output.status.success(),
         "{}",

@@ -51,6 +51,17 @@ pub struct User {
 }
 
 impl TestApp {
+    /// Runs the `souk` command line against this app's database and data folder.
+    pub fn souk(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_souk"))
+            .args(args)
+            .env("SOUK_DATABASE_URL", &self.database_url)
+            .env("SOUK_DATA_DIR", self.config.data_dir.as_os_str())
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("run souk")
+    }
+
     /// Starts Souk on `backend`. PostgreSQL needs `SOUK_TEST_POSTGRES_URL`: its variants are
     /// ignored without it outside CI (see `both_backends!`), and fail without it in CI.
     pub async fn start(backend: Backend, test: &str) -> TestApp {
