@@ -168,6 +168,44 @@ pub fn all(prefix: &str) -> Value {
             },
             "required": ["itemId", "title", "description", "categoryId", "status", "priceModel", "location"],
         },
+        "ImageList": {
+            "type": "object",
+            "properties": {
+                "_links": {"type": "object", "properties": {"self": link, format!("{prefix}:advertisement"): link}},
+                "_embedded": {
+                    "type": "object",
+                    "properties": {
+                        format!("{prefix}:advertisement-image"): {"type": "array", "items": {"$ref": "#/components/schemas/Image"}},
+                    },
+                },
+            },
+            "required": ["_embedded"],
+        },
+        "ImageBytes": {"type": "string", "format": "binary", "description": "A JPEG, PNG or WebP file."},
+        "ImageUpload": {
+            "type": "object",
+            "description": "One or more files (any field name), and optionally `replaceAll`.",
+            "properties": {
+                "file": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                "replaceAll": {"type": "string", "enum": ["true", "false"]},
+            },
+        },
+        "ImageOrder": {
+            "type": "object",
+            "properties": {"mediaIds": {"type": "array", "items": {"type": "string"}}},
+            "required": ["mediaIds"],
+        },
+        "ImageMeta": {
+            "type": "object",
+            "properties": {
+                "width": {"type": "integer", "minimum": 1},
+                "height": {"type": "integer", "minimum": 1},
+                "contentType": {"type": "string"},
+                "bytes": {"type": "integer", "minimum": 1},
+                "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            },
+            "required": ["width", "height", "contentType", "bytes", "sha256"],
+        },
         "Image": {
             "type": "object",
             "properties": {
