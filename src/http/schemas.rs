@@ -248,6 +248,18 @@ pub fn all(prefix: &str) -> Value {
             },
             "required": ["brands"],
         },
+        "Location": {
+            "type": "object",
+            "properties": {
+                "_links": {"type": "object", "properties": {"self": link, "describedby": link, "find": link}, "required": ["self", "find"]},
+                "postcode": {"type": "string", "description": "As normalised: `8301AA`, `9000`."},
+                "street": {"type": "string", "description": "Empty where the data has no streets (the shipped data has none)."},
+                "city": {"type": "string"},
+                "province": {"type": "string"},
+                "provinceShortCode": {"type": "string", "description": "The province's part of its ISO 3166-2 code: `FL`, `VOV`, `BRU`."},
+            },
+            "required": ["postcode", "street", "city", "province", "provinceShortCode"],
+        },
         "UserList": {
             "type": "object",
             "properties": {"_links": links(&["item"])},
