@@ -7,6 +7,7 @@ pub mod image;
 pub mod locale;
 pub mod places;
 pub mod sale;
+pub mod search;
 pub mod taxonomy;
 pub mod text;
 pub mod time;
