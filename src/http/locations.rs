@@ -22,7 +22,7 @@ pub fn routes(api: Api) -> Api {
             .authenticated()
             .summary("The location of a postcode")
             .description("A Dutch postcode (`8301AA`; spaces and lower case are fine: `8301 aa`) or a Belgian one (`9000`). Answers the postcode as normalised, `street` (empty: the data has no streets), `city`, `province` and `provinceShortCode` (the ISO 3166-2 part: `FL`, `VOV`). A Dutch postcode that the data holds by its 4-digit area only is answered from that area.")
-            .required_query_param("postcode", json!({"type": "string", "minLength": 1}), "The postcode to look up: four digits and two letters (Dutch) or four digits (Belgian), the first digit not 0; white space anywhere is ignored and letters may be lower case. Anything else is a field error.")
+            .required_query_param("postcode", json!({"type": "string", "minLength": 1, "examples": ["8301AA", "8301 aa", "9000"]}), "The postcode to look up: four digits and two letters (Dutch) or four digits (Belgian), the first digit not 0; white space anywhere is ignored and letters may be lower case. Anything else is a field error.")
             .ok(200, "The location", "Location")
             .errors(&[ValidationFailure, LocationNotFound]),
         find,
