@@ -185,6 +185,38 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["itemId", "title", "description", "categoryId", "status", "priceModel", "location"],
         ))),
+        "ImageList": object(
+            json!({
+                "_links": object(json!({"self": link, format!("{prefix}:advertisement"): link}), &[]),
+                "_embedded": embedded("advertisement-image", "Image"),
+            }),
+            &["_embedded"],
+        ),
+        "ImageBytes": {"type": "string", "format": "binary", "description": "A JPEG, PNG or WebP file."},
+        "ImageUpload": described(
+            "One or more files (any field name), and optionally `replaceAll`.",
+            object(
+                json!({
+                    "file": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                    "replaceAll": {"type": "string", "enum": ["true", "false"]},
+                }),
+                &[],
+            ),
+        ),
+        "ImageOrder": object(
+            json!({"mediaIds": {"type": "array", "items": {"type": "string"}}}),
+            &["mediaIds"],
+        ),
+        "ImageMeta": object(
+            json!({
+                "width": {"type": "integer", "minimum": 1},
+                "height": {"type": "integer", "minimum": 1},
+                "contentType": {"type": "string"},
+                "bytes": {"type": "integer", "minimum": 1},
+                "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            }),
+            &["width", "height", "contentType", "bytes", "sha256"],
+        ),
         "Image": object(
             json!({
                 "_links": object(

@@ -242,6 +242,11 @@ struct SelfLink<D: std::fmt::Display> {
     link: Href<D>,
 }
 
+/// An image as embedded in its ad, as a JSON tree (for the image routes, which add links).
+pub(crate) fn image_value(hal: &Hal, image: &ImageRecord) -> serde_json::Value {
+    serde_json::to_value(ImageJson { hal, image }).unwrap_or_default()
+}
+
 /// An image as embedded in its ad: a link per size to the bytes, and the templated links to
 /// any size's bytes and description.
 struct ImageJson<'a> {
