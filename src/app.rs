@@ -19,7 +19,7 @@ pub fn db_options(config: &Config) -> DbOptions {
 }
 
 /// Opens the database, applies migrations and fills a new database with the default
-/// taxonomy. Demo data for sandboxes arrives with users and ads (see README).
+/// taxonomy and locations. Demo data for sandboxes arrives with users and ads (see README).
 pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<Db> {
     let db = Db::open(&config.database_url, &db_options(config)).await?;
     let applied = migrations::run(&db).await?;
@@ -42,6 +42,10 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
         .await?;
     if let Some(summary) = loaded {
         tracing::info!(categories = summary.inserted, "default taxonomy loaded");
+    }
+    let postcodes = crate::locations::load_default(&db).await?;
+    if postcodes > 0 {
+        tracing::info!(postcodes, "default locations loaded (data/locations.txt)");
     }
     Ok(db)
 }

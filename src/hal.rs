@@ -81,6 +81,7 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     Statistics = ("statistics", "Counts of what happened to an advertisement: `numberOfViews` (by others than the seller), `numberOfAsqs` (questions), `numberOfBids`, `numberOfUrlClicks`, `numberOfPhoneClicks` (phone calls, including confirmed upcalls), `numberOfFavoriteClicks`.");
     Brands = ("brands", "The brands a user (typically a dealer) sells: `brands`, an array of names in the user's order, possibly empty. The user sets them with PUT `{\"brands\": [...]}`.");
     ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");
+    Location = ("location", "The location of a postcode: `postcode` (as normalised: `8301AA`, `9000`), `street` (empty where the data has none), `city`, `province`, `provinceShortCode` (the ISO 3166-2 part: `FL`, `VOV`), and a templated `find` link to look up another postcode.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
 }
 

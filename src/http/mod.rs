@@ -9,6 +9,7 @@ mod docs;
 mod extract;
 mod idempotency;
 mod images;
+mod locations;
 mod oauth;
 mod pages;
 mod render;
@@ -47,6 +48,7 @@ fn api() -> api::Api {
     let api = ads::routes(api);
     let api = images::routes(api);
     let api = transactions::routes(api);
+    let api = locations::routes(api);
     docs::routes(api)
 }
 
@@ -122,6 +124,7 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Transactions", "description": "Sales of an advertisement (served under `/v2` as in the original, and under `/v1`)."},
             {"name": "Advertisements", "description": "Placing, reading, changing and deleting advertisements; the seller's list and a user's online ads."},
             {"name": "Images", "description": "The images of an advertisement: uploads, renditions in four sizes, their bytes and descriptions."},
+            {"name": "Locations", "description": "Postcodes: their place, province and province code."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
             {"name": "Operations", "description": "Health, readiness, metrics and this document."},

@@ -289,6 +289,17 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["brands"],
         ),
+        "Location": object(
+            json!({
+                "_links": object(json!({"self": link, "describedby": link, "find": link}), &["self", "find"]),
+                "postcode": {"type": "string", "description": "As normalised: `8301AA`, `9000`."},
+                "street": {"type": "string", "description": "Empty where the data has no streets (the shipped data has none)."},
+                "city": {"type": "string"},
+                "province": {"type": "string"},
+                "provinceShortCode": {"type": "string", "description": "The province's part of its ISO 3166-2 code: `FL`, `VOV`, `BRU`."},
+            }),
+            &["postcode", "street", "city", "province", "provinceShortCode"],
+        ),
         "UserList": object(json!({"_links": links(&["item"])}), &[]),
         "ChangeEmail": object(
             json!({"_links": object(json!({"self": link}), &[]), "message": {"type": "string"}}),

@@ -33,6 +33,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(10, "0010_transaction_counter"),
     migration!(11, "0011_status_before_rejection"),
     migration!(12, "0012_image_renditions"),
+    migration!(13, "0013_locations"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -73,6 +73,7 @@ fn rows() -> Vec<Row> {
             "/v1/categories/{l1CategoryId}/{l2CategoryId}/fees",
             "/v1/categories/1/101/fees",
         ),
+        read_all("/v1/locations", "/v1/locations?postcode=8301AA"),
         read_all("/v1/users", "/v1/users"),
         read_all("/v1/users/{userId}", "/v1/users/{me}"),
         read_all("/v1/users/{userId}/brands", "/v1/users/{me}/brands"),
