@@ -137,7 +137,11 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         assert_eq!(field_codes(&error), pairs(&[("urls[1]", code)]), "{url}");
         assert_eq!(error["details"][0]["value"], url);
         assert_eq!(image_count(&app).await, 0, "{url}");
-        assert!(blob_files(&app).is_empty(), "{url}: {:?}", blob_files(&app));
+        assert!(
+            blob_files(&app).await.is_empty(),
+            "{url}: {:?}",
+            blob_files(&app).await
+        );
     }
     // Not a single URL, or not a list of them.
     for body in [json!({"urls": []}), json!({"replaceAll": true})] {
@@ -178,7 +182,7 @@ async fn fetched_bytes_are_checked_as_uploads_are(app: TestApp, server: ImageSer
         let error = expect_json(import(&app, &seller.token, &ad, &body).await, 400).await;
         assert_eq!(field_codes(&error), pairs(&[("urls[1]", code)]), "{path}");
         assert_eq!(image_count(&app).await, 0, "{path}");
-        assert!(blob_files(&app).is_empty(), "{path}");
+        assert!(blob_files(&app).await.is_empty(), "{path}");
     }
 }
 
