@@ -98,7 +98,11 @@ async fn replace_all_swaps_the_images_for_the_fetched_ones(app: TestApp, server:
     let one = json!({"urls": [server.url("/photo.jpg")], "replaceAll": true});
     let after = new_images(&expect_json(import(&app, &seller.token, &ad, &one).await, 201).await);
     assert_eq!(after[0]["imageId"], 1);
-    let list = expect_json(app.get_with(&format!("{ad}/images"), &seller.token).await, 200).await;
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
     let listed = new_images(&list);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["mediaId"], after[0]["mediaId"]);
@@ -117,7 +121,10 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         (server.url("/slow"), "too-slow"),
         (server.url("/big"), "too-large"),
         (server.url("/missing"), "error-status"),
-        (format!("http://127.0.0.1:{port}/photo.jpg"), "address-refused"),
+        (
+            format!("http://127.0.0.1:{port}/photo.jpg"),
+            "address-refused",
+        ),
         (
             server.url("/redirect?to=http://169.254.169.254/latest/meta-data/"),
             "address-refused",
@@ -138,13 +145,23 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         assert_eq!(field_codes(&error), pairs(&[("urls", "missing")]), "{body}");
     }
     let error = expect_json(
-        import(&app, &seller.token, &ad, &json!({"urls": "http://x.test/a.jpg"})).await,
+        import(
+            &app,
+            &seller.token,
+            &ad,
+            &json!({"urls": "http://x.test/a.jpg"}),
+        )
+        .await,
         400,
     )
     .await;
     assert_eq!(error["code"], "invalid-json");
     let many: Vec<String> = (0..25).map(|_| good.clone()).collect();
-    let error = expect_json(import(&app, &seller.token, &ad, &json!({"urls": many})).await, 400).await;
+    let error = expect_json(
+        import(&app, &seller.token, &ad, &json!({"urls": many})).await,
+        400,
+    )
+    .await;
     assert_eq!(field_codes(&error)[0].1, "too-many-images");
     assert_eq!(image_count(&app).await, 0);
 }
@@ -189,7 +206,10 @@ async fn refused_without_the_allow_list(app: TestApp) {
         "http://10.0.0.1/a.jpg",
     ]});
     let error = expect_json(import(&app, &seller.token, &ad, &body).await, 400).await;
-    let codes: Vec<String> = field_codes(&error).into_iter().map(|(_, code)| code).collect();
+    let codes: Vec<String> = field_codes(&error)
+        .into_iter()
+        .map(|(_, code)| code)
+        .collect();
     assert_eq!(codes, vec!["address-refused"; 5]);
     assert_eq!(server.photo_hits(), 0);
     assert_eq!(image_count(&app).await, 0);
