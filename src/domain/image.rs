@@ -89,6 +89,17 @@ pub fn media_id(unix_ms: u64, random: [u8; 10]) -> String {
     )
 }
 
+/// The media type of a `Content-Type` value, without its parameters, in lower case
+/// (`Image/JPEG; q=1` is `image/jpeg`).
+pub fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use crate::access::Caller;
 use crate::config::Config;
 use crate::domain::advertisement::ItemId;
 use crate::domain::field_error::FieldError;
-use crate::domain::image::{Format, Size};
+use crate::domain::image::{Format, Size, media_type};
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
@@ -178,8 +178,7 @@ fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|v| media_type(v) == "application/json")
 }
 
 /// The original's JSON form: images to fetch from the web.
@@ -262,12 +261,7 @@ async fn read_uploads(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let essence = media_type(&content_type);
     let too_large = |field: &str| {
         let refusal = Refusal::TooLarge {
             max: config.max_image_bytes,

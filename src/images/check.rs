@@ -29,8 +29,7 @@ impl Kind {
     }
 
     pub fn from_content_type(content_type: &str) -> Option<Kind> {
-        let essence = content_type.split(';').next().unwrap_or("").trim();
-        match essence.to_ascii_lowercase().as_str() {
+        match crate::domain::image::media_type(content_type).as_str() {
             "image/jpeg" | "image/jpg" | "image/pjpeg" => Some(Kind::Jpeg),
             "image/png" => Some(Kind::Png),
             "image/webp" => Some(Kind::Webp),

@@ -21,7 +21,7 @@ use crate::store::images::{self as stored, ImageRecord};
 use crate::store::renditions::{self, RenditionRecord};
 use crate::store::{Conn, Db, DbError};
 
-use super::advertisements::{Reader, outsider};
+use super::advertisements::{Reader, existing, outsider};
 use super::{Error, Thing, UploadRefusal};
 
 /// One file to add: its bytes, the content type its sender gave (if it named one), and the
@@ -266,10 +266,7 @@ async fn own_ad<R>(
     item: ItemId,
     now: i64,
 ) -> Result<AdRecord, Error<R>> {
-    let record = ads::get(conn, item.number())
-        .await?
-        .filter(|ad| ad.status_at(now) != AdStatus::Deleted)
-        .ok_or(Error::NotFound(Thing::Advertisement))?;
+    let record = existing(conn, item, now).await?;
     if record.seller_id != seller {
         return Err(outsider(&record, now));
     }

@@ -33,6 +33,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use reqwest::{Method, Request, Url};
 
 use crate::domain::field_error::FieldError;
+use crate::domain::image::media_type;
 use crate::domain::locale::Text;
 use address::{AllowList, Refused, refusal};
 
@@ -258,12 +259,7 @@ fn web_url(url: Url) -> Result<Url, FetchError> {
 
 /// Image types, and the generic types that servers (S3 among them) give any file.
 fn may_be_an_image(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let essence = media_type(content_type);
     essence.starts_with("image/")
         || essence == "application/octet-stream"
         || essence == "binary/octet-stream"
