@@ -13,6 +13,7 @@ mod pages;
 mod render;
 mod root;
 mod schemas;
+mod search;
 mod transactions;
 mod users;
 
@@ -45,6 +46,7 @@ fn api() -> api::Api {
     let api = users::routes(api);
     let api = ads::routes(api);
     let api = transactions::routes(api);
+    let api = search::routes(api);
     docs::routes(api)
 }
 

@@ -202,6 +202,22 @@ pub fn all(prefix: &str) -> Value {
             },
             "required": ["totalCount", "offset", "limit"],
         },
+        "SearchResults": {
+            "type": "object",
+            "properties": {
+                "_links": links(&["first", "prev", "next", "last"]),
+                "_embedded": {
+                    "type": "object",
+                    "properties": {
+                        format!("{prefix}:search-result"): {"type": "array", "items": {"$ref": "#/components/schemas/Advertisement"}},
+                    },
+                },
+                "totalCount": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+            },
+            "required": ["totalCount", "offset", "limit"],
+        },
         "Transaction": {
             "type": "object",
             "properties": {

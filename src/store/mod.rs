@@ -28,6 +28,7 @@ pub mod images;
 pub mod migrations;
 pub mod oauth;
 pub mod renditions;
+pub mod search;
 pub mod transactions;
 pub mod users;
 

@@ -47,7 +47,7 @@ pub async fn place<R>(
     };
     let ad = NewAd {
         seller_id: seller,
-        content: AdWrite::from_content(&checked.content),
+        content: AdWrite::from_content(&checked.content, seller, checked.parent_category_id),
         status,
         dates,
     };
@@ -127,7 +127,7 @@ pub async fn change<R>(
     } else {
         record.dates()
     };
-    let write = AdWrite::from_content(&checked.content);
+    let write = AdWrite::from_content(&checked.content, seller, checked.parent_category_id);
     if !ads::update(conn, &record, &write, wanted, dates, now).await? {
         return Err(Error::Changed);
     }

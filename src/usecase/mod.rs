@@ -16,6 +16,7 @@ pub mod advertisements;
 pub mod authorization;
 pub mod moderation;
 pub mod sales;
+pub mod search;
 pub mod sign_in;
 
 use std::convert::Infallible;

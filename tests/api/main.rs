@@ -15,6 +15,7 @@ mod image_import;
 mod images;
 mod oauth;
 mod operations;
+mod search;
 mod storage;
 mod transactions;
 mod users;

@@ -2,7 +2,7 @@
 //! user's online ads. Each handler runs one use case of `usecase::advertisements`;
 //! `json` writes the answers.
 
-mod json;
+pub(super) mod json;
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
