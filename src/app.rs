@@ -19,7 +19,7 @@ pub fn db_options(config: &Config) -> DbOptions {
 }
 
 /// Opens the database, applies migrations and fills a new database with the default
-/// taxonomy. Demo data for sandboxes arrives with users and ads (see README).
+/// taxonomy and locations. Demo data for sandboxes arrives with users and ads (see README).
 pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<Db> {
     let db = Db::open(&config.database_url, &db_options(config)).await?;
     let applied = migrations::run(&db).await?;
@@ -42,6 +42,10 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
         .await?;
     if let Some(summary) = loaded {
         tracing::info!(categories = summary.inserted, "default taxonomy loaded");
+    }
+    let postcodes = crate::locations::load_default(&db).await?;
+    if postcodes > 0 {
+        tracing::info!(postcodes, "default locations loaded (data/locations.txt)");
     }
     Ok(db)
 }
@@ -87,6 +91,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         std::time::Duration::from_secs(60),
     ));
     tokio::spawn(flush_views_periodically(state.clone()));
+    start_rendition_workers(&state).await?;
     let shutdown = shutdown_signal()?;
     tracing::info!(
         listen = %config.listen,
@@ -243,6 +248,46 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
                 forget_spent_tokens(&state.db, now).await,
                 "cannot delete spent tokens",
             );
+            // Blobs a crash left unreferenced (deletions free theirs at once).
+            crate::usecase::images::sweep(&state.db, &state.blobs).await;
+        }
+    }
+}
+
+/// The rendition workers (`usecase::renditions`): `image_workers` tasks, each doing one
+/// job at a time on a blocking thread (so at most that many decoded images are in memory,
+/// whatever the burst of uploads), woken by an upload and every second otherwise (for
+/// jobs of other replicas and leases that ran out). On SQLite the one process owns every
+/// job, so leases left by a crash are given up at once.
+pub async fn start_rendition_workers(state: &AppState) -> anyhow::Result<()> {
+    if state.db.backend() == crate::store::Backend::Sqlite {
+        crate::usecase::renditions::release_leases(&state.db).await?;
+    }
+    for _ in 0..state.config.image_workers.max(1) {
+        tokio::spawn(make_renditions(state.clone()));
+    }
+    Ok(())
+}
+
+async fn make_renditions(state: AppState) {
+    use crate::usecase::renditions::{Ran, run_next};
+    let lease = i64::try_from(state.config.image_job_lease_secs).unwrap_or(60);
+    let pause = std::time::Duration::from_secs(1);
+    loop {
+        // Made before looking, so that an upload in between still wakes this worker.
+        let woken = state.renditions.notified();
+        match run_next(&state.db, &state.blobs, state.clock.now(), lease).await {
+            Ok(Ran::Worked) => {}
+            Ok(Ran::Idle) => {
+                tokio::select! {
+                    _ = woken => {}
+                    _ = tokio::time::sleep(pause) => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "a rendition job failed; it runs again later");
+                tokio::time::sleep(pause).await;
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The command line: `souk [serve]`, `migrate`, `config`, `categories import`.
+//! The command line: `souk [serve]`, `migrate`, `config`, `categories import`,
+//! `locations import`, `client`, `user`, `ads`, `seed`.
 
 use std::path::PathBuf;
 
@@ -36,6 +37,9 @@ pub enum Command {
     /// Manage the category taxonomy.
     #[command(subcommand)]
     Categories(CategoriesCommand),
+    /// Manage the postcodes behind locations and cityName.
+    #[command(subcommand)]
+    Locations(LocationsCommand),
     /// Manage OAuth clients (applications).
     #[command(subcommand)]
     Client(ClientCommand),
@@ -97,6 +101,15 @@ pub enum CategoriesCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum LocationsCommand {
+    /// Add and update postcodes from a file in GeoNames' postal-code text format (tab
+    /// separated; the format of data/locations.txt and of GeoNames' NL_full.txt and BE.txt).
+    /// Lines of other countries are skipped; a malformed line is refused with its number,
+    /// and then nothing changes.
+    Import { file: PathBuf },
+}
+
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let config = Config::load()?;
@@ -147,6 +160,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let id = accounts::create_user(&db, spec, Clock::default().now()).await?;
             println!("{}", json!({"userId": id}));
+            Ok(())
+        }
+        Command::Locations(LocationsCommand::Import { file }) => {
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            println!("{}", crate::locations::import(&db, &file).await?);
             Ok(())
         }
         Command::Categories(CategoriesCommand::Import { file, replace }) => {

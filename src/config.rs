@@ -58,6 +58,24 @@ pub struct Config {
     /// SMTP server for outgoing mail; `None` writes mail to `data_dir/outbox`.
     pub smtp_url: Option<String>,
     pub mail_from: String,
+    /// Largest image file taken (an upload's file, or an image fetched by URL), in bytes;
+    /// it may exceed `max_body_bytes`, which image uploads do not use.
+    pub max_image_bytes: usize,
+    /// Most images an ad holds.
+    pub max_images_per_ad: usize,
+    /// Renditions made at once by this process (each on a blocking thread; each holds one
+    /// decoded image in memory).
+    pub image_workers: usize,
+    /// How long a worker holds a rendition job before another may take it over (a worker
+    /// that crashed is noticed after this).
+    pub image_job_lease_secs: u64,
+    /// An S3 bucket for image blobs; empty keeps them under `data_dir/images`.
+    pub s3_bucket: String,
+    pub s3_region: String,
+    /// An S3-compatible server's address (`http://127.0.0.1:9000`); empty for AWS.
+    pub s3_endpoint: String,
+    pub s3_access_key_id: String,
+    pub s3_secret_access_key: String,
     /// What the image import by URL may reach although it is not a public internet
     /// address: networks (`10.0.0.0/8`, `fd00::/8`, an address) and `host:port` pairs
     /// (`images.internal:8080`), separated by commas. Empty: nothing.
@@ -88,6 +106,15 @@ impl Default for Config {
             request_timeout_secs: 30,
             smtp_url: None,
             mail_from: "Souk <no-reply@souk.localhost>".to_owned(),
+            max_image_bytes: 20 * 1024 * 1024,
+            max_images_per_ad: 24,
+            image_workers: 1,
+            image_job_lease_secs: 60,
+            s3_bucket: String::new(),
+            s3_region: "us-east-1".to_owned(),
+            s3_endpoint: String::new(),
+            s3_access_key_id: String::new(),
+            s3_secret_access_key: String::new(),
             image_fetch_allow: String::new(),
             image_fetch_timeout_secs: 10,
             image_fetch_max_redirects: 5,
@@ -204,6 +231,9 @@ impl Config {
                 .as_deref()
                 .map_or("(none: mail goes to the outbox)".into(), redact_url),
         );
+        if !printed.s3_secret_access_key.is_empty() {
+            printed.s3_secret_access_key = "(redacted)".to_owned();
+        }
         let mut text = toml::to_string(&printed).unwrap_or_default();
         if !text.ends_with('\n') {
             text.push('\n');
@@ -304,7 +334,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 19);
+        assert_eq!(Config::keys().len(), 28);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

@@ -13,7 +13,7 @@ use std::convert::Infallible;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Language, Text};
 use crate::store::DbError;
-use crate::usecase::{self, Conflict, Thing};
+use crate::usecase::{self, Conflict, Thing, UploadRefusal};
 
 macro_rules! error_codes {
     ($( $variant:ident = ($status:literal, $code:literal, $nl:literal, $fr:literal, $doc:literal); )+) => {
@@ -111,6 +111,8 @@ error_codes! {
         "The server gave up on the request after its time limit. Retrying is safe for GET, and for POST with an `Idempotency-Key`.");
     ConflictingState = (409, "conflicting-state", "Conflicterende status", "État conflictuel",
         "The resource is not in a state that allows this change (for example an illegal status transition).");
+    ImageNotReady = (409, "image-not-ready", "De afbeelding wordt nog verwerkt", "L'image est encore en cours de traitement",
+        "The image's renditions are still being made (its `status` is `processing`). Try again in a moment; its `status` turns `available` when they exist.");
     PreconditionFailed = (412, "precondition-failed", "Voorwaarde niet vervuld", "La condition préalable a échoué",
         "The `If-Match` header does not match the resource's current `ETag`: someone changed it since you read it. Read it again and reapply your change.");
     PayloadTooLarge = (413, "payload-too-large", "De body is te groot", "Le corps est trop volumineux",
@@ -197,6 +199,11 @@ impl ApiError {
         self
     }
 
+    pub fn with_details(mut self, details: Vec<FieldError>) -> Self {
+        self.details = details;
+        self
+    }
+
     /// 400 `validation-failure` with the given field errors.
     pub fn validation(details: Vec<FieldError>) -> Self {
         ApiError {
@@ -265,6 +272,7 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::Advertisement) => ErrorCode::AdvertisementNotFound.into(),
             Error::NotFound(Thing::Transaction) => ErrorCode::TransactionNotFound.into(),
             Error::NotFound(Thing::User) => ErrorCode::UserNotFound.into(),
+            Error::NotFound(Thing::Image) => ErrorCode::ImageNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),
@@ -272,6 +280,14 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
                 ApiError::new(ErrorCode::ConflictingState).with_message(conflict_message(conflict))
             }
             Error::Changed => ErrorCode::PreconditionFailed.into(),
+            Error::Upload(refusal, details) => {
+                let code = match refusal {
+                    UploadRefusal::TooLarge => ErrorCode::PayloadTooLarge,
+                    UploadRefusal::Unsupported => ErrorCode::UnsupportedMediaType,
+                    UploadRefusal::Invalid => ErrorCode::ValidationFailure,
+                };
+                ApiError::new(code).with_details(details)
+            }
             Error::Db(e) => e.into(),
         }
     }

@@ -18,6 +18,7 @@ pub mod http;
 pub mod images;
 #[cfg(test)]
 mod layering;
+pub mod locations;
 pub mod mail;
 pub mod metrics;
 pub mod moderation;

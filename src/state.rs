@@ -8,7 +8,7 @@ use crate::access::TokenCache;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::hal::Hal;
-use crate::images::blobs::Blobs;
+use crate::images::blobs::{BlobConfig, Blobs};
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::statistics::ViewCounter;
@@ -26,6 +26,8 @@ pub struct Shared {
     pub mailer: Mailer,
     /// The bytes of images (see `images::blobs`).
     pub blobs: Blobs,
+    /// Wakes the rendition workers when an upload queued a job.
+    pub renditions: Arc<tokio::sync::Notify>,
     /// Views of ads not yet written (see `statistics`).
     pub views: ViewCounter,
     /// Recent access token lookups (see `access`).
@@ -49,10 +51,11 @@ impl AppState {
             &config.mail_from,
             &config.data_dir,
         )?;
-        let blobs = Blobs::local(&config.data_dir)?;
+        let blobs = Blobs::open(&blob_config(&config))?;
         Ok(AppState(Arc::new(Shared {
             mailer,
             blobs,
+            renditions: Arc::default(),
             config,
             db,
             clock,
@@ -66,5 +69,20 @@ impl AppState {
     /// The HAL context of a request under `/v1` or `/v2`.
     pub fn hal(&self, version: &'static str) -> Hal {
         self.hal.with_version(version)
+    }
+}
+
+/// Where image blobs go: S3 when a bucket is configured, else the data directory.
+pub fn blob_config(config: &Config) -> BlobConfig {
+    if config.s3_bucket.is_empty() {
+        return BlobConfig::Local(config.data_dir.join("images"));
+    }
+    let given = |text: &str| Some(text.to_owned()).filter(|t| !t.is_empty());
+    BlobConfig::S3 {
+        bucket: config.s3_bucket.clone(),
+        region: config.s3_region.clone(),
+        endpoint: given(&config.s3_endpoint),
+        access_key_id: given(&config.s3_access_key_id),
+        secret_access_key: given(&config.s3_secret_access_key),
     }
 }

@@ -25,8 +25,8 @@ pub struct Operation {
     authenticated: bool,
     client_authenticated: bool,
     params: Vec<Value>,
-    /// The media type and the component schema of the request body.
-    body: Option<(&'static str, &'static str)>,
+    /// The media types of the request body and the component schema of each.
+    body: Vec<(&'static str, &'static str)>,
     responses: Vec<(u16, &'static str, Body)>,
     errors: Vec<ErrorCode>,
 }
@@ -75,7 +75,7 @@ fn operation(method: &'static str, path: &'static str, id: &'static str) -> Oper
         authenticated: false,
         client_authenticated: false,
         params: Vec::new(),
-        body: None,
+        body: Vec::new(),
         responses: Vec::new(),
         errors: Vec::new(),
     }
@@ -115,7 +115,7 @@ impl Operation {
     /// The request body: its media type and the component schema it follows. What the
     /// schema cannot say (a category's attributes, an unknown user) the server checks too.
     pub fn body(mut self, media_type: &'static str, schema: &'static str) -> Self {
-        self.body = Some((media_type, schema));
+        self.body.push((media_type, schema));
         self
     }
 
@@ -123,6 +123,29 @@ impl Operation {
         self.params.push(json!({
             "name": name, "in": "path", "required": true, "description": description,
             "schema": {"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX},
+        }));
+        self
+    }
+
+    /// A path parameter of text (a `mediaId`).
+    pub fn path_text_param(mut self, name: &'static str, description: &'static str) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "path", "required": true, "description": description,
+            "schema": {"type": "string"},
+        }));
+        self
+    }
+
+    /// A path parameter that takes one of `values`.
+    pub fn path_enum_param(
+        mut self,
+        name: &'static str,
+        values: &[&str],
+        description: &'static str,
+    ) -> Self {
+        self.params.push(json!({
+            "name": name, "in": "path", "required": true, "description": description,
+            "schema": {"type": "string", "enum": values},
         }));
         self
     }
@@ -279,7 +302,19 @@ impl Operation {
                     response["content"] = json!({*media_type: {"schema": {"type": "string"}}});
                 }
             }
-            responses.insert(status.to_string(), response);
+            // Several media types of one status (an image as JPEG or WebP) share its entry.
+            match responses.get_mut(&status.to_string()) {
+                Some(Value::Object(existing)) => {
+                    if let (Some(Value::Object(into)), Some(Value::Object(more))) =
+                        (existing.get_mut("content"), response.get("content"))
+                    {
+                        into.extend(more.clone());
+                    }
+                }
+                _ => {
+                    responses.insert(status.to_string(), response);
+                }
+            }
         }
         for code in self.all_errors() {
             let status = code.status().as_u16().to_string();
@@ -319,13 +354,16 @@ impl Operation {
         if !self.params.is_empty() {
             operation["parameters"] = json!(self.params);
         }
-        if let Some((media_type, schema)) = self.body {
-            operation["requestBody"] = json!({
-                "required": true,
-                "content": {media_type: {
-                    "schema": {"$ref": format!("#/components/schemas/{schema}")}
-                }},
-            });
+        if !self.body.is_empty() {
+            let content: Map<String, Value> = self
+                .body
+                .iter()
+                .map(|(media_type, schema)| {
+                    let schema = json!({"$ref": format!("#/components/schemas/{schema}")});
+                    ((*media_type).to_owned(), json!({"schema": schema}))
+                })
+                .collect();
+            operation["requestBody"] = json!({"required": true, "content": content});
         }
         operation["security"] = if self.authenticated {
             json!([{"bearer": []}])

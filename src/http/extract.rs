@@ -130,6 +130,23 @@ pub fn parse_optional_id(field: &str, raw: Option<&str>) -> Result<Option<i64>, 
     raw.map(|raw| parse_id(field, raw)).transpose()
 }
 
+/// Parses an optional boolean query parameter: `true` or `false`, absent is `false`;
+/// anything else is a field error naming `field`.
+pub fn parse_flag(field: &str, raw: Option<&str>) -> Result<bool, ApiError> {
+    match raw {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(ApiError::validation(vec![
+            FieldError::new(
+                field,
+                "not-a-boolean",
+                Text::new("moet true of false zijn", "doit être true ou false"),
+            )
+            .with_value(other),
+        ])),
+    }
+}
+
 /// `offset` and `limit` of a collection request: `offset` 0 to `i64::MAX` (the largest
 /// both databases take, so it passes to SQL unchanged and `offset + limit` cannot
 /// overflow), `limit` 1 to `max` (default `default`); anything else, a number too large

@@ -44,7 +44,13 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         }
     };
     let (parts, body) = request.into_parts();
-    let bytes = match to_bytes(body, state.config.max_body_bytes).await {
+    // Image uploads take more than other bodies (`http::images`).
+    let limit = if parts.uri.path().ends_with("/images") {
+        super::images::upload_body_limit(&state.config)
+    } else {
+        state.config.max_body_bytes
+    };
+    let bytes = match to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(_) => return ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
     };

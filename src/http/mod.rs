@@ -8,6 +8,8 @@ mod categories;
 mod docs;
 mod extract;
 mod idempotency;
+mod images;
+mod locations;
 mod oauth;
 mod pages;
 mod render;
@@ -45,7 +47,9 @@ fn api() -> api::Api {
     let api = pages::routes(api);
     let api = users::routes(api);
     let api = ads::routes(api);
+    let api = images::routes(api);
     let api = transactions::routes(api);
+    let api = locations::routes(api);
     let api = search::routes(api);
     docs::routes(api)
 }
@@ -121,6 +125,8 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Users", "description": "Accounts, `me` and the e-mail change."},
             {"name": "Transactions", "description": "Sales of an advertisement (served under `/v2` as in the original, and under `/v1`)."},
             {"name": "Advertisements", "description": "Placing, reading, changing and deleting advertisements; the seller's list and a user's online ads."},
+            {"name": "Images", "description": "The images of an advertisement: uploads, renditions in four sizes, their bytes and descriptions."},
+            {"name": "Locations", "description": "Postcodes: their place, province and province code."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
             {"name": "Operations", "description": "Health, readiness, metrics and this document."},

@@ -15,7 +15,7 @@ use crate::oauth::{
     GRANT_REFRESH_TOKEN, OAuthError, TokenRequest,
 };
 use crate::state::AppState;
-use crate::store::DbError;
+use crate::store::{Conn, DbError, DbFuture};
 use crate::usecase::authorization;
 
 /// An answer of these endpoints: the error answers are as much answers as the others.
@@ -229,15 +229,30 @@ async fn authenticated(
     request: ClientRequest,
 ) -> Result<(Client, Vec<(String, String)>), Response> {
     let credentials = request.credentials;
-    let client = state
-        .db
-        .read(move |conn| {
-            Box::pin(async move { authorization::authenticate_client(conn, &credentials).await })
-        })
-        .await
-        .map_err(db_error)?
-        .map_err(|e| oauth_error(&e))?;
+    let client = read(state, move |conn| {
+        Box::pin(async move { authorization::authenticate_client(conn, &credentials).await })
+    })
+    .await?
+    .map_err(|e| oauth_error(&e))?;
     Ok((client, request.pairs))
+}
+
+/// Runs a workflow on a reader; a database failure is answered as the resource API's error.
+async fn read<T, F>(state: &AppState, workflow: F) -> Result<T, Response>
+where
+    F: for<'c> FnOnce(&'c mut dyn Conn) -> DbFuture<'c, T>,
+{
+    state.db.read(workflow).await.map_err(db_error)
+}
+
+/// Runs a workflow in one transaction; a database failure is answered as the resource
+/// API's error.
+async fn write<T, F>(state: &AppState, workflow: F) -> Result<T, Response>
+where
+    F: for<'c> FnOnce(&'c mut dyn Conn) -> DbFuture<'c, T> + Send + 'static,
+    T: Send + 'static,
+{
+    state.db.write(workflow).await.map_err(db_error)
 }
 
 fn db_error(error: DbError) -> Response {
@@ -255,20 +270,17 @@ async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer 
         scope: param(&pairs, "scope"),
     };
     let now = state.clock.now();
-    let issued = state
-        .db
-        .write(move |conn| {
-            Box::pin(async move { authorization::token(conn, &client, &request, now).await })
-        })
-        .await
-        .map_err(db_error)?
-        .map_err(|error| {
-            if matches!(error, OAuthError::InvalidGrant(_)) {
-                // The grant may have revoked tokens (code or refresh token reuse).
-                state.tokens.clear();
-            }
-            oauth_error(&error)
-        })?;
+    let issued = write(&state, move |conn| {
+        Box::pin(async move { authorization::token(conn, &client, &request, now).await })
+    })
+    .await?
+    .map_err(|error| {
+        if matches!(error, OAuthError::InvalidGrant(_)) {
+            // The grant may have revoked tokens (code or refresh token reuse).
+            state.tokens.clear();
+        }
+        oauth_error(&error)
+    })?;
     let mut body = json!({
         "access_token": issued.access_token,
         "token_type": "bearer",
@@ -302,13 +314,10 @@ async fn client_and_token(
 async fn revoke(State(state): State<AppState>, request: ClientRequest) -> Answer {
     let (client, token) = client_and_token(&state, request).await?;
     let now = state.clock.now();
-    state
-        .db
-        .write(move |conn| {
-            Box::pin(async move { authorization::revoke(conn, &client, &token, now).await })
-        })
-        .await
-        .map_err(db_error)?;
+    write(&state, move |conn| {
+        Box::pin(async move { authorization::revoke(conn, &client, &token, now).await })
+    })
+    .await?;
     state.tokens.clear();
     Ok(no_store(StatusCode::OK, json!({})))
 }
@@ -316,13 +325,10 @@ async fn revoke(State(state): State<AppState>, request: ClientRequest) -> Answer
 async fn introspect(State(state): State<AppState>, request: ClientRequest) -> Answer {
     let (client, token) = client_and_token(&state, request).await?;
     let now = state.clock.now();
-    let found = state
-        .db
-        .read(move |conn| {
-            Box::pin(async move { authorization::introspect(conn, &client, &token, now).await })
-        })
-        .await
-        .map_err(db_error)?;
+    let found = read(&state, move |conn| {
+        Box::pin(async move { authorization::introspect(conn, &client, &token, now).await })
+    })
+    .await?;
     let Some(found) = found else {
         return Ok(no_store(StatusCode::OK, json!({"active": false})));
     };

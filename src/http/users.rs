@@ -1,5 +1,9 @@
 //! `/v1/users`, `/v1/users/{userId}`, `/v1/me` and the e-mail change.
 
+use std::marker::PhantomData;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -229,12 +233,22 @@ async fn me(
     Ok(response)
 }
 
-/// The caller's own account: the user in the path must be the token's (403 otherwise).
-fn own_account(user: i64, UserPath(id): UserPath) -> Result<i64, ApiError> {
-    if user != id {
-        return Err(ApiError::new(ErrorCode::Unauthorized));
+/// The caller's own account: the user of a token with the scope `N` who is the `{userId}`
+/// of the path (403 otherwise, after a malformed id's 400). Being an extractor, it answers
+/// before the body is read, so that a caller who may not act learns nothing from it.
+struct OwnAccount<N>(i64, PhantomData<N>);
+
+impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for OwnAccount<N> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let UserWith(user, _) = UserWith::<N>::from_request_parts(parts, state).await?;
+        let UserPath(id) = UserPath::from_request_parts(parts, state).await?;
+        if user != id {
+            return Err(ApiError::new(ErrorCode::Unauthorized));
+        }
+        Ok(OwnAccount(id, PhantomData))
     }
-    Ok(id)
 }
 
 #[derive(Deserialize)]
@@ -245,12 +259,9 @@ struct ChangeEmailBody {
 
 async fn change_email(
     Context { state, hal }: Context,
-    UserWith(user, _): UserWith<need::Read>,
-    path: UserPath,
-    body: Result<JsonBody<ChangeEmailBody>, ApiError>,
+    OwnAccount(id, _): OwnAccount<need::Read>,
+    JsonBody(body): JsonBody<ChangeEmailBody>,
 ) -> Result<Json, ApiError> {
-    let id = own_account(user, path)?;
-    let JsonBody(body) = body?;
     let given = body.new_email.unwrap_or_default();
     let Some(email) = Email::parse(&given) else {
         return Err(ApiError::validation(vec![invalid_email(
@@ -302,12 +313,9 @@ struct BrandsBody {
 
 async fn set_brands(
     Context { state, hal }: Context,
-    UserWith(user, _): UserWith<need::Write>,
-    path: UserPath,
-    body: Result<JsonBody<BrandsBody>, ApiError>,
+    OwnAccount(id, _): OwnAccount<need::Write>,
+    JsonBody(body): JsonBody<BrandsBody>,
 ) -> Result<Json, ApiError> {
-    let id = own_account(user, path)?;
-    let JsonBody(body) = body?;
     let brands = state
         .db
         .write(move |conn| Box::pin(accounts::set_brands(conn, id, body.brands)))

@@ -8,6 +8,9 @@ use std::io::Cursor;
 
 use image::{ImageFormat, ImageReader};
 
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::Text;
+
 /// The formats Souk takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -95,6 +98,54 @@ pub enum Refusal {
     TooManyPixels { width: u32, height: u32 },
 }
 
+impl Refusal {
+    /// The refusal as a field error on `field` (the input that held the file).
+    pub fn field_error(&self, field: &str) -> FieldError {
+        let (code, text) = match self {
+            Refusal::TooLarge { max } => (
+                "too-large",
+                Text::new(
+                    format!("is groter dan {max} bytes"),
+                    format!("dépasse {max} octets"),
+                ),
+            ),
+            Refusal::NotAnImage => (
+                "not-an-image",
+                Text::new("is geen afbeelding", "n'est pas une image"),
+            ),
+            Refusal::Unsupported(format) => (
+                "unsupported-format",
+                Text::new(
+                    format!("{format} wordt niet aangenomen: stuur JPEG, PNG of WebP"),
+                    format!("{format} n'est pas accepté : envoyez du JPEG, PNG ou WebP"),
+                ),
+            ),
+            Refusal::ContentTypeLies { declared, actual } => (
+                "content-type-mismatch",
+                Text::new(
+                    format!("het inhoudstype zegt {declared}, maar de bytes zijn {actual}"),
+                    format!("le type de contenu indique {declared}, mais les octets sont {actual}"),
+                ),
+            ),
+            Refusal::Truncated => (
+                "truncated",
+                Text::new(
+                    "is afgebroken: het einde van het bestand ontbreekt",
+                    "est tronqué : la fin du fichier manque",
+                ),
+            ),
+            Refusal::TooManyPixels { width, height } => (
+                "too-many-pixels",
+                Text::new(
+                    format!("{width} x {height} pixels is te groot om te verwerken"),
+                    format!("{width} x {height} pixels est trop grand pour être traité"),
+                ),
+            ),
+        };
+        FieldError::new(field, code, text)
+    }
+}
+
 /// Checks an upload; `declared` is the content type the client gave (a multipart part's,
 /// or the request's), if it named an image type.
 pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Checked, Refusal> {
@@ -131,7 +182,8 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
     }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.image_format());
     reader.no_limits();
-    let (width, height) = reader.into_dimensions().map_err(|_| Refusal::Truncated)?;
+    // A header that does not parse (a bad checksum, nonsense fields) is no image.
+    let (width, height) = reader.into_dimensions().map_err(|_| Refusal::NotAnImage)?;
     if width == 0
         || height == 0
         || width > limits.max_side

@@ -6,3 +6,4 @@
 pub mod blobs;
 pub mod check;
 pub mod fetch;
+pub mod render;

@@ -33,7 +33,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(10, "0010_transaction_counter"),
     migration!(11, "0011_status_before_rejection"),
     migration!(12, "0012_image_renditions"),
-    // 13 is the locations' (landing beside this one).
+    migration!(13, "0013_locations"),
     migration!(14, "0014_search"),
 ];
 

@@ -25,6 +25,7 @@ pub mod ads;
 pub mod categories;
 pub mod idempotency;
 pub mod images;
+pub mod locations;
 pub mod migrations;
 pub mod oauth;
 pub mod renditions;

@@ -257,11 +257,11 @@ pub async fn release_all(conn: &mut dyn Conn) -> Result<u64, DbError> {
         .await
 }
 
-/// Moves a job from its JPEG phase to its WebP phase, free to be claimed at once.
+/// Moves a job from its JPEG phase to its WebP phase, which the same worker goes on with
+/// under its lease.
 pub async fn to_webp_phase(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
     conn.execute(
-        "UPDATE image_jobs SET phase = $2, claimed_until = 0, attempts = 0 \
-         WHERE media_id = $1",
+        "UPDATE image_jobs SET phase = $2, attempts = 0 WHERE media_id = $1",
         params![media_id, Format::Webp.as_str()],
     )
     .await?;

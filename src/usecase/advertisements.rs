@@ -11,9 +11,10 @@ use crate::domain::advertisement::{
 use crate::domain::category::CategoryStatus;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Locale, Text};
+use crate::domain::places::Postcode;
 use crate::store::ads::{self, AdRecord, AdWrite, NewAd};
 use crate::store::users::User;
-use crate::store::{Conn, categories, users};
+use crate::store::{Conn, categories, locations, users};
 
 use super::{Conflict, Error, Thing};
 
@@ -53,7 +54,13 @@ pub async fn place<R>(
     };
     let number = ads::insert(conn, &ad, now).await?;
     // Everything a read would find is at hand: no round trip to read it back.
-    let record = ads::inserted(number, &user, checked.parent_category_id, ad);
+    let record = ads::inserted(
+        number,
+        &user,
+        checked.parent_category_id,
+        checked.city_name,
+        ad,
+    );
     Ok(Placed { record })
 }
 
@@ -132,7 +139,8 @@ pub async fn change<R>(
         return Err(Error::Changed);
     }
     // Everything a read would find is at hand: no round trip to read it back.
-    let record = ads::updated(record, checked.parent_category_id, write, wanted, dates);
+    let (parent, city) = (checked.parent_category_id, checked.city_name);
+    let record = ads::updated(record, parent, city, write, wanted, dates);
     Ok(Changed {
         record,
         from: current,
@@ -292,6 +300,8 @@ struct Checked {
     running_days: i64,
     parent_category_id: Option<i64>,
     category_open: bool,
+    /// The place of the content's postcode (see `AdRecord::city_name`).
+    city_name: Option<String>,
 }
 
 /// Checks content against its category, read in the same transaction; `stored` is what an
@@ -314,11 +324,16 @@ async fn checked_content<R>(
     let running_days = category
         .and_then(|c| c.leaf)
         .map_or(DEFAULT_RUNNING_DAYS, |leaf| leaf.fees.running_days);
+    let city_name = match Postcode::parse(&content.postcode) {
+        Some(postcode) => locations::find(conn, &postcode).await?.map(|row| row.place),
+        None => None,
+    };
     Ok(Checked {
         content,
         running_days,
         parent_category_id,
         category_open,
+        city_name,
     })
 }
 

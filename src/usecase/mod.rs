@@ -14,7 +14,9 @@
 pub mod accounts;
 pub mod advertisements;
 pub mod authorization;
+pub mod images;
 pub mod moderation;
+pub mod renditions;
 pub mod sales;
 pub mod search;
 pub mod sign_in;
@@ -50,7 +52,21 @@ pub enum Error<R = Infallible> {
     /// The thing changed since the caller read it (its precondition failed, or another
     /// write came first).
     Changed,
+    /// Files that are not images Souk takes (`usecase::images`): how to answer, and the
+    /// problem of each.
+    Upload(UploadRefusal, Vec<FieldError>),
     Db(DbError),
+}
+
+/// The kind of an upload's refusal, for its status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UploadRefusal {
+    /// A file above the byte limit (413).
+    TooLarge,
+    /// A format Souk does not take (415).
+    Unsupported,
+    /// Not an image, cut off, lying about its type, or too many pixels (400).
+    Invalid,
 }
 
 /// What was not found.
@@ -59,6 +75,7 @@ pub enum Thing {
     Advertisement,
     Transaction,
     User,
+    Image,
 }
 
 /// What state stands in the way.

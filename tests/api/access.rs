@@ -74,6 +74,7 @@ fn rows() -> Vec<Row> {
             "/v1/categories/{l1CategoryId}/{l2CategoryId}/fees",
             "/v1/categories/1/101/fees",
         ),
+        read_all("/v1/locations", "/v1/locations?postcode=8301AA"),
         read_all("/v1/users", "/v1/users"),
         read_all("/v1/users/{userId}", "/v1/users/{me}"),
         read_all("/v1/users/{userId}/brands", "/v1/users/{me}/brands"),
@@ -239,6 +240,43 @@ fn rows() -> Vec<Row> {
         },
         // Last: it deletes the ad the rows above use.
         Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/images",
+            path: "/v1/advertisements/{ad}/images",
+            // The image upload takes image bytes or a form: JSON is 415 for its owner.
+            body: Some(json!({"urls": []})),
+            owner: Status(415),
+            ..owner_only()
+        },
+        read_all(
+            "/v1/advertisements/{itemId}/images",
+            "/v1/advertisements/{ad}/images",
+        ),
+        Row {
+            method: "put",
+            template: "/v1/advertisements/{itemId}/images/order",
+            path: "/v1/advertisements/{ad}/images/order",
+            // Names none of the ad's images: refused, but only for its owner.
+            body: Some(json!({"mediaIds": []})),
+            owner: Status(400),
+            ..owner_only()
+        },
+        read_all("/v1/images/{mediaId}", "/v1/images/{img}"),
+        read_all(
+            "/v1/images/{mediaId}/{size}/blob",
+            "/v1/images/{ready}/small/blob",
+        ),
+        read_all(
+            "/v1/images/{mediaId}/{size}/meta",
+            "/v1/images/{ready}/large/meta",
+        ),
+        Row {
+            method: "delete",
+            template: "/v1/images/{mediaId}",
+            path: "/v1/images/{img}",
+            ..owner_only()
+        },
+        Row {
             method: "delete",
             template: "/v1/advertisements/{itemId}",
             path: "/v1/advertisements/{ad}",
@@ -340,6 +378,8 @@ async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
 /// The error code that goes with each status the table expects.
 fn code_of(status: u16) -> &'static str {
     match status {
+        400 => "validation-failure",
+        415 => "unsupported-media-type",
         401 => "unauthenticated",
         403 => "unauthorized",
         404 => "advertisement-not-found",
@@ -351,6 +391,7 @@ async fn the_access_table_holds(app: TestApp) {
     let users = users(&app).await;
     let item = owners_ad(&app, &users).await;
     sale(&app, &users, &item).await;
+    let ready = crate::images::available_image(&app, &users.owner.token, &item).await;
     let mut n = 0;
     for row in rows() {
         for (who, token, expected) in [
@@ -373,6 +414,11 @@ async fn the_access_table_holds(app: TestApp) {
                     .replace("{ad}", &item);
                 if path.contains("{tx}") {
                     path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
+                }
+                path = path.replace("{ready}", &ready);
+                if path.contains("{img}") {
+                    let image = crate::images::new_image(&app, &users.owner.token, &item).await;
+                    path = path.replace("{img}", &image);
                 }
                 let content_type = if row.method == "patch" {
                     "application/json-patch+json"

@@ -13,6 +13,7 @@ mod conventions;
 mod docs;
 mod image_import;
 mod images;
+mod locations;
 mod oauth;
 mod operations;
 mod search;

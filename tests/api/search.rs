@@ -411,8 +411,7 @@ async fn bad_parameters_are_field_errors(app: TestApp) {
     assert_eq!(field_codes(&answer)[0].1, "invalid-range");
     let long = "twee drie vier vijf zes zeven acht negen tien";
     let answer = expect_json(
-        app.get(&format!("/v1/search?query={}", encode(long)))
-            .await,
+        app.get(&format!("/v1/search?query={}", encode(long))).await,
         400,
     )
     .await;

@@ -305,18 +305,7 @@ pub fn check_content(
 
 /// A Dutch (`1097DN`, `1097 dn`) or Belgian (`1000`) postcode, normalized.
 pub fn normalize_postcode(text: &str) -> Option<String> {
-    let compact: String = text
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect::<String>()
-        .to_uppercase();
-    let bytes = compact.as_bytes();
-    let dutch = bytes.len() == 6
-        && bytes[0] != b'0'
-        && bytes[..4].iter().all(u8::is_ascii_digit)
-        && bytes[4..].iter().all(u8::is_ascii_uppercase);
-    let belgian = bytes.len() == 4 && bytes[0] != b'0' && bytes.iter().all(u8::is_ascii_digit);
-    (dutch || belgian).then_some(compact)
+    crate::domain::places::Postcode::parse(text).map(|postcode| postcode.code().to_owned())
 }
 
 #[cfg(test)]

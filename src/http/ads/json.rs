@@ -14,7 +14,6 @@ use serde_json::value::RawValue;
 
 use crate::domain::advertisement::{AdStatus, ItemId, renew_possible};
 use crate::domain::image::Size;
-use crate::domain::places::city_of;
 use crate::domain::time::Timestamp;
 use crate::hal::{Displayed, Embedded, Hal, Href, Rel, Resource};
 use crate::store::ads::AdRecord;
@@ -85,7 +84,7 @@ impl Serialize for AdJson<'_> {
             "location",
             &Location {
                 postcode: &record.postcode,
-                city_name: city_of(&record.postcode),
+                city_name: record.city_name.as_deref(),
             },
         )?;
         map.serialize_entry(
@@ -191,7 +190,7 @@ struct WebsiteLink<D: std::fmt::Display> {
 #[serde(rename_all = "camelCase")]
 struct Location<'a> {
     postcode: &'a str,
-    city_name: Option<&'static str>,
+    city_name: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -241,6 +240,11 @@ impl Serialize for AdImages<'_> {
 struct SelfLink<D: std::fmt::Display> {
     #[serde(rename = "self")]
     link: Href<D>,
+}
+
+/// An image as embedded in its ad, as a JSON tree (for the image routes, which add links).
+pub(crate) fn image_value(hal: &Hal, image: &ImageRecord) -> serde_json::Value {
+    serde_json::to_value(ImageJson { hal, image }).unwrap_or_default()
 }
 
 /// An image as embedded in its ad: a link per size to the bytes, and the templated links to

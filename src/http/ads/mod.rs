@@ -4,6 +4,8 @@
 
 pub(super) mod json;
 
+pub(crate) use json::image_value;
+
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};

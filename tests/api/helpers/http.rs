@@ -118,6 +118,12 @@ impl Call {
         self
     }
 
+    /// A binary body (an image, a multipart form) of the given content type.
+    pub fn bytes(mut self, content_type: &str, body: Vec<u8>) -> Call {
+        self.builder = self.builder.header("content-type", content_type).body(body);
+        self
+    }
+
     /// A request the document does not describe (an unknown route, or a method a route
     /// does not take), to test the 404 and 405 answers: `send` checks that it really is
     /// outside the document, and `expect_json` holds the answer to the `Error` schema.

@@ -104,6 +104,9 @@ impl TestApp {
         let clock = Clock::default();
         let db = prepare_database(&config, &clock).await.expect("database");
         let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
+        souk::app::start_rendition_workers(&state)
+            .await
+            .expect("rendition workers");
         tokio::spawn(async move {
             axum::serve(
                 listener,
@@ -292,7 +295,15 @@ impl PostgresSchema {
 impl Drop for PostgresSchema {
     fn drop(&mut self) {
         let admin = self.admin_url.clone();
-        let statement = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name);
+        // The server's own connections go first: its background workers may be inside a
+        // transaction that holds locks in the schema, and while this drop blocks the test's
+        // runtime they can never finish it, so `DROP SCHEMA` would wait for them forever.
+        let statement = format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = '{name}' AND pid <> pg_backend_pid(); \
+             DROP SCHEMA IF EXISTS {name} CASCADE",
+            name = self.name
+        );
         // Dropping runs inside the test's runtime: do the blocking work on a thread.
         let _ = std::thread::spawn(move || {
             if let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls) {

@@ -1,0 +1,462 @@
+//! The images of an advertisement: uploading them (the bytes, or `multipart/form-data`),
+//! the list, one image, its renditions' bytes and descriptions, deleting one, and putting
+//! them in order. Each handler runs one use case of `usecase::images`.
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Query, Request};
+use axum::handler::Handler;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::{Bytes, BytesMut};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::access::Caller;
+use crate::config::Config;
+use crate::domain::advertisement::ItemId;
+use crate::domain::field_error::FieldError;
+use crate::domain::image::{Format, Size};
+use crate::domain::locale::Text;
+use crate::error::{ApiError, ErrorCode};
+use crate::hal::{Hal, Rel, Resource};
+use crate::images::check::{Limits, Refusal};
+use crate::oauth::scope::Scope;
+use crate::store::images::ImageRecord;
+use crate::usecase::advertisements::Reader;
+use crate::usecase::images::{self, Rendition, Rules, Upload};
+
+use super::ads::image_value;
+use super::api::{Api, Operation, delete, get, post, put};
+use super::auth::{UserWith, need};
+use super::extract::{Context, ItemPath, JsonBody, parse_flag};
+use super::render::Json;
+
+pub fn routes(api: Api) -> Api {
+    use ErrorCode::*;
+    let images = |operation: Operation| operation.tag("Images").authenticated();
+    let one_image =
+        |operation: Operation| images(operation).path_text_param("mediaId", "The image's mediaId.");
+    let rendition = |operation: Operation| {
+        one_image(operation).path_enum_param(
+            "size",
+            &["small", "medium", "large", "xlarge"],
+            "The rendition's size.",
+        )
+    };
+    api.resource(
+        images(post("/advertisements/{itemId}/images", "addAdvertisementImages"))
+            .item_param()
+            .summary("Add images to an advertisement (the seller, scope `write`)")
+            .description("The image itself (`image/jpeg`, `image/png` or `image/webp`, up to `SOUK_MAX_IMAGE_BYTES`), or `multipart/form-data` with one or more files (any field name; a field `replaceAll` with `true` replaces the ad's images). `?replaceAll=true` replaces every image of the ad with the new ones, in one step. An ad holds at most 24 images (`too-many-images`). The format is read from the bytes: a content type that says otherwise is 400 `content-type-mismatch`; not an image, a cut-off file and too many pixels are 400, a format other than JPEG, PNG and WebP 415, a file that is too large 413; nothing is stored then. Answers 201 with the new images (Location: the first one), each `processing` until its renditions exist.")
+            .query_param("replaceAll", json!({"type": "boolean"}), "Replace the ad's images.")
+            .body("image/jpeg", "ImageBytes")
+            .body("image/png", "ImageBytes")
+            .body("image/webp", "ImageBytes")
+            .body("multipart/form-data", "ImageUpload")
+            .ok(201, "The new images (Location: the first one)", "ImageList")
+            .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, UnsupportedMediaType]),
+        upload.layer(DefaultBodyLimit::disable()),
+    )
+    .resource(
+        images(get("/advertisements/{itemId}/images", "listAdvertisementImages"))
+            .item_param()
+            .summary("The images of an advertisement, in order")
+            .ok(200, "The images", "ImageList")
+            .errors(&[ValidationFailure, AdvertisementNotFound]),
+        list,
+    )
+    .resource(
+        images(put("/advertisements/{itemId}/images/order", "orderAdvertisementImages"))
+            .item_param()
+            .summary("Put an advertisement's images in order (the seller, scope `write`)")
+            .description("`{\"mediaIds\": [...]}` names every image of the ad once, in the new order; `imageId` becomes 1, 2, ... in that order. Answers 200 with the images.")
+            .body("application/json", "ImageOrder")
+            .ok(200, "The images, in their new order", "ImageList")
+            .json_body()
+            .errors(&[Unauthorized, AdvertisementNotFound]),
+        reorder,
+    )
+    .resource(
+        one_image(get("/images/{mediaId}", "getImage"))
+            .summary("One image")
+            .ok(200, "The image", "Image")
+            .errors(&[ImageNotFound]),
+        one,
+    )
+    .resource(
+        one_image(delete("/images/{mediaId}", "deleteImage"))
+            .summary("Delete an image (the seller, scope `write`; 204)")
+            .ok_empty(204, "Deleted")
+            .errors(&[Unauthorized, ImageNotFound]),
+        remove,
+    )
+    .resource(
+        rendition(get("/images/{mediaId}/{size}/blob", "getImageBlob"))
+            .summary("The bytes of an image in one size")
+            .description("JPEG, or WebP where `Accept` prefers `image/webp` and the WebP rendition exists. A strong `ETag` (the SHA-256 of the bytes) and `Cache-Control: private, max-age=31536000, immutable`: the bytes under an ETag never change. `If-None-Match` answers 304. While the renditions are being made: 409 `image-not-ready`.")
+            .media(200, "The image", "image/jpeg")
+            .media(200, "The image", "image/webp")
+            .ok_empty(304, "Not modified")
+            .errors(&[ImageNotFound, ImageNotReady]),
+        blob,
+    )
+    .resource(
+        rendition(get("/images/{mediaId}/{size}/meta", "getImageMeta"))
+            .summary("The description of an image in one size")
+            .ok(200, "width, height, contentType, bytes and sha256 of the JPEG rendition", "ImageMeta")
+            .errors(&[ImageNotFound, ImageNotReady]),
+        meta,
+    )
+}
+
+/// The largest body an image upload may send: every image an ad holds at the largest size,
+/// and room for the multipart framing. What a single image may be is checked per file.
+pub fn upload_body_limit(config: &Config) -> usize {
+    config
+        .max_image_bytes
+        .saturating_mul(config.max_images_per_ad)
+        .saturating_add(64 * 1024)
+}
+
+#[derive(Deserialize)]
+struct UploadQuery {
+    #[serde(rename = "replaceAll")]
+    replace_all: Option<String>,
+}
+
+fn rules(config: &Config) -> Rules {
+    Rules {
+        max_images: config.max_images_per_ad,
+        limits: Limits {
+            max_bytes: config.max_image_bytes,
+            ..Limits::default()
+        },
+    }
+}
+
+async fn upload(
+    Context { state, hal }: Context,
+    UserWith(seller, _): UserWith<need::Write>,
+    ItemPath(item): ItemPath,
+    Query(query): Query<UploadQuery>,
+    request: Request,
+) -> Result<Json, ApiError> {
+    let mut replace_all = parse_flag("replaceAll", query.replace_all.as_deref())?;
+    let uploads = read_uploads(&state.config, request, &mut replace_all).await;
+    let now = state.clock.now();
+    let added = images::add(
+        &state.db,
+        &state.blobs,
+        seller,
+        item,
+        uploads,
+        replace_all,
+        rules(&state.config),
+        now,
+    )
+    .await?;
+    state.renditions.notify_waiters();
+    let location = hal.path(&format!("/images/{}", added.added[0].media_id));
+    Ok(Json::created(
+        location,
+        image_list(&hal, added.item, &added.added),
+    ))
+}
+
+/// The files of an upload request: its body as one image, or the files of a multipart
+/// form. Problems are the request's (reported once the caller is known to be the seller).
+async fn read_uploads(
+    config: &Config,
+    request: Request,
+    replace_all: &mut bool,
+) -> Result<Vec<Upload>, ApiError> {
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let too_large = |field: &str| {
+        let refusal = Refusal::TooLarge {
+            max: config.max_image_bytes,
+        };
+        ApiError::new(ErrorCode::PayloadTooLarge).with_details(vec![refusal.field_error(field)])
+    };
+    if essence == "multipart/form-data" {
+        let mut form = Multipart::from_request(request, &())
+            .await
+            .map_err(|e| bad_form(e.body_text()))?;
+        let mut uploads = Vec::new();
+        while let Some(mut field) = form
+            .next_field()
+            .await
+            .map_err(|e| bad_form(e.body_text()))?
+        {
+            let name = field.name().unwrap_or("file").to_owned();
+            if name == "replaceAll" {
+                let text = field.text().await.map_err(|e| bad_form(e.body_text()))?;
+                *replace_all = parse_flag("replaceAll", Some(text.trim()))?;
+                continue;
+            }
+            if uploads.len() > config.max_images_per_ad {
+                return Err(ApiError::validation(vec![FieldError::new(
+                    name,
+                    "too-many-images",
+                    Text::new("te veel bestanden", "trop de fichiers"),
+                )]));
+            }
+            let field_name = format!("{name}[{}]", uploads.len());
+            let declared = field.content_type().map(str::to_owned);
+            let mut bytes = BytesMut::new();
+            while let Some(chunk) = field.chunk().await.map_err(|e| bad_form(e.body_text()))? {
+                if bytes.len() + chunk.len() > config.max_image_bytes {
+                    return Err(too_large(&field_name));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            uploads.push(Upload {
+                bytes: bytes.freeze(),
+                content_type: declared.filter(|t| t.starts_with("image/")),
+                field: field_name,
+            });
+        }
+        return Ok(uploads);
+    }
+    if essence.starts_with("image/") || essence == "application/octet-stream" {
+        let bytes: Bytes = to_bytes(request.into_body(), config.max_image_bytes)
+            .await
+            .map_err(|_| too_large("image"))?;
+        return Ok(vec![Upload {
+            bytes,
+            content_type: Some(content_type).filter(|_| essence.starts_with("image/")),
+            field: "image".to_owned(),
+        }]);
+    }
+    Err(
+        ApiError::new(ErrorCode::UnsupportedMediaType).with_message(Text::new(
+            "Stuur een afbeelding (image/jpeg, image/png, image/webp) of multipart/form-data",
+            "Envoyez une image (image/jpeg, image/png, image/webp) ou multipart/form-data",
+        )),
+    )
+}
+
+fn bad_form(reason: String) -> ApiError {
+    ApiError::validation(vec![FieldError::new(
+        "body",
+        "invalid-multipart",
+        Text::new(
+            format!("is geen geldig multipart-formulier: {reason}"),
+            format!("n'est pas un formulaire multipart valide : {reason}"),
+        ),
+    )])
+}
+
+/// `{_links: {self}, _embedded: {<image rel>: [...]}}`, the images of an ad.
+fn image_list(hal: &Hal, item: ItemId, images: &[ImageRecord]) -> Value {
+    let path = hal.path(&format!("/advertisements/{item}/images"));
+    let items: Vec<Value> = images
+        .iter()
+        .map(|i| image_with_links(hal, item, i))
+        .collect();
+    json!({
+        "_links": hal.links(path, Resource::ImageList)
+            .rel(Rel::Advertisement, hal.path(&format!("/advertisements/{item}")))
+            .build(),
+        "_embedded": {hal.rel(Rel::AdvertisementImage): items},
+    })
+}
+
+/// An image with its own `self` and its ad's link beside the embedded form's.
+fn image_with_links(hal: &Hal, item: ItemId, image: &ImageRecord) -> Value {
+    let mut value = image_value(hal, image);
+    value["_links"]["self"] = json!({"href": hal.path(&format!("/images/{}", image.media_id))});
+    value["_links"][hal.rel(Rel::Advertisement)] =
+        json!({"href": hal.path(&format!("/advertisements/{item}"))});
+    value
+}
+
+fn reader(caller: &Caller) -> Reader {
+    Reader {
+        user: caller.user_id,
+        private: caller.scopes.contains(Scope::Read),
+    }
+}
+
+async fn list(
+    Context { state, hal }: Context,
+    caller: Caller,
+    ItemPath(item): ItemPath,
+) -> Result<Json, ApiError> {
+    let (reader, now) = (reader(&caller), state.clock.now());
+    let found = state
+        .db
+        .read(move |conn| Box::pin(images::of_ad(conn, item, reader, now)))
+        .await?;
+    Ok(Json::ok(image_list(&hal, item, &found)))
+}
+
+#[derive(Deserialize)]
+struct Order {
+    #[serde(rename = "mediaIds")]
+    media_ids: Vec<String>,
+}
+
+async fn reorder(
+    Context { state, hal }: Context,
+    UserWith(seller, _): UserWith<need::Write>,
+    ItemPath(item): ItemPath,
+    body: Result<JsonBody<Order>, ApiError>,
+) -> Result<Json, ApiError> {
+    let order = body.map(|JsonBody(order)| order.media_ids);
+    let now = state.clock.now();
+    let ordered = state
+        .db
+        .write(move |conn| Box::pin(images::reorder(conn, seller, item, order, now)))
+        .await?;
+    Ok(Json::ok(image_list(&hal, item, &ordered)))
+}
+
+async fn one(
+    Context { state, hal }: Context,
+    caller: Caller,
+    Path(media_id): Path<String>,
+) -> Result<Json, ApiError> {
+    let (reader, now) = (reader(&caller), state.clock.now());
+    let (item, image) = state
+        .db
+        .read(move |conn| Box::pin(async move { images::one(conn, &media_id, reader, now).await }))
+        .await?;
+    Ok(Json::ok(image_with_links(&hal, item, &image)))
+}
+
+async fn remove(
+    Context { state, .. }: Context,
+    UserWith(seller, _): UserWith<need::Write>,
+    Path(media_id): Path<String>,
+) -> Result<Response, ApiError> {
+    let now = state.clock.now();
+    images::delete(&state.db, &state.blobs, seller, media_id, now).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// The renditions of `{mediaId}/{size}` the caller may see; 409 while they are made.
+async fn found_rendition(
+    state: &crate::state::AppState,
+    caller: &Caller,
+    media_id: String,
+    size: &str,
+) -> Result<Vec<crate::store::renditions::RenditionRecord>, ApiError> {
+    let size = Size::parse(size).ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
+    let (reader, now) = (reader(caller), state.clock.now());
+    let found = state
+        .db
+        .read(move |conn| {
+            Box::pin(async move { images::rendition(conn, &media_id, size, reader, now).await })
+        })
+        .await?;
+    match found {
+        Rendition::Ready(renditions) => Ok(renditions),
+        Rendition::NotReady => Err(ApiError::new(ErrorCode::ImageNotReady)),
+    }
+}
+
+/// Whether `Accept` prefers WebP to JPEG (a higher q, or WebP named and JPEG not).
+fn prefers_webp(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let quality = |wanted: &str| {
+        accept
+            .split(',')
+            .filter_map(|part| {
+                let mut pieces = part.split(';').map(str::trim);
+                let media = pieces.next()?.to_ascii_lowercase();
+                let q = pieces
+                    .find_map(|p| p.strip_prefix("q="))
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                (media == wanted).then_some(q)
+            })
+            .next()
+    };
+    match (quality("image/webp"), quality("image/jpeg")) {
+        (Some(webp), Some(jpeg)) => webp > jpeg,
+        (Some(webp), None) => webp > 0.0,
+        _ => false,
+    }
+}
+
+async fn blob(
+    Context { state, .. }: Context,
+    caller: Caller,
+    Path((media_id, size)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let renditions = found_rendition(&state, &caller, media_id, &size).await?;
+    let wanted = if prefers_webp(&headers) {
+        Format::Webp
+    } else {
+        Format::Jpeg
+    };
+    let chosen = renditions
+        .iter()
+        .find(|r| r.format == wanted)
+        .or_else(|| renditions.iter().find(|r| r.format == Format::Jpeg))
+        .ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
+    let etag = format!("\"{}\"", chosen.sha256);
+    let mut response = if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|h| super::render::etag_matches(h, &etag))
+    {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let bytes = state.blobs.get_blob(&chosen.sha256).await.map_err(|e| {
+            tracing::error!(error = %e, sha256 = chosen.sha256, "a rendition's blob is missing");
+            ApiError::new(ErrorCode::ImageNotFound)
+        })?;
+        let mut response = Body::from(bytes).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(chosen.format.content_type()),
+        );
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ETAG,
+        HeaderValue::from_str(&etag).expect("hex is a header value"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=31536000, immutable"),
+    );
+    headers.insert(header::VARY, HeaderValue::from_static("Accept"));
+    Ok(response)
+}
+
+async fn meta(
+    Context { state, .. }: Context,
+    caller: Caller,
+    Path((media_id, size)): Path<(String, String)>,
+) -> Result<Json, ApiError> {
+    let renditions = found_rendition(&state, &caller, media_id, &size).await?;
+    let jpeg = renditions
+        .iter()
+        .find(|r| r.format == Format::Jpeg)
+        .ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
+    Ok(Json::ok(json!({
+        "width": jpeg.width,
+        "height": jpeg.height,
+        "contentType": jpeg.content_type,
+        "bytes": jpeg.bytes,
+        "sha256": jpeg.sha256,
+    }))
+    .with_etag())
+}

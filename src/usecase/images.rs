@@ -1,0 +1,390 @@
+//! The images of an ad: adding (uploaded or fetched bytes), reading, deleting and
+//! reordering them. Adding stores each original in the object store and, in one
+//! transaction, the image rows (`processing`) and their rendition jobs; the rendition
+//! workers (`usecase::renditions`) do the rest.
+//!
+//! Unlike the other use cases these take the [`Db`] and the [`Blobs`] rather than one
+//! connection: an upload writes bytes to the object store around its transaction, and the
+//! SQLite writer waits for nothing but the database.
+
+use bytes::Bytes;
+
+use crate::domain::advertisement::{AdStatus, ItemId};
+use crate::domain::field_error::FieldError;
+use crate::domain::image::media_id;
+use crate::domain::image::{ImageStatus, Size};
+use crate::domain::locale::Text;
+use crate::images::blobs::Blobs;
+use crate::images::check::{self, Checked, Limits, Refusal};
+use crate::store::ads::{self, AdRecord};
+use crate::store::images::{self as stored, ImageRecord};
+use crate::store::renditions::{self, RenditionRecord};
+use crate::store::{Conn, Db, DbError};
+
+use super::advertisements::{Reader, outsider};
+use super::{Error, Thing, UploadRefusal};
+
+/// One file to add: its bytes, the content type its sender gave (if it named one), and the
+/// input it came in (`file`, `files[2]`, `urls[0]`), which errors name.
+#[derive(Clone, Debug)]
+pub struct Upload {
+    pub bytes: Bytes,
+    pub content_type: Option<String>,
+    pub field: String,
+}
+
+/// The bounds of adding images.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    pub max_images: usize,
+    pub limits: Limits,
+}
+
+/// The images just added, in order, and the ad's images now.
+#[derive(Debug)]
+pub struct Added {
+    pub item: ItemId,
+    pub added: Vec<ImageRecord>,
+}
+
+/// Adds `uploads` to `seller`'s ad `item` (after its images, or instead of them with
+/// `replace_all`, in one transaction). Every file is checked first; on any refusal, or
+/// any failure, nothing is stored: no row, no bytes. `uploads` is the caller's reading of
+/// the request (see [`Error::Request`]), reported only once the caller is the seller.
+#[allow(clippy::too_many_arguments)] // the request's parts, each needed once
+pub async fn add<R: Send + 'static>(
+    db: &Db,
+    blobs: &Blobs,
+    seller: i64,
+    item: ItemId,
+    uploads: Result<Vec<Upload>, R>,
+    replace_all: bool,
+    rules: Rules,
+    now: i64,
+) -> Result<Added, Error<R>> {
+    db.read(move |conn| Box::pin(async move { own_ad::<R>(conn, seller, item, now).await }))
+        .await?;
+    let uploads = uploads.map_err(Error::Request)?;
+    if uploads.is_empty() {
+        return Err(FieldError::missing("image").into());
+    }
+    let checked = check_all(&uploads, rules.limits)?;
+    let mut new_images = Vec::with_capacity(uploads.len());
+    let mut stored_keys = Vec::with_capacity(uploads.len());
+    for (upload, checked) in uploads.iter().zip(&checked) {
+        let media_id = new_media_id(now);
+        let key = match blobs.put_original(&media_id, upload.bytes.clone()).await {
+            Ok(key) => key,
+            Err(e) => {
+                forget_originals(blobs, &stored_keys).await;
+                return Err(Error::Db(DbError::Unavailable(e.to_string())));
+            }
+        };
+        stored_keys.push(key.clone());
+        new_images.push((
+            ImageRecord {
+                media_id,
+                position: 0,
+                status: ImageStatus::Processing,
+                content_type: checked.kind.content_type().to_owned(),
+                width: i64::from(checked.width),
+                height: i64::from(checked.height),
+                bytes: upload.bytes.len() as i64,
+                sha256: crate::images::blobs::sha256_hex(&upload.bytes),
+            },
+            key,
+        ));
+    }
+    let written = db
+        .write(move |conn| {
+            Box::pin(async move {
+                record_added(conn, seller, item, new_images, replace_all, rules, now).await
+            })
+        })
+        .await;
+    match written {
+        Ok((added, replaced_originals)) => {
+            forget_originals(blobs, &replaced_originals).await;
+            sweep(db, blobs).await;
+            Ok(Added { item, added })
+        }
+        Err(e) => {
+            forget_originals(blobs, &stored_keys).await;
+            Err(e)
+        }
+    }
+}
+
+/// Checks every file; all refusals at once.
+fn check_all<R>(uploads: &[Upload], limits: Limits) -> Result<Vec<Checked>, Error<R>> {
+    let mut checked = Vec::with_capacity(uploads.len());
+    let mut refused = Vec::new();
+    let mut kind = UploadRefusal::Invalid;
+    for upload in uploads {
+        match check::check(&upload.bytes, upload.content_type.as_deref(), limits) {
+            Ok(ok) => checked.push(ok),
+            Err(refusal) => {
+                kind = match (&refusal, kind) {
+                    (Refusal::TooLarge { .. }, _) | (_, UploadRefusal::TooLarge) => {
+                        UploadRefusal::TooLarge
+                    }
+                    (Refusal::Unsupported(_), _) | (_, UploadRefusal::Unsupported) => {
+                        UploadRefusal::Unsupported
+                    }
+                    _ => UploadRefusal::Invalid,
+                };
+                refused.push(refusal.field_error(&upload.field));
+            }
+        }
+    }
+    if refused.is_empty() {
+        Ok(checked)
+    } else {
+        Err(Error::Upload(kind, refused))
+    }
+}
+
+fn new_media_id(now: i64) -> String {
+    let mut random = [0u8; 10];
+    getrandom::fill(&mut random).expect("the operating system's random source");
+    let unix_ms = u64::try_from(now).unwrap_or(0) * 1000 + u64::from(random[9]);
+    media_id(unix_ms, random)
+}
+
+/// The transaction of an upload: the seller's ad still there, the cap kept, the old images
+/// gone with `replace_all`, the new ones and their jobs in. Returns the new images and
+/// the originals of replaced images still being processed (to delete after the commit).
+async fn record_added<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    new_images: Vec<(ImageRecord, String)>,
+    replace_all: bool,
+    rules: Rules,
+    now: i64,
+) -> Result<(Vec<ImageRecord>, Vec<String>), Error<R>> {
+    let ad = own_ad(conn, seller, item, now).await?;
+    let mut replaced_originals = Vec::new();
+    let mut last_position = ad.images.iter().map(|i| i.position).max().unwrap_or(0);
+    if replace_all {
+        for image in &ad.images {
+            replaced_originals.extend(remove(conn, &image.media_id).await?);
+        }
+        last_position = 0;
+    }
+    let kept = if replace_all { 0 } else { ad.images.len() };
+    if kept + new_images.len() > rules.max_images {
+        return Err(too_many(rules.max_images, kept).into());
+    }
+    let mut added = Vec::with_capacity(new_images.len());
+    for (mut image, key) in new_images {
+        last_position += 1;
+        image.position = last_position;
+        stored::insert(conn, ad.number, std::slice::from_ref(&image), now).await?;
+        renditions::enqueue(conn, &image.media_id, &key, now).await?;
+        added.push(image);
+    }
+    Ok((added, replaced_originals))
+}
+
+fn too_many(max: usize, kept: usize) -> FieldError {
+    FieldError::new(
+        "image",
+        "too-many-images",
+        Text::new(
+            format!("een advertentie heeft hoogstens {max} afbeeldingen (nu {kept})"),
+            format!("une annonce a au plus {max} images (actuellement {kept})"),
+        ),
+    )
+    .with_value(max as i64)
+}
+
+/// Removes an image in the caller's transaction: its row, its renditions' references and
+/// its job. Returns the key of its original if it was still being processed.
+/// Rows are locked in the order a rendition worker locks them (blobs, the image, its job),
+/// so that the two never wait for each other in a circle on PostgreSQL.
+async fn remove(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String>, DbError> {
+    renditions::remove_all(conn, media_id).await?;
+    stored::delete(conn, media_id).await?;
+    renditions::finish(conn, media_id).await
+}
+
+/// Deletes originals that are no longer needed (a failure only leaves bytes behind).
+async fn forget_originals(blobs: &Blobs, keys: &[String]) {
+    for key in keys {
+        if let Err(e) = blobs.delete_original(key).await {
+            tracing::warn!(error = %e, key, "cannot delete an image original");
+        }
+    }
+}
+
+/// Frees the blobs nothing references any more (`store::renditions::claim_unreferenced`):
+/// after a deletion, and in the upkeep for what a crash left.
+pub async fn sweep(db: &Db, blobs: &Blobs) {
+    let claimed = db
+        .write(|conn| Box::pin(async move { renditions::claim_unreferenced(conn, 500).await }))
+        .await;
+    let claimed = match claimed {
+        Ok(claimed) => claimed,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot claim unreferenced blobs");
+            return;
+        }
+    };
+    for sha256 in claimed {
+        if let Err(e) = blobs.delete_blob(&sha256).await {
+            tracing::warn!(error = %e, sha256, "cannot delete a blob; the next sweep retries");
+            continue;
+        }
+        let forgotten = db
+            .write(move |conn| Box::pin(async move { renditions::forget(conn, &sha256).await }))
+            .await;
+        if let Err(e) = forgotten {
+            tracing::warn!(error = %e, "cannot forget a deleted blob; the next sweep retries");
+        }
+    }
+}
+
+/// The seller's ad `item`, not deleted; someone else's is what an outsider gets.
+async fn own_ad<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    now: i64,
+) -> Result<AdRecord, Error<R>> {
+    let record = ads::get(conn, item.number())
+        .await?
+        .filter(|ad| ad.status_at(now) != AdStatus::Deleted)
+        .ok_or(Error::NotFound(Thing::Advertisement))?;
+    if record.seller_id != seller {
+        return Err(outsider(&record, now));
+    }
+    Ok(record)
+}
+
+/// Whether `reader` may see the ad: online ones anyone, others their seller with `read`.
+fn visible(record: &AdRecord, reader: Reader, now: i64) -> bool {
+    let status = record.status_at(now);
+    status == AdStatus::Online
+        || (status != AdStatus::Deleted && reader.private && reader.user == Some(record.seller_id))
+}
+
+/// The images of an ad the reader may see, in order.
+pub async fn of_ad(
+    conn: &mut dyn Conn,
+    item: ItemId,
+    reader: Reader,
+    now: i64,
+) -> Result<Vec<ImageRecord>, Error> {
+    let record = ads::get(conn, item.number())
+        .await?
+        .filter(|ad| visible(ad, reader, now))
+        .ok_or(Error::NotFound(Thing::Advertisement))?;
+    Ok(record.images)
+}
+
+/// An image the reader may see, and its ad's item id.
+pub async fn one(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    reader: Reader,
+    now: i64,
+) -> Result<(ItemId, ImageRecord), Error> {
+    let (number, image) = stored::get(conn, media_id)
+        .await?
+        .ok_or(Error::NotFound(Thing::Image))?;
+    let ad = ads::get(conn, number).await?;
+    if !ad.is_some_and(|ad| visible(&ad, reader, now)) {
+        return Err(Error::NotFound(Thing::Image));
+    }
+    Ok((ItemId::from_number(number), image))
+}
+
+/// What a rendition request finds.
+#[derive(Debug)]
+pub enum Rendition {
+    /// The image's renditions in the size, every format there is (JPEG first).
+    Ready(Vec<RenditionRecord>),
+    /// Its renditions are still being made.
+    NotReady,
+}
+
+/// The renditions of an image the reader may see, in `size`.
+pub async fn rendition(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    size: Size,
+    reader: Reader,
+    now: i64,
+) -> Result<Rendition, Error> {
+    let (_, image) = one(conn, media_id, reader, now).await?;
+    if image.status == ImageStatus::Processing {
+        return Ok(Rendition::NotReady);
+    }
+    let found = renditions::of_size(conn, media_id, size).await?;
+    if found.is_empty() {
+        // Available without renditions: an image seeded before Souk made them.
+        return Err(Error::NotFound(Thing::Image));
+    }
+    Ok(Rendition::Ready(found))
+}
+
+/// Deletes one image of the seller's ad; its blobs go once nothing else uses them.
+pub async fn delete(
+    db: &Db,
+    blobs: &Blobs,
+    seller: i64,
+    media_id: String,
+    now: i64,
+) -> Result<(), Error> {
+    let original = db
+        .write(move |conn| {
+            Box::pin(async move {
+                let (number, _) = stored::get(conn, &media_id)
+                    .await?
+                    .ok_or(Error::NotFound(Thing::Image))?;
+                let item = ItemId::from_number(number);
+                match own_ad(conn, seller, item, now).await {
+                    Ok(_) => Ok(remove(conn, &media_id).await?),
+                    // An image of someone else's online ad is 403, like the ad; of an ad
+                    // not shown, as unknown as a missing one.
+                    Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),
+                    Err(other) => Err(other),
+                }
+            })
+        })
+        .await?;
+    forget_originals(blobs, &original.into_iter().collect::<Vec<_>>()).await;
+    sweep(db, blobs).await;
+    Ok(())
+}
+
+/// Puts the seller's ad's images in the order given: every one of its images, each once
+/// (`mediaIds`); positions become 1, 2, ... in that order.
+pub async fn reorder<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    order: Result<Vec<String>, R>,
+    now: i64,
+) -> Result<Vec<ImageRecord>, Error<R>> {
+    let ad = own_ad(conn, seller, item, now).await?;
+    let order = order.map_err(Error::Request)?;
+    let mut given = order.clone();
+    given.sort();
+    let mut have: Vec<String> = ad.images.iter().map(|i| i.media_id.clone()).collect();
+    have.sort();
+    if given != have {
+        return Err(FieldError::new(
+            "mediaIds",
+            "not-the-images",
+            Text::new(
+                "moet elke afbeelding van de advertentie precies één keer noemen",
+                "doit nommer chaque image de l'annonce exactement une fois",
+            ),
+        )
+        .into());
+    }
+    stored::reorder(conn, ad.number, &order).await?;
+    Ok(stored::of_ad(conn, ad.number).await?)
+}

@@ -1,0 +1,187 @@
+//! Making an image's renditions: one durable job (`store::renditions`), claimed under a
+//! lease, in two phases. The JPEG phase decodes the original, makes the four JPEG sizes,
+//! writes their bytes, and in one transaction records them and marks the image
+//! `available`; the WebP phase follows at once with the decoded image still in memory (or,
+//! after a crash, decodes again). The original is deleted when both are done: it may carry
+//! a GPS position. An original that does not decode removes its image.
+//!
+//! A crash at any point leaves the job claimed until its lease runs out; then a worker
+//! (of any replica) does it again. Nothing is visible before its transaction commits, and
+//! rendition bytes are content-addressed, so doing a phase twice is harmless.
+
+use crate::domain::image::{Format, Size};
+use crate::images::blobs::{BlobError, Blobs, sha256_hex};
+use crate::images::render::{self, Rendered};
+use crate::store::renditions::{self, Job, NewRendition, RecordError, Recorded};
+use crate::store::{Db, DbError, images};
+
+use image::RgbImage;
+
+/// What running a job came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ran {
+    /// There was no job to claim.
+    Idle,
+    /// A job was done (or found moot, or put back for later).
+    Worked,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    #[error("the rendition thread stopped: {0}")]
+    Thread(String),
+}
+
+/// Claims the next due job and does it: `now` and `lease` in seconds.
+pub async fn run_next(db: &Db, blobs: &Blobs, now: i64, lease: i64) -> Result<Ran, RunError> {
+    let job = db
+        .write(move |conn| Box::pin(async move { renditions::claim(conn, now, now + lease).await }))
+        .await?;
+    let Some(job) = job else {
+        return Ok(Ran::Idle);
+    };
+    run(db, blobs, job).await?;
+    Ok(Ran::Worked)
+}
+
+async fn run(db: &Db, blobs: &Blobs, job: Job) -> Result<(), RunError> {
+    let original = match blobs.get_original(&job.original_key).await {
+        Ok(bytes) => bytes,
+        Err(BlobError::NotFound) => {
+            tracing::warn!(
+                media_id = job.media_id,
+                "an image's original is gone; removing it"
+            );
+            return drop_image(db, blobs, &job).await;
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let largest = Size::Xlarge.longest_side();
+    let phase = job.phase;
+    let made = tokio::task::spawn_blocking(move || -> Result<_, render::DecodeError> {
+        let image = render::decode(&original, largest)?;
+        let made = render::renditions(&image, phase)?;
+        Ok((image, made))
+    })
+    .await
+    .map_err(|e| RunError::Thread(e.to_string()))?;
+    let (image, made) = match made {
+        Ok(made) => made,
+        Err(e) => {
+            tracing::warn!(media_id = job.media_id, error = %e, "an image does not decode; removing it");
+            return drop_image(db, blobs, &job).await;
+        }
+    };
+    if !record(db, blobs, &job, phase, made).await? || phase == Format::Webp {
+        return Ok(());
+    }
+    webp_phase(db, blobs, &job, image).await
+}
+
+/// The WebP phase right after the JPEG one, from the image already decoded.
+async fn webp_phase(db: &Db, blobs: &Blobs, job: &Job, image: RgbImage) -> Result<(), RunError> {
+    let made = tokio::task::spawn_blocking(move || render::renditions(&image, Format::Webp))
+        .await
+        .map_err(|e| RunError::Thread(e.to_string()))?;
+    match made {
+        Ok(made) => {
+            record(db, blobs, job, Format::Webp, made).await?;
+            Ok(())
+        }
+        // JPEG worked, so this is a bug of the encoder: the job stays for another try.
+        Err(e) => {
+            tracing::error!(media_id = job.media_id, error = %e, "cannot encode WebP");
+            Ok(())
+        }
+    }
+}
+
+/// Writes the renditions' bytes, then records them in one transaction and moves the job
+/// on (the image `available` after JPEG; the job done and the original deleted after
+/// WebP). False if the job was not there any more, or must wait.
+async fn record(
+    db: &Db,
+    blobs: &Blobs,
+    job: &Job,
+    phase: Format,
+    made: Vec<Rendered>,
+) -> Result<bool, RunError> {
+    let mut new = Vec::with_capacity(made.len());
+    for rendition in made {
+        let sha256 = sha256_hex(&rendition.bytes);
+        let bytes = rendition.bytes.len();
+        blobs.put_blob(&sha256, rendition.bytes.into()).await?;
+        new.push(NewRendition {
+            size: rendition.size,
+            format: rendition.format,
+            width: rendition.width,
+            height: rendition.height,
+            sha256,
+            bytes,
+        });
+    }
+    let media_id = job.media_id.clone();
+    let recorded = db
+        .write(move |conn| {
+            Box::pin(async move {
+                let recorded = renditions::record(conn, &media_id, phase, &new).await?;
+                if recorded != Recorded::Done {
+                    return Ok(None);
+                }
+                let original = match phase {
+                    Format::Jpeg => {
+                        images::set_available(conn, &media_id).await?;
+                        renditions::to_webp_phase(conn, &media_id).await?;
+                        None
+                    }
+                    Format::Webp => renditions::finish(conn, &media_id).await?,
+                };
+                Ok::<_, RecordError>(Some(original))
+            })
+        })
+        .await;
+    match recorded {
+        Ok(Some(original)) => {
+            if let Some(key) = original {
+                blobs.delete_original(&key).await?;
+            }
+            Ok(true)
+        }
+        Ok(None) => {
+            // The image went meanwhile: its bytes were registered unreferenced.
+            crate::usecase::images::sweep(db, blobs).await;
+            Ok(false)
+        }
+        // The lease runs out, and the job runs again once the blob is gone.
+        Err(RecordError::BlobBeingDeleted) => Ok(false),
+        Err(RecordError::Db(e)) => Err(e.into()),
+    }
+}
+
+/// Removes an image whose original cannot become renditions (the API then answers 404).
+async fn drop_image(db: &Db, blobs: &Blobs, job: &Job) -> Result<(), RunError> {
+    let media_id = job.media_id.clone();
+    db.write(move |conn| {
+        Box::pin(async move {
+            renditions::remove_all(conn, &media_id).await?;
+            images::delete(conn, &media_id).await?;
+            renditions::finish(conn, &media_id).await?;
+            Ok::<_, DbError>(())
+        })
+    })
+    .await?;
+    blobs.delete_original(&job.original_key).await?;
+    crate::usecase::images::sweep(db, blobs).await;
+    Ok(())
+}
+
+/// Gives every job's lease up: at the start of a SQLite server, the one process that
+/// could hold them.
+pub async fn release_leases(db: &Db) -> Result<u64, DbError> {
+    db.write(|conn| Box::pin(async move { renditions::release_all(conn).await }))
+        .await
+}

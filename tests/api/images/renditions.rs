@@ -1,0 +1,257 @@
+//! Renditions: a 12-megapixel phone photo with an EXIF orientation and a GPS position comes
+//! back as four upright renditions without any metadata; blobs carry strong ETags and
+//! long-lived caching; WebP where `Accept` prefers it; deleting frees the blobs.
+
+use image::ImageFormat;
+use serde_json::Value;
+
+use super::{blob_files, encoded, new_ad, uploaded, wait_until_available};
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json};
+
+both_backends!(
+    a_phone_photo_comes_back_upright_without_metadata,
+    deleting_an_image_frees_its_blobs,
+);
+
+/// A JPEG as a phone writes it: `width` x `height` stored with EXIF orientation 6 (turn 90
+/// degrees clockwise to show) and a GPS position. The stored image's top-left quarter is
+/// red, the rest grey.
+fn phone_photo(width: u32, height: u32) -> Vec<u8> {
+    let image = image::RgbImage::from_fn(width, height, |x, y| {
+        if x < width / 2 && y < height / 2 {
+            image::Rgb([220, 20, 20])
+        } else {
+            image::Rgb([128, 128, 128])
+        }
+    });
+    let mut jpeg = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut jpeg), ImageFormat::Jpeg)
+        .unwrap();
+    let exif = exif_with_orientation_and_gps(6);
+    let mut segment = vec![0xFF, 0xE1];
+    segment.extend_from_slice(&((exif.len() + 2) as u16).to_be_bytes());
+    segment.extend_from_slice(&exif);
+    // Right after SOI, where cameras put it.
+    let mut out = jpeg[..2].to_vec();
+    out.extend_from_slice(&segment);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+/// `Exif\0\0` and a little-endian TIFF: IFD0 with Orientation and a GPS IFD pointer; the
+/// GPS IFD with latitude 52°22'N.
+fn exif_with_orientation_and_gps(orientation: u16) -> Vec<u8> {
+    let mut tiff: Vec<u8> = b"II*\0".to_vec();
+    tiff.extend_from_slice(&8u32.to_le_bytes());
+    let entry = |tag: u16, kind: u16, count: u32, value: u32| {
+        let mut e = tag.to_le_bytes().to_vec();
+        e.extend_from_slice(&kind.to_le_bytes());
+        e.extend_from_slice(&count.to_le_bytes());
+        e.extend_from_slice(&value.to_le_bytes());
+        e
+    };
+    // IFD0 at 8: 2 entries (2 + 2*12 + 4 = 30 bytes), the GPS IFD at 38.
+    tiff.extend_from_slice(&2u16.to_le_bytes());
+    tiff.extend(entry(0x0112, 3, 1, u32::from(orientation)));
+    tiff.extend(entry(0x8825, 4, 1, 38));
+    tiff.extend_from_slice(&0u32.to_le_bytes());
+    // GPS IFD at 38: 2 entries (30 bytes), the latitude's rationals at 68.
+    tiff.extend_from_slice(&2u16.to_le_bytes());
+    tiff.extend(entry(0x0001, 2, 2, u32::from_le_bytes(*b"N\0\0\0")));
+    tiff.extend(entry(0x0002, 5, 3, 68));
+    tiff.extend_from_slice(&0u32.to_le_bytes());
+    for (numerator, denominator) in [(52u32, 1u32), (22, 1), (0, 1)] {
+        tiff.extend_from_slice(&numerator.to_le_bytes());
+        tiff.extend_from_slice(&denominator.to_le_bytes());
+    }
+    let mut exif = b"Exif\0\0".to_vec();
+    exif.extend(tiff);
+    exif
+}
+
+async fn blob(
+    app: &TestApp,
+    token: &str,
+    media_id: &str,
+    size: &str,
+    accept: &str,
+) -> reqwest::Response {
+    app.request(
+        reqwest::Method::GET,
+        &format!("/v1/images/{media_id}/{size}/blob"),
+    )
+    .token(token)
+    .header("accept", accept)
+    .send()
+    .await
+}
+
+async fn a_phone_photo_comes_back_upright_without_metadata(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let photo = phone_photo(4000, 3000);
+    assert!(
+        photo.windows(4).any(|w| w == b"Exif"),
+        "the upload has EXIF"
+    );
+    let images = uploaded(&app, &seller.token, &ad, "image/jpeg", photo).await;
+    let media_id = images[0]["mediaId"].as_str().unwrap().to_owned();
+    assert_eq!(images[0]["status"], "processing");
+    wait_until_available(&app, &seller.token, &media_id).await;
+    // Shown upright, the photo is 3000 x 4000.
+    for (size, width, height) in [
+        ("small", 150, 200),
+        ("medium", 375, 500),
+        ("large", 768, 1024),
+        ("xlarge", 1200, 1600),
+    ] {
+        let response = blob(&app, &seller.token, &media_id, size, "image/jpeg").await;
+        assert_eq!(response.status(), 200, "{size}");
+        let headers = response.headers().clone();
+        assert_eq!(headers["content-type"], "image/jpeg");
+        assert_eq!(
+            headers["cache-control"],
+            "private, max-age=31536000, immutable"
+        );
+        let bytes = response.bytes().await.unwrap().to_vec();
+        let sha = souk::images::blobs::sha256_hex(&bytes);
+        assert_eq!(
+            headers["etag"],
+            format!("\"{sha}\""),
+            "strong: the bytes' SHA-256"
+        );
+        assert!(
+            !bytes.windows(4).any(|w| w == b"Exif") && !bytes.windows(2).any(|w| w == [0xFF, 0xE1]),
+            "{size}: no EXIF, no APP1"
+        );
+        let decoded = image::load_from_memory(&bytes).unwrap().to_rgb8();
+        assert_eq!(decoded.dimensions(), (width, height), "{size}");
+        // Turned clockwise: the stored top-left (red) is now the top-right.
+        let red = |x: u32, y: u32| {
+            let [r, g, _] = decoded.get_pixel(x, y).0;
+            r > 180 && g < 80
+        };
+        assert!(red(width * 3 / 4, height / 4), "{size}: top-right is red");
+        assert!(!red(width / 4, height / 4), "{size}: top-left is not");
+        let meta = expect_json(
+            app.get_with(&format!("/v1/images/{media_id}/{size}/meta"), &seller.token)
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            meta,
+            serde_json::json!({"width": width, "height": height, "contentType": "image/jpeg",
+                               "bytes": bytes.len(), "sha256": sha})
+        );
+        let again = app
+            .request(
+                reqwest::Method::GET,
+                &format!("/v1/images/{media_id}/{size}/blob"),
+            )
+            .token(&seller.token)
+            .header("if-none-match", format!("\"{sha}\""))
+            .send()
+            .await;
+        assert_eq!(again.status(), 304, "{size}");
+    }
+    // WebP follows the JPEGs; a client that prefers it gets it.
+    let mut webp: Option<Vec<u8>> = None;
+    for _ in 0..300 {
+        let response = blob(
+            &app,
+            &seller.token,
+            &media_id,
+            "large",
+            "image/webp,image/*;q=0.8",
+        )
+        .await;
+        if response.headers()["content-type"] == "image/webp" {
+            webp = Some(response.bytes().await.unwrap().to_vec());
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let webp = webp.expect("a WebP rendition");
+    let decoded = image::load_from_memory_with_format(&webp, ImageFormat::WebP).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (768, 1024));
+    // The original (with its GPS position) is gone once the renditions exist.
+    let mut originals = Vec::new();
+    for _ in 0..100 {
+        originals = blob_files(&app)
+            .into_iter()
+            .filter(|f| f.contains("originals"))
+            .collect();
+        if originals.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(originals, Vec::<String>::new());
+}
+
+async fn deleting_an_image_frees_its_blobs(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let first = uploaded(
+        &app,
+        &seller.token,
+        &ad,
+        "image/png",
+        encoded(ImageFormat::Png, 40, 30),
+    )
+    .await;
+    let same = uploaded(
+        &app,
+        &seller.token,
+        &ad,
+        "image/png",
+        encoded(ImageFormat::Png, 40, 30),
+    )
+    .await;
+    let id = |images: &Vec<Value>| images[0]["mediaId"].as_str().unwrap().to_owned();
+    let (first, same) = (id(&first), id(&same));
+    wait_until_available(&app, &seller.token, &first).await;
+    wait_until_available(&app, &seller.token, &same).await;
+    let settled = || async {
+        for _ in 0..100 {
+            if !blob_files(&app).iter().any(|f| f.contains("originals")) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        blob_files(&app)
+    };
+    let both = settled().await;
+    assert!(!both.is_empty());
+    // Identical renditions are one blob: the second image added none.
+    let deleted = app
+        .delete(&format!("/v1/images/{first}"))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(
+        blob_files(&app),
+        both,
+        "the other image still uses every blob"
+    );
+    let gone = expect_json(
+        app.get_with(&format!("/v1/images/{first}"), &seller.token)
+            .await,
+        404,
+    )
+    .await;
+    assert_eq!(gone["code"], "image-not-found");
+    let deleted = app
+        .delete(&format!("/v1/images/{same}"))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(
+        blob_files(&app),
+        Vec::<String>::new(),
+        "the last reference freed them"
+    );
+}

@@ -1,0 +1,285 @@
+//! Uploads: the bytes or a multipart form, by the seller only; every bad file refused with
+//! nothing stored, neither rows nor bytes; at most 24 images; `replaceAll`.
+
+use serde_json::{Value, json};
+
+use super::{blob_files, image_count, jpeg, multipart, new_ad, png, upload, upload_as, uploaded};
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json};
+
+both_backends!(
+    an_upload_answers_with_the_new_images,
+    a_multipart_form_adds_several_images,
+    bad_files_are_refused_and_nothing_is_stored,
+    an_ad_holds_at_most_24_images,
+    replace_all_swaps_the_images,
+    replace_all_is_true_or_false,
+    only_the_seller_uploads,
+);
+
+async fn an_upload_answers_with_the_new_images(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let response = upload(&app, &seller.token, &ad, "image/jpeg", jpeg(64, 48)).await;
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let body = expect_json(response, 201).await;
+    let images = body["_embedded"]["svc:advertisement-image"]
+        .as_array()
+        .unwrap();
+    assert_eq!(images.len(), 1);
+    let media_id = images[0]["mediaId"].as_str().unwrap();
+    assert_eq!(location, format!("/v1/images/{media_id}"));
+    assert_eq!(images[0]["imageId"], 1);
+    assert_eq!(images[0]["_links"]["self"]["href"], location);
+    assert_eq!(
+        images[0]["_links"]["small"]["href"],
+        format!("/v1/images/{media_id}/small/blob")
+    );
+    // The list, the image itself and the ad's embedded images agree.
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        list["_embedded"]["svc:advertisement-image"][0]["mediaId"],
+        media_id
+    );
+    let one = expect_json(app.get_with(&location, &seller.token).await, 200).await;
+    assert_eq!(one["mediaId"], media_id);
+    assert_eq!(one["_links"]["svc:advertisement"]["href"], ad);
+    let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(
+        read["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"][0]["mediaId"],
+        media_id
+    );
+    let second = uploaded(&app, &seller.token, &ad, "image/png", png(20, 20)).await;
+    assert_eq!(second[0]["imageId"], 2, "after the first");
+}
+
+async fn a_multipart_form_adds_several_images(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let (content_type, body) = multipart(&[
+        ("file", Some("image/jpeg"), jpeg(30, 20)),
+        ("file", Some("image/png"), png(10, 10)),
+        ("file", None, jpeg(12, 12)),
+    ]);
+    let added = expect_json(
+        upload(&app, &seller.token, &ad, &content_type, body).await,
+        201,
+    )
+    .await;
+    let images = added["_embedded"]["svc:advertisement-image"]
+        .as_array()
+        .unwrap();
+    let positions: Vec<&Value> = images.iter().map(|i| &i["imageId"]).collect();
+    assert_eq!(positions, [&json!(1), &json!(2), &json!(3)]);
+    assert_eq!(image_count(&app).await, 3);
+}
+
+/// Every bad file of issue 11's point 4 is refused with its status and code, and leaves the
+/// database and the blob store as they were; a good file beside a bad one is not stored
+/// either.
+async fn bad_files_are_refused_and_nothing_is_stored(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let good = jpeg(64, 48);
+    let truncated = good[..good.len() / 2].to_vec();
+    let mut bomb = png(1, 1);
+    bomb[16..20].copy_from_slice(&60_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&60_000u32.to_be_bytes());
+    let crc = crc32(&bomb[12..29]);
+    bomb[29..33].copy_from_slice(&crc.to_be_bytes());
+    let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;".to_vec();
+    let oversized = {
+        let mut big = jpeg(16, 16);
+        big.resize(20 * 1024 * 1024 + 1, 0);
+        big
+    };
+    let (form_type, form) = multipart(&[
+        ("file", Some("image/jpeg"), good.clone()),
+        ("file", Some("image/jpeg"), b"not an image".to_vec()),
+    ]);
+    let cases: Vec<(&str, String, Vec<u8>, u16, &str)> = vec![
+        (
+            "not an image",
+            "image/jpeg".into(),
+            b"<html>no</html>".to_vec(),
+            400,
+            "not-an-image",
+        ),
+        (
+            "truncated",
+            "image/jpeg".into(),
+            truncated,
+            400,
+            "truncated",
+        ),
+        (
+            "a lying type",
+            "image/png".into(),
+            good.clone(),
+            400,
+            "content-type-mismatch",
+        ),
+        ("a bomb", "image/png".into(), bomb, 400, "too-many-pixels"),
+        (
+            "unsupported",
+            "image/gif".into(),
+            gif,
+            415,
+            "unsupported-format",
+        ),
+        (
+            "oversized",
+            "image/jpeg".into(),
+            oversized,
+            413,
+            "too-large",
+        ),
+        ("one bad file of two", form_type, form, 400, "not-an-image"),
+    ];
+    for (what, content_type, body, status, code) in cases {
+        let refused = expect_json(
+            upload(&app, &seller.token, &ad, &content_type, body).await,
+            status,
+        )
+        .await;
+        assert_eq!(refused["details"][0]["code"], code, "{what}: {refused}");
+        assert_eq!(image_count(&app).await, 0, "{what}: no row");
+        assert_eq!(blob_files(&app), Vec::<String>::new(), "{what}: no bytes");
+    }
+    let text = app
+        .post(&format!("{ad}/images"))
+        .token(&seller.token)
+        .body("text/plain", "hello")
+        .send()
+        .await;
+    assert_eq!(
+        expect_json(text, 415).await["code"],
+        "unsupported-media-type"
+    );
+    assert_eq!(image_count(&app).await, 0);
+}
+
+async fn an_ad_holds_at_most_24_images(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let files: Vec<(&str, Option<&str>, Vec<u8>)> = (0..24)
+        .map(|n| ("file", Some("image/png"), png(4 + n, 4)))
+        .collect();
+    let (content_type, body) = multipart(&files);
+    expect_json(
+        upload(&app, &seller.token, &ad, &content_type, body).await,
+        201,
+    )
+    .await;
+    let refused = expect_json(
+        upload(&app, &seller.token, &ad, "image/png", png(5, 5)).await,
+        400,
+    )
+    .await;
+    assert_eq!(refused["details"][0]["code"], "too-many-images");
+    assert_eq!(image_count(&app).await, 24);
+    // Once the 24 are made, no original is left: the 25th stored none.
+    for _ in 0..300 {
+        if !blob_files(&app).iter().any(|f| f.contains("originals")) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("originals left: {:?}", blob_files(&app));
+}
+
+async fn replace_all_swaps_the_images(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let first = uploaded(&app, &seller.token, &ad, "image/png", png(8, 8)).await;
+    let second = uploaded(&app, &seller.token, &ad, "image/png", png(9, 9)).await;
+    let replaced = app
+        .post(&format!("{ad}/images?replaceAll=true"))
+        .token(&seller.token)
+        .bytes("image/jpeg", jpeg(10, 10))
+        .send()
+        .await;
+    let replaced = expect_json(replaced, 201).await;
+    assert_eq!(
+        replaced["_embedded"]["svc:advertisement-image"][0]["imageId"],
+        1
+    );
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
+    let images = list["_embedded"]["svc:advertisement-image"]
+        .as_array()
+        .unwrap();
+    assert_eq!(images.len(), 1);
+    assert_eq!(
+        images[0]["mediaId"],
+        replaced["_embedded"]["svc:advertisement-image"][0]["mediaId"]
+    );
+    for gone in [&first, &second] {
+        let gone = gone[0]["_links"]["self"]["href"].as_str().unwrap();
+        assert_eq!(
+            expect_json(app.get_with(gone, &seller.token).await, 404).await["code"],
+            "image-not-found"
+        );
+    }
+}
+
+async fn replace_all_is_true_or_false(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    uploaded(&app, &seller.token, &ad, "image/png", png(8, 8)).await;
+    let refused = app
+        .post(&format!("{ad}/images?replaceAll=yes"))
+        .token(&seller.token)
+        .bytes("image/jpeg", jpeg(10, 10))
+        .send()
+        .await;
+    let refused = expect_json(refused, 400).await;
+    assert_eq!(refused["code"], "validation-failure");
+    assert_eq!(refused["details"][0]["field"], "replaceAll");
+    assert_eq!(refused["details"][0]["code"], "not-a-boolean");
+    assert_eq!(
+        image_count(&app).await,
+        1,
+        "nothing added, nothing replaced"
+    );
+    let (content_type, body) = multipart(&[
+        ("replaceAll", None, b"maybe".to_vec()),
+        ("file", Some("image/jpeg"), jpeg(12, 12)),
+    ]);
+    let refused = upload(&app, &seller.token, &ad, &content_type, body).await;
+    assert_eq!(
+        expect_json(refused, 400).await["details"][0]["field"],
+        "replaceAll"
+    );
+    assert_eq!(image_count(&app).await, 1);
+}
+
+async fn only_the_seller_uploads(app: TestApp) {
+    let (_, ad) = new_ad(&app).await;
+    let other = app.user("ander@souk.test").await;
+    let refused = upload(&app, &other.token, &ad, "image/jpeg", jpeg(8, 8)).await;
+    assert_eq!(expect_json(refused, 403).await["code"], "unauthorized");
+    let client = upload_as(&app, &app.token, &ad, "image/jpeg", jpeg(8, 8)).await;
+    assert_eq!(client.status(), 403);
+    // Someone else's bad file is 403 too: the body counts only for the seller.
+    let bad = upload(&app, &other.token, &ad, "image/jpeg", b"nope".to_vec()).await;
+    assert_eq!(expect_json(bad, 403).await["code"], "unauthorized");
+    assert_eq!(image_count(&app).await, 0);
+}
+
+/// The CRC of a PNG chunk (type and data), so that a doctored header is well formed.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for byte in bytes {
+        crc ^= u32::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
