@@ -110,12 +110,28 @@ const NAMES: &[&str] = &[
     "Bram", "Eva", "Noah", "Marie", "Lars", "Anna", "Milan", "Fleur", "Ruben", "Lisa",
 ];
 
+/// The Dutch areas in [`NL_POSTCODES`] that the shipped locations have (not every number in
+/// a range is an area), so that every seeded ad has a place and coordinates.
+static NL_AREAS: std::sync::LazyLock<Vec<u32>> = std::sync::LazyLock::new(|| {
+    crate::locations::DEFAULT_LOCATIONS
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let dutch = fields.next()? == "NL";
+            let area: u32 = fields.next()?.parse().ok()?;
+            let seeded = NL_POSTCODES
+                .iter()
+                .any(|(low, high)| (*low..=*high).contains(&area));
+            (dutch && seeded).then_some(area)
+        })
+        .collect()
+});
+
 fn postcode(generator: &mut Generator) -> String {
     if generator.below(4) == 0 {
         generator.pick(BE_POSTCODES).to_string()
     } else {
-        let (low, high) = *generator.pick(NL_POSTCODES);
-        let number = low + generator.below(u64::from(high - low + 1)) as u32;
+        let number = *generator.pick(&NL_AREAS);
         let letters: String = (0..2)
             .map(|_| char::from(b'A' + generator.below(26) as u8))
             .collect();

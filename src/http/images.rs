@@ -2,6 +2,8 @@
 //! the list, one image, its renditions' bytes and descriptions, deleting one, and putting
 //! them in order. Each handler runs one use case of `usecase::images`.
 
+use std::time::Duration;
+
 use axum::body::{Body, to_bytes};
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Query, Request};
 use axum::handler::Handler;
@@ -20,6 +22,7 @@ use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::images::check::{Limits, Refusal};
+use crate::images::fetch::{FetchPolicy, fetch_all};
 use crate::oauth::scope::Scope;
 use crate::store::images::ImageRecord;
 use crate::usecase::advertisements::Reader;
@@ -28,7 +31,7 @@ use crate::usecase::images::{self, Rendition, Rules, Upload};
 use super::ads::image_value;
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, need};
-use super::extract::{Context, ItemPath, JsonBody, parse_flag};
+use super::extract::{Context, ItemPath, JsonBody, parse_flag, parse_json};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -47,14 +50,15 @@ pub fn routes(api: Api) -> Api {
         images(post("/advertisements/{itemId}/images", "addAdvertisementImages"))
             .item_param()
             .summary("Add images to an advertisement (the seller, scope `write`)")
-            .description("The image itself (`image/jpeg`, `image/png` or `image/webp`, up to `SOUK_MAX_IMAGE_BYTES`), or `multipart/form-data` with one or more files (any field name; a field `replaceAll` with `true` replaces the ad's images). `?replaceAll=true` replaces every image of the ad with the new ones, in one step. An ad holds at most 24 images (`too-many-images`). The format is read from the bytes: a content type that says otherwise is 400 `content-type-mismatch`; not an image, a cut-off file and too many pixels are 400, a format other than JPEG, PNG and WebP 415, a file that is too large 413; nothing is stored then. Answers 201 with the new images (Location: the first one), each `processing` until its renditions exist.")
+            .description("The image itself (`image/jpeg`, `image/png` or `image/webp`, up to `SOUK_MAX_IMAGE_BYTES`), or `multipart/form-data` with one or more files (any field name; a field `replaceAll` with `true` replaces the ad's images). `?replaceAll=true` replaces every image of the ad with the new ones, in one step. An ad holds at most 24 images (`too-many-images`). The format is read from the bytes: a content type that says otherwise is 400 `content-type-mismatch`; not an image, a cut-off file and too many pixels are 400, a format other than JPEG, PNG and WebP 415, a file that is too large 413; nothing is stored then. Or the original's JSON form `{\"urls\": [...], \"replaceAll\": false}`: Souk downloads each URL itself (http or https, within `SOUK_IMAGE_FETCH_TIMEOUT_SECS`, at most `SOUK_IMAGE_FETCH_MAX_REDIRECTS` redirects, never to loopback, private, link-local or cloud-metadata addresses unless `SOUK_IMAGE_FETCH_ALLOW` names them) and checks the bytes as an upload; a URL that gives no image is a field error `urls[i]` (`invalid-url`, `address-refused`, `not-answering`, `too-slow`, `too-many-redirects`, `error-status`, `too-large`, or a check's code). Answers 201 with the new images (Location: the first one), each `processing` until its renditions exist.")
             .query_param("replaceAll", json!({"type": "boolean"}), "Replace the ad's images.")
             .body("image/jpeg", "ImageBytes")
             .body("image/png", "ImageBytes")
             .body("image/webp", "ImageBytes")
             .body("multipart/form-data", "ImageUpload")
+            .body("application/json", "ImageUrls")
             .ok(201, "The new images (Location: the first one)", "ImageList")
-            .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, UnsupportedMediaType]),
+            .errors(&[ValidationFailure, InvalidJson, Unauthorized, AdvertisementNotFound, UnsupportedMediaType]),
         upload.layer(DefaultBodyLimit::disable()),
     )
     .resource(
@@ -142,8 +146,15 @@ async fn upload(
     request: Request,
 ) -> Result<Json, ApiError> {
     let mut replace_all = parse_flag("replaceAll", query.replace_all.as_deref())?;
-    let uploads = read_uploads(&state.config, request, &mut replace_all).await;
     let now = state.clock.now();
+    let uploads = if is_json(request.headers()) {
+        // A URL makes Souk connect somewhere: only for the ad's seller.
+        images::check_seller::<ApiError>(&state.db, seller, item, now).await?;
+        let urls = read_url_list(&state.config, request, &mut replace_all).await?;
+        Ok(fetch_urls(&state.config, &urls).await?)
+    } else {
+        read_uploads(&state.config, request, &mut replace_all).await
+    };
     let added = images::add(
         &state.db,
         &state.blobs,
@@ -161,6 +172,81 @@ async fn upload(
         location,
         image_list(&hal, added.item, &added.added),
     ))
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The original's JSON form: images to fetch from the web.
+#[derive(Deserialize)]
+struct UrlList {
+    urls: Option<Vec<String>>,
+    #[serde(rename = "replaceAll")]
+    replace_all: Option<bool>,
+}
+
+/// The URLs of a JSON upload request, at least one and at most an ad's number of images;
+/// its `replaceAll`, when given, wins over the query's.
+async fn read_url_list(
+    config: &Config,
+    request: Request,
+    replace_all: &mut bool,
+) -> Result<Vec<String>, ApiError> {
+    const MAX_BODY: usize = 256 * 1024;
+    let body = to_bytes(request.into_body(), MAX_BODY)
+        .await
+        .map_err(|_| ApiError::new(ErrorCode::PayloadTooLarge))?;
+    let list: UrlList = parse_json(&body)?;
+    if let Some(flag) = list.replace_all {
+        *replace_all = flag;
+    }
+    let urls = list.urls.unwrap_or_default();
+    if urls.is_empty() {
+        return Err(ApiError::validation(vec![FieldError::missing("urls")]));
+    }
+    let max = config.max_images_per_ad;
+    if urls.len() > max {
+        return Err(ApiError::validation(vec![
+            FieldError::new(
+                "urls",
+                "too-many-images",
+                Text::new(
+                    format!("een advertentie heeft hoogstens {max} afbeeldingen"),
+                    format!("une annonce a au plus {max} images"),
+                ),
+            )
+            .with_value(max as i64),
+        ]));
+    }
+    Ok(urls)
+}
+
+/// Downloads every URL (`images::fetch`): the bytes go on to the checks of an upload under
+/// the field `urls[i]`; a URL that gives no bytes is a field error of its own.
+async fn fetch_urls(config: &Config, urls: &[String]) -> Result<Vec<Upload>, ApiError> {
+    let policy = FetchPolicy {
+        max_bytes: config.max_image_bytes,
+        timeout: Duration::from_secs(config.image_fetch_timeout_secs),
+        max_redirects: config.image_fetch_max_redirects,
+        allow: config.image_fetch_allow_list(),
+    };
+    let fetched = fetch_all(&policy, urls)
+        .await
+        .map_err(ApiError::validation)?;
+    Ok(fetched
+        .into_iter()
+        .enumerate()
+        .map(|(i, image)| Upload {
+            bytes: image.bytes,
+            content_type: image.content_type.filter(|t| t.starts_with("image/")),
+            field: format!("urls[{i}]"),
+        })
+        .collect())
 }
 
 /// The files of an upload request: its body as one image, or the files of a multipart

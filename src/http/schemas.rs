@@ -203,6 +203,13 @@ pub fn all(prefix: &str) -> Value {
                 &[],
             ),
         ),
+        "ImageUrls": object(
+            json!({
+                "urls": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 24},
+                "replaceAll": {"type": "boolean"},
+            }),
+            &["urls"],
+        ),
         "ImageOrder": object(
             json!({"mediaIds": {"type": "array", "items": {"type": "string"}}}),
             &["mediaIds"],

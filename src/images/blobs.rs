@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::TryStreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as Key;
@@ -133,6 +134,19 @@ impl Blobs {
             .await?
             .bytes()
             .await?)
+    }
+
+    /// The keys of everything stored (`originals/...`, `blobs/...`), sorted: for an operator's
+    /// check, and for the tests that show an action stored nothing.
+    pub async fn keys(&self) -> Result<Vec<String>, BlobError> {
+        let mut keys: Vec<String> = self
+            .store
+            .list(None)
+            .map_ok(|meta| meta.location.to_string())
+            .try_collect()
+            .await?;
+        keys.sort();
+        Ok(keys)
     }
 
     /// Deletes a rendition's bytes (gone already is fine).

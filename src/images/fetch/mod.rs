@@ -152,8 +152,11 @@ pub async fn fetch_all(
     policy: &FetchPolicy,
     urls: &[String],
 ) -> Result<Vec<Fetched>, Vec<FieldError>> {
-    let results: Vec<Result<Fetched, FetchError>> = futures_util::stream::iter(urls)
-        .map(|url| fetch(policy, url))
+    // Owned URLs: a closure over borrowed items would make this future one the compiler
+    // cannot prove `Send` (a known limit of its higher-ranked lifetimes), and handlers
+    // need it to be.
+    let results: Vec<Result<Fetched, FetchError>> = futures_util::stream::iter(urls.to_vec())
+        .map(|url| async move { fetch(policy, &url).await })
         .buffered(PARALLEL_FETCHES)
         .collect()
         .await;

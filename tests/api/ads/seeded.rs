@@ -36,6 +36,11 @@ async fn seeded_ads_are_valid(app: TestApp) {
     // Every ad has three images' metadata, embedded in order, with a link per size.
     let mut media_ids = std::collections::HashSet::new();
     for ad in own["_embedded"]["svc:advertisement"].as_array().unwrap() {
+        assert!(
+            ad["location"]["cityName"].is_string(),
+            "every seeded postcode is in the locations table: {}",
+            ad["location"]
+        );
         let images =
             ad["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
                 .as_array()

@@ -31,6 +31,8 @@ pub struct TestApp {
     pub clock: Clock,
     pub db: Db,
     pub config: Config,
+    /// The server's blob store (local files, or a bucket with the S3 settings).
+    pub blobs: souk::images::blobs::Blobs,
     pub database_url: String,
     _data_dir: tempfile::TempDir,
     schema: Option<PostgresSchema>,
@@ -104,6 +106,7 @@ impl TestApp {
         let clock = Clock::default();
         let db = prepare_database(&config, &clock).await.expect("database");
         let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
+        let blobs = state.blobs.clone();
         souk::app::start_rendition_workers(&state)
             .await
             .expect("rendition workers");
@@ -124,6 +127,7 @@ impl TestApp {
             clock,
             db,
             config,
+            blobs,
             database_url,
             _data_dir: data_dir,
             schema,

@@ -97,3 +97,57 @@ impl S3Server {
         bucket
     }
 }
+/// The settings that put a test server's image blobs in `bucket` of the shared S3 server.
+pub fn settings(bucket: &str) -> Vec<(&'static str, String)> {
+    let s3 = S3Server::shared();
+    vec![
+        ("SOUK_S3_BUCKET", bucket.to_owned()),
+        ("SOUK_S3_REGION", REGION.to_owned()),
+        ("SOUK_S3_ENDPOINT", s3.endpoint.clone()),
+        ("SOUK_S3_ACCESS_KEY_ID", ACCESS_KEY_ID.to_owned()),
+        ("SOUK_S3_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_owned()),
+    ]
+}
+
+/// Starts Souk on SQLite with its image blobs in a fresh bucket of the shared S3 server,
+/// and `extra` settings.
+pub async fn start_on_s3(test: &str, extra: &[(&str, &str)]) -> crate::helpers::TestApp {
+    let bucket = S3Server::shared().new_bucket().await;
+    let owned = settings(&bucket);
+    let mut all: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    all.extend_from_slice(extra);
+    let app =
+        crate::helpers::TestApp::start_with(crate::helpers::Backend::Sqlite, test, &all).await;
+    assert_eq!(app.config.s3_bucket, bucket, "the S3 settings took");
+    app
+}
+
+/// Declares a test that runs on both database backends with blobs on the local filesystem,
+/// and on SQLite with blobs on S3: `every_store!(name)` for an `async fn name(app: TestApp)`
+/// gives `name::sqlite`, `name::postgres` and `name::sqlite_s3`. The S3 variant is ignored
+/// outside CI without moto (`souk_no_s3`).
+#[macro_export]
+macro_rules! every_store {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            use $crate::helpers::{Backend, TestApp};
+
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(TestApp::start(Backend::Sqlite, module_path!()).await).await;
+            }
+
+            #[tokio::test]
+            #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+            async fn postgres() {
+                super::$name(TestApp::start(Backend::Postgres, module_path!()).await).await;
+            }
+
+            #[tokio::test]
+            #[cfg_attr(souk_no_s3, ignore = "moto[server] is not installed (pip install 'moto[server]')")]
+            async fn sqlite_s3() {
+                super::$name($crate::helpers::s3::start_on_s3(module_path!(), &[]).await).await;
+            }
+        }
+    )+};
+}

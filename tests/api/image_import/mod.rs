@@ -1,6 +1,7 @@
 //! The image import by URL: a server of the test's own on loopback serves images and every
 //! kind of bad answer; the fetcher is allowed to reach it only through the allow-list.
 
+mod api;
 mod fetcher;
 
 use std::sync::Arc;

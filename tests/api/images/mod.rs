@@ -112,25 +112,9 @@ pub async fn image_count(app: &TestApp) -> i64 {
         .unwrap()
 }
 
-/// Every file in the local blob store (originals and renditions), sorted.
-pub fn blob_files(app: &TestApp) -> Vec<String> {
-    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(&app.config.data_dir.join("images"), &mut found);
-    found.sort();
-    found
+/// Every key in the app's blob store (originals and renditions), sorted.
+pub async fn blob_files(app: &TestApp) -> Vec<String> {
+    app.blobs.keys().await.expect("list the blob store")
 }
 
 /// A new image of the ad `item` (just uploaded: processing); its mediaId.

@@ -6,10 +6,10 @@ use image::ImageFormat;
 use serde_json::Value;
 
 use super::{blob_files, encoded, new_ad, uploaded, wait_until_available};
-use crate::both_backends;
+use crate::every_store;
 use crate::helpers::{TestApp, expect_json};
 
-both_backends!(
+every_store!(
     a_phone_photo_comes_back_upright_without_metadata,
     deleting_an_image_frees_its_blobs,
 );
@@ -180,6 +180,7 @@ async fn a_phone_photo_comes_back_upright_without_metadata(app: TestApp) {
     let mut originals = Vec::new();
     for _ in 0..100 {
         originals = blob_files(&app)
+            .await
             .into_iter()
             .filter(|f| f.contains("originals"))
             .collect();
@@ -215,12 +216,16 @@ async fn deleting_an_image_frees_its_blobs(app: TestApp) {
     wait_until_available(&app, &seller.token, &same).await;
     let settled = || async {
         for _ in 0..100 {
-            if !blob_files(&app).iter().any(|f| f.contains("originals")) {
+            if !blob_files(&app)
+                .await
+                .iter()
+                .any(|f| f.contains("originals"))
+            {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        blob_files(&app)
+        blob_files(&app).await
     };
     let both = settled().await;
     assert!(!both.is_empty());
@@ -232,7 +237,7 @@ async fn deleting_an_image_frees_its_blobs(app: TestApp) {
         .await;
     assert_eq!(deleted.status(), 204);
     assert_eq!(
-        blob_files(&app),
+        blob_files(&app).await,
         both,
         "the other image still uses every blob"
     );
@@ -250,7 +255,7 @@ async fn deleting_an_image_frees_its_blobs(app: TestApp) {
         .await;
     assert_eq!(deleted.status(), 204);
     assert_eq!(
-        blob_files(&app),
+        blob_files(&app).await,
         Vec::<String>::new(),
         "the last reference freed them"
     );

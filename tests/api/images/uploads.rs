@@ -4,10 +4,10 @@
 use serde_json::{Value, json};
 
 use super::{blob_files, image_count, jpeg, multipart, new_ad, png, upload, upload_as, uploaded};
-use crate::both_backends;
+use crate::every_store;
 use crate::helpers::{TestApp, expect_json};
 
-both_backends!(
+every_store!(
     an_upload_answers_with_the_new_images,
     a_multipart_form_adds_several_images,
     bad_files_are_refused_and_nothing_is_stored,
@@ -145,7 +145,11 @@ async fn bad_files_are_refused_and_nothing_is_stored(app: TestApp) {
         .await;
         assert_eq!(refused["details"][0]["code"], code, "{what}: {refused}");
         assert_eq!(image_count(&app).await, 0, "{what}: no row");
-        assert_eq!(blob_files(&app), Vec::<String>::new(), "{what}: no bytes");
+        assert_eq!(
+            blob_files(&app).await,
+            Vec::<String>::new(),
+            "{what}: no bytes"
+        );
     }
     let text = app
         .post(&format!("{ad}/images"))
@@ -180,12 +184,16 @@ async fn an_ad_holds_at_most_24_images(app: TestApp) {
     assert_eq!(image_count(&app).await, 24);
     // Once the 24 are made, no original is left: the 25th stored none.
     for _ in 0..300 {
-        if !blob_files(&app).iter().any(|f| f.contains("originals")) {
+        if !blob_files(&app)
+            .await
+            .iter()
+            .any(|f| f.contains("originals"))
+        {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("originals left: {:?}", blob_files(&app));
+    panic!("originals left: {:?}", blob_files(&app).await);
 }
 
 async fn replace_all_swaps_the_images(app: TestApp) {

@@ -98,7 +98,11 @@ async fn replace_all_swaps_the_images_for_the_fetched_ones(app: TestApp, server:
     let one = json!({"urls": [server.url("/photo.jpg")], "replaceAll": true});
     let after = new_images(&expect_json(import(&app, &seller.token, &ad, &one).await, 201).await);
     assert_eq!(after[0]["imageId"], 1);
-    let list = expect_json(app.get_with(&format!("{ad}/images"), &seller.token).await, 200).await;
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
     let listed = new_images(&list);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["mediaId"], after[0]["mediaId"]);
@@ -117,7 +121,10 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         (server.url("/slow"), "too-slow"),
         (server.url("/big"), "too-large"),
         (server.url("/missing"), "error-status"),
-        (format!("http://127.0.0.1:{port}/photo.jpg"), "address-refused"),
+        (
+            format!("http://127.0.0.1:{port}/photo.jpg"),
+            "address-refused",
+        ),
         (
             server.url("/redirect?to=http://169.254.169.254/latest/meta-data/"),
             "address-refused",
@@ -130,7 +137,11 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         assert_eq!(field_codes(&error), pairs(&[("urls[1]", code)]), "{url}");
         assert_eq!(error["details"][0]["value"], url);
         assert_eq!(image_count(&app).await, 0, "{url}");
-        assert!(blob_files(&app).is_empty(), "{url}: {:?}", blob_files(&app));
+        assert!(
+            blob_files(&app).await.is_empty(),
+            "{url}: {:?}",
+            blob_files(&app).await
+        );
     }
     // Not a single URL, or not a list of them.
     for body in [json!({"urls": []}), json!({"replaceAll": true})] {
@@ -138,13 +149,23 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         assert_eq!(field_codes(&error), pairs(&[("urls", "missing")]), "{body}");
     }
     let error = expect_json(
-        import(&app, &seller.token, &ad, &json!({"urls": "http://x.test/a.jpg"})).await,
+        import(
+            &app,
+            &seller.token,
+            &ad,
+            &json!({"urls": "http://x.test/a.jpg"}),
+        )
+        .await,
         400,
     )
     .await;
     assert_eq!(error["code"], "invalid-json");
     let many: Vec<String> = (0..25).map(|_| good.clone()).collect();
-    let error = expect_json(import(&app, &seller.token, &ad, &json!({"urls": many})).await, 400).await;
+    let error = expect_json(
+        import(&app, &seller.token, &ad, &json!({"urls": many})).await,
+        400,
+    )
+    .await;
     assert_eq!(field_codes(&error)[0].1, "too-many-images");
     assert_eq!(image_count(&app).await, 0);
 }
@@ -161,7 +182,7 @@ async fn fetched_bytes_are_checked_as_uploads_are(app: TestApp, server: ImageSer
         let error = expect_json(import(&app, &seller.token, &ad, &body).await, 400).await;
         assert_eq!(field_codes(&error), pairs(&[("urls[1]", code)]), "{path}");
         assert_eq!(image_count(&app).await, 0, "{path}");
-        assert!(blob_files(&app).is_empty(), "{path}");
+        assert!(blob_files(&app).await.is_empty(), "{path}");
     }
 }
 
@@ -189,7 +210,10 @@ async fn refused_without_the_allow_list(app: TestApp) {
         "http://10.0.0.1/a.jpg",
     ]});
     let error = expect_json(import(&app, &seller.token, &ad, &body).await, 400).await;
-    let codes: Vec<String> = field_codes(&error).into_iter().map(|(_, code)| code).collect();
+    let codes: Vec<String> = field_codes(&error)
+        .into_iter()
+        .map(|(_, code)| code)
+        .collect();
     assert_eq!(codes, vec!["address-refused"; 5]);
     assert_eq!(server.photo_hits(), 0);
     assert_eq!(image_count(&app).await, 0);
