@@ -50,6 +50,29 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
     Ok(db)
 }
 
+/// Gives ads indexed by an older tokenizer (or before search existed) their search terms,
+/// 1,000 per write so that the writer never stalls for long; in the background, so that
+/// a large database is ready at once (those ads are missing from results meanwhile).
+async fn reindex_search(db: Db) {
+    let mut total = 0;
+    loop {
+        let done = db
+            .write(|conn| Box::pin(crate::usecase::search::reindex_outdated(conn, 1000)))
+            .await;
+        match done {
+            Ok(0) => break,
+            Ok(n) => total += n,
+            Err(e) => {
+                tracing::error!(error = ?e, "re-indexing ads for search failed");
+                return;
+            }
+        }
+    }
+    if total > 0 {
+        tracing::info!(ads = total, "ads indexed for search");
+    }
+}
+
 /// Serves until SIGTERM or SIGINT, then stops accepting, finishes the requests in flight
 /// and returns (the SQLite writer finishes its queue when the last handle drops).
 pub async fn serve(config: Config) -> anyhow::Result<()> {
@@ -62,6 +85,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }
     let state = AppState::new(config.clone(), db, clock)?;
+    tokio::spawn(reindex_search(state.db.clone()));
     tokio::spawn(sweep_periodically(
         state.clone(),
         std::time::Duration::from_secs(60),

@@ -355,7 +355,7 @@ fn new_ad(
     })?;
     Ok(NewAd {
         seller_id: seller,
-        content: AdWrite::from_content(&content),
+        content: AdWrite::from_content(&content, seller, leaf.parent_id),
         status: AdStatus::Online,
         dates: Dates::published(start, details.fees.running_days),
     })

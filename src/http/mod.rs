@@ -15,6 +15,7 @@ mod pages;
 mod render;
 mod root;
 mod schemas;
+mod search;
 mod transactions;
 mod users;
 
@@ -49,6 +50,7 @@ fn api() -> api::Api {
     let api = images::routes(api);
     let api = transactions::routes(api);
     let api = locations::routes(api);
+    let api = search::routes(api);
     docs::routes(api)
 }
 

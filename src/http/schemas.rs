@@ -251,6 +251,16 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["totalCount", "offset", "limit"],
         ),
+        "SearchResults": object(
+            json!({
+                "_links": links(&["first", "prev", "next", "last"]),
+                "_embedded": embedded("search-result", "Advertisement"),
+                "totalCount": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+            }),
+            &["totalCount", "offset", "limit"],
+        ),
         "Transaction": object(
             json!({
                 "_links": links(&["advertisement", "buyer"]),

@@ -4,6 +4,7 @@ use std::sync::LazyLock;
 
 use crate::domain::advertisement::{AdContent, AdStatus, Dates, effective_status};
 use crate::domain::locale::Locale;
+use crate::domain::search::AdTerms;
 use crate::params;
 
 use super::images::{self, ImageRecord};
@@ -115,12 +116,20 @@ pub struct AdWrite {
     pub locale: Locale,
     pub reserved: bool,
     pub show_on_map: bool,
+    /// What search finds the ad by.
+    pub search: AdTerms,
 }
 
 impl AdWrite {
-    /// Checked content as it is stored: the price model and attributes as JSON text.
-    pub fn from_content(content: &AdContent) -> AdWrite {
+    /// Checked content as it is stored: the price model and attributes as JSON text, and
+    /// the words and tags search finds it by (which name its seller and L1 category).
+    pub fn from_content(
+        content: &AdContent,
+        seller_id: i64,
+        parent_category_id: Option<i64>,
+    ) -> AdWrite {
         AdWrite {
+            search: AdTerms::of(content, seller_id, parent_category_id),
             category_id: content.category_id,
             title: content.title.clone(),
             description: content.description.clone(),
@@ -146,10 +155,12 @@ pub struct NewAd {
 /// The columns `insert` and `insert_many` fill, in the order of [`new_ad_values`].
 const INSERT_COLUMNS: &str = "seller_id, category_id, status, title, description, price_model, \
                               attributes, postcode, locale, reserved, show_on_map, start_date, \
-                              close_date, version, created_at, updated_at";
+                              close_date, price_cents, search_title, search_body, search_tags, \
+                              search_version, version, created_at, updated_at";
+const INSERT_WIDTH: usize = 21;
 
 fn new_ad_values(ad: &NewAd, now: i64) -> Vec<Value> {
-    let mut values = Vec::with_capacity(16);
+    let mut values = Vec::with_capacity(INSERT_WIDTH);
     values.push(Value::Int(ad.seller_id));
     values.extend(content_values(&ad.content, ad.status, ad.dates));
     values.extend([Value::Int(1), Value::Int(now), Value::Int(now)]);
@@ -158,8 +169,9 @@ fn new_ad_values(ad: &NewAd, now: i64) -> Vec<Value> {
 
 /// An ad's content and state as inserts and updates bind them, in the order of their
 /// columns: category_id, status, title, description, price_model, attributes, postcode,
-/// locale, reserved, show_on_map, start_date, close_date.
-fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 12] {
+/// locale, reserved, show_on_map, start_date, close_date, price_cents, search_title,
+/// search_body, search_tags, search_version.
+fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 17] {
     [
         Value::Int(ad.category_id),
         Value::from(status.as_str()),
@@ -173,6 +185,11 @@ fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 12] {
         Value::Bool(ad.show_on_map),
         Value::from(dates.start),
         Value::from(dates.close),
+        Value::from(ad.search.price_cents),
+        Value::from(&ad.search.title_words),
+        Value::from(&ad.search.body_words),
+        Value::from(&ad.search.tags),
+        Value::Int(ad.search.version),
     ]
 }
 
@@ -181,7 +198,7 @@ pub async fn insert(conn: &mut dyn Conn, ad: &NewAd, now: i64) -> Result<i64, Db
     conn.query_one(
         &format!(
             "INSERT INTO advertisements ({INSERT_COLUMNS}) VALUES ({}) RETURNING item_number",
-            super::numbered(1, 16)
+            super::numbered(1, INSERT_WIDTH)
         ),
         &new_ad_values(ad, now),
     )
@@ -201,7 +218,7 @@ pub async fn insert_many(
         .query(
             &format!(
                 "INSERT INTO advertisements ({INSERT_COLUMNS}) VALUES {} RETURNING item_number",
-                super::placeholders(ads.len(), 16)
+                super::placeholders(ads.len(), INSERT_WIDTH)
             ),
             &values,
         )
@@ -300,7 +317,8 @@ pub async fn update(
             "UPDATE advertisements SET category_id = $3, status = $4, title = $5, \
              description = $6, price_model = $7, attributes = $8, postcode = $9, \
              locale = $10, reserved = $11, show_on_map = $12, start_date = $13, \
-             close_date = $14, version = version + 1, updated_at = $15 \
+             close_date = $14, price_cents = $15, search_title = $16, search_body = $17, \
+             search_tags = $18, search_version = $19, version = version + 1, updated_at = $20 \
              WHERE item_number = $1 AND version = $2",
             &[
                 &[Value::Int(record.number), Value::Int(record.version)][..],
@@ -421,6 +439,66 @@ pub async fn by_seller(
         record.images = images.remove(&record.number).unwrap_or_default();
     }
     Ok((records, total))
+}
+
+/// The ads `numbers` (with their images), in the order of `numbers`; numbers of ads that do
+/// not exist are left out.
+pub async fn by_numbers(conn: &mut dyn Conn, numbers: &[i64]) -> Result<Vec<AdRecord>, DbError> {
+    if numbers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Value> = numbers.iter().map(|n| Value::Int(*n)).collect();
+    let sql = format!(
+        "SELECT {}{FROM} WHERE a.item_number IN ({})",
+        AdRecord::COLUMNS,
+        super::numbered(1, numbers.len())
+    );
+    let mut records: Vec<AdRecord> = conn.records(&sql, &values).await?;
+    let mut images = images::of_ads(conn, numbers).await?;
+    for record in &mut records {
+        record.images = images.remove(&record.number).unwrap_or_default();
+    }
+    records.sort_by_key(|r| numbers.iter().position(|n| *n == r.number));
+    Ok(records)
+}
+
+/// Up to `limit` ads whose search terms were made by a tokenizer older than `version`
+/// (without their images, which search terms do not need).
+pub async fn with_search_before(
+    conn: &mut dyn Conn,
+    version: i64,
+    limit: i64,
+) -> Result<Vec<AdRecord>, DbError> {
+    conn.records(
+        &format!(
+            "SELECT {}{FROM} WHERE a.search_version < $1 ORDER BY a.item_number LIMIT $2",
+            AdRecord::COLUMNS
+        ),
+        params![version, limit],
+    )
+    .await
+}
+
+/// Stores an ad's search terms (the index follows by trigger). Not a change of the ad: its
+/// version and ETag stay.
+pub async fn set_search_terms(
+    conn: &mut dyn Conn,
+    number: i64,
+    terms: &AdTerms,
+) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE advertisements SET price_cents = $2, search_title = $3, search_body = $4, \
+         search_tags = $5, search_version = $6 WHERE item_number = $1",
+        params![
+            number,
+            terms.price_cents,
+            terms.title_words.as_str(),
+            terms.body_words.as_str(),
+            terms.tags.as_str(),
+            terms.version
+        ],
+    )
+    .await
 }
 
 /// Writes down the expiry of online and paused ads whose `closeDate` has passed; returns

@@ -34,6 +34,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(11, "0011_status_before_rejection"),
     migration!(12, "0012_image_renditions"),
     migration!(13, "0013_locations"),
+    migration!(14, "0014_search"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

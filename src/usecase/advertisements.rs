@@ -48,7 +48,7 @@ pub async fn place<R>(
     };
     let ad = NewAd {
         seller_id: seller,
-        content: AdWrite::from_content(&checked.content),
+        content: AdWrite::from_content(&checked.content, seller, checked.parent_category_id),
         status,
         dates,
     };
@@ -134,7 +134,7 @@ pub async fn change<R>(
     } else {
         record.dates()
     };
-    let write = AdWrite::from_content(&checked.content);
+    let write = AdWrite::from_content(&checked.content, seller, checked.parent_category_id);
     if !ads::update(conn, &record, &write, wanted, dates, now).await? {
         return Err(Error::Changed);
     }

@@ -18,6 +18,7 @@ pub mod images;
 pub mod moderation;
 pub mod renditions;
 pub mod sales;
+pub mod search;
 pub mod sign_in;
 
 use std::convert::Infallible;

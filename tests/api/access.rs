@@ -60,6 +60,7 @@ fn rows() -> Vec<Row> {
     };
     vec![
         read_all("/v1/categories", "/v1/categories"),
+        read_all("/v1/search", "/v1/search?query=fiets"),
         read_all("/v1/categories/{categoryId}", "/v1/categories/1"),
         read_all(
             "/v1/categories/{l1CategoryId}/{l2CategoryId}",

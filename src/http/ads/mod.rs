@@ -2,7 +2,7 @@
 //! user's online ads. Each handler runs one use case of `usecase::advertisements`;
 //! `json` writes the answers.
 
-mod json;
+pub(super) mod json;
 
 pub(crate) use json::image_value;
 

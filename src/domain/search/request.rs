@@ -1,0 +1,335 @@
+//! A search request (`GET /v1/search`'s query string) parsed and checked: every problem at
+//! once, as field errors; a problem of `offset` or `limit` alone is a pagination problem.
+
+use super::text::QueryWords;
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::{Locale, Text};
+
+/// At most this many results are reachable (`offset + limit`).
+pub const REACHABLE: i64 = 5000;
+pub const DEFAULT_LIMIT: i64 = 30;
+pub const MAX_LIMIT: i64 = 200;
+/// At most this many values in one attribute filter.
+const MAX_VALUES: usize = 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    /// Every word in the title first, then newest first.
+    Default,
+    Price,
+}
+
+/// A checked search request. Attribute filters are checked against the category by the use
+/// case, which reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchRequest {
+    pub words: QueryWords,
+    pub category_id: Option<i64>,
+    pub with_images: bool,
+    pub search_description: bool,
+    pub seller_id: Option<i64>,
+    pub sort_by: SortBy,
+    pub ascending: bool,
+    pub offset: i64,
+    pub limit: i64,
+    pub locale: Option<Locale>,
+    pub price_from: Option<i64>,
+    pub price_to: Option<i64>,
+    /// `(key, values)`: the ad's value of `key` is one of `values`.
+    pub attributes: Vec<(String, Vec<String>)>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, PartialEq)]
+pub enum Refusal {
+    /// Only `offset` and `limit` were wrong (`pagination-invalid`).
+    Pagination(Vec<FieldError>),
+    /// Something else was wrong (`validation-failure`), perhaps pagination too.
+    Invalid(Vec<FieldError>),
+}
+
+fn invalid(field: &str, raw: &str, dutch: &str, french: &str) -> FieldError {
+    FieldError::new(field, "invalid-value", Text::new(dutch, french)).with_value(raw)
+}
+
+fn boolean(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> bool {
+    match raw {
+        "true" => true,
+        "false" => false,
+        _ => {
+            errors.push(invalid(
+                field,
+                raw,
+                "moet true of false zijn",
+                "doit être true ou false",
+            ));
+            false
+        }
+    }
+}
+
+fn positive(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<i64> {
+    let value = raw.parse::<i64>().ok().filter(|v| *v > 0);
+    if value.is_none() {
+        errors.push(invalid(
+            field,
+            raw,
+            "moet een positief geheel getal zijn",
+            "doit être un nombre entier positif",
+        ));
+    }
+    value
+}
+
+fn amount(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<i64> {
+    let value = raw.parse::<i64>().ok().filter(|v| *v >= 0);
+    if value.is_none() {
+        errors.push(invalid(
+            field,
+            raw,
+            "moet een bedrag in centen zijn (0 of meer)",
+            "doit être un montant en centimes (0 ou plus)",
+        ));
+    }
+    value
+}
+
+fn out_of_range(field: &str, raw: &str, dutch: String, french: String) -> FieldError {
+    FieldError::new(field, "out-of-range", Text::new(dutch, french)).with_value(raw)
+}
+
+impl SearchRequest {
+    /// Parses the query string's pairs. A name that is not a parameter of search is taken
+    /// as an attribute filter (`fuel=petrol,diesel`), which the use case checks against
+    /// the category.
+    pub fn parse(pairs: &[(String, String)]) -> Result<SearchRequest, Refusal> {
+        let mut errors = Vec::new();
+        let mut paging = Vec::new();
+        let mut request = SearchRequest {
+            words: QueryWords::default(),
+            category_id: None,
+            with_images: false,
+            search_description: false,
+            seller_id: None,
+            sort_by: SortBy::Default,
+            ascending: false,
+            offset: 0,
+            limit: DEFAULT_LIMIT,
+            locale: None,
+            price_from: None,
+            price_to: None,
+            attributes: Vec::new(),
+        };
+        let mut sort_order = None;
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, raw) in pairs {
+            if name == "_links" {
+                continue; // the render middleware's own parameter
+            }
+            if seen.contains(&name.as_str()) {
+                errors.push(
+                    FieldError::new(
+                        name.clone(),
+                        "duplicate",
+                        Text::new("mag maar één keer voorkomen", "ne peut figurer qu'une fois"),
+                    )
+                    .with_value(raw.as_str()),
+                );
+                continue;
+            }
+            seen.push(name);
+            match name.as_str() {
+                "query" => match QueryWords::parse("query", raw) {
+                    Ok(words) => request.words = words,
+                    Err(error) => errors.push(error),
+                },
+                "categoryId" => request.category_id = positive(name, raw, &mut errors),
+                "sellerId" => request.seller_id = positive(name, raw, &mut errors),
+                "withImages" => request.with_images = boolean(name, raw, &mut errors),
+                "searchDescription" => request.search_description = boolean(name, raw, &mut errors),
+                "sortBy" => match raw.as_str() {
+                    "default" => request.sort_by = SortBy::Default,
+                    "price" => request.sort_by = SortBy::Price,
+                    _ => errors.push(invalid(
+                        name,
+                        raw,
+                        "moet default of price zijn",
+                        "doit être default ou price",
+                    )),
+                },
+                "sortOrder" => match raw.as_str() {
+                    "ascending" => sort_order = Some(true),
+                    "descending" => sort_order = Some(false),
+                    _ => errors.push(invalid(
+                        name,
+                        raw,
+                        "moet ascending of descending zijn",
+                        "doit être ascending ou descending",
+                    )),
+                },
+                "locale" => match Locale::parse(raw) {
+                    Some(locale) => request.locale = Some(locale),
+                    None => errors.push(invalid(
+                        name,
+                        raw,
+                        "moet nl-NL, nl-BE of fr-BE zijn",
+                        "doit être nl-NL, nl-BE ou fr-BE",
+                    )),
+                },
+                "price.from" => request.price_from = amount(name, raw, &mut errors),
+                "price.to" => request.price_to = amount(name, raw, &mut errors),
+                "offset" => match raw.parse::<i64>().ok().filter(|o| *o >= 0) {
+                    Some(offset) => request.offset = offset,
+                    None => paging.push(out_of_range(
+                        name,
+                        raw,
+                        "moet een geheel getal van 0 of meer zijn".into(),
+                        "doit être un nombre entier de 0 ou plus".into(),
+                    )),
+                },
+                "limit" => match raw
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|l| (1..=MAX_LIMIT).contains(l))
+                {
+                    Some(limit) => request.limit = limit,
+                    None => paging.push(out_of_range(
+                        name,
+                        raw,
+                        format!("moet tussen 1 en {MAX_LIMIT} liggen"),
+                        format!("doit être compris entre 1 et {MAX_LIMIT}"),
+                    )),
+                },
+                _ => {
+                    let values: Vec<String> = raw
+                        .split(',')
+                        .map(|v| v.trim().to_owned())
+                        .filter(|v| !v.is_empty())
+                        .collect();
+                    if values.is_empty() || values.len() > MAX_VALUES {
+                        errors.push(invalid(
+                            name,
+                            raw,
+                            "moet 1 tot 20 waarden tellen, door komma's gescheiden",
+                            "doit compter 1 à 20 valeurs séparées par des virgules",
+                        ));
+                    } else {
+                        request.attributes.push((name.clone(), values));
+                    }
+                }
+            }
+        }
+        if paging.is_empty() && request.offset.saturating_add(request.limit) > REACHABLE {
+            paging.push(
+                out_of_range(
+                    "offset",
+                    &request.offset.to_string(),
+                    format!("offset + limit mag hoogstens {REACHABLE} zijn"),
+                    format!("offset + limit ne peut dépasser {REACHABLE}"),
+                )
+                .on_fields(&["offset", "limit"]),
+            );
+        }
+        if let (Some(from), Some(to)) = (request.price_from, request.price_to)
+            && from > to
+        {
+            errors.push(
+                FieldError::new(
+                    "price.from",
+                    "invalid-range",
+                    Text::new(
+                        "mag niet boven price.to liggen",
+                        "ne peut dépasser price.to",
+                    ),
+                )
+                .on_fields(&["price.from", "price.to"]),
+            );
+        }
+        request.ascending = sort_order.unwrap_or(request.sort_by == SortBy::Price);
+        match (errors.is_empty(), paging.is_empty()) {
+            (true, true) => Ok(request),
+            (true, false) => Err(Refusal::Pagination(paging)),
+            (false, _) => {
+                errors.extend(paging);
+                Err(Refusal::Invalid(errors))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(query: &[(&str, &str)]) -> Result<SearchRequest, Refusal> {
+        let pairs: Vec<(String, String)> = query
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        SearchRequest::parse(&pairs)
+    }
+
+    fn fields(refusal: Refusal) -> Vec<String> {
+        match refusal {
+            Refusal::Pagination(errors) | Refusal::Invalid(errors) => {
+                errors.into_iter().flat_map(|e| e.fields).collect()
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_and_orders() {
+        let request = parse(&[]).unwrap();
+        assert_eq!((request.offset, request.limit), (0, 30));
+        assert_eq!(
+            (request.sort_by, request.ascending),
+            (SortBy::Default, false)
+        );
+        let by_price = parse(&[("sortBy", "price")]).unwrap();
+        assert!(by_price.ascending, "cheapest first unless asked otherwise");
+    }
+
+    #[test]
+    fn pagination_bounds() {
+        for bad in [
+            [("limit", "0"), ("offset", "0")],
+            [("limit", "201"), ("offset", "0")],
+            [("limit", "200"), ("offset", "4801")],
+            [("limit", "30"), ("offset", "-1")],
+        ] {
+            assert!(
+                matches!(parse(&bad), Err(Refusal::Pagination(_))),
+                "{bad:?}"
+            );
+        }
+        assert!(parse(&[("limit", "200"), ("offset", "4800")]).is_ok());
+        let both = parse(&[("limit", "0"), ("withImages", "yes")]).unwrap_err();
+        assert!(matches!(both, Refusal::Invalid(_)));
+        assert_eq!(fields(both), ["withImages", "limit"]);
+    }
+
+    #[test]
+    fn every_problem_at_once() {
+        let refusal = parse(&[
+            ("categoryId", "x"),
+            ("sortBy", "location2"),
+            ("locale", "en"),
+            ("price.from", "500"),
+            ("price.to", "100"),
+            ("query", "a"),
+            ("query", "b"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            fields(refusal),
+            [
+                "categoryId",
+                "sortBy",
+                "locale",
+                "query",
+                "price.from",
+                "price.to"
+            ]
+        );
+    }
+}

@@ -1,0 +1,524 @@
+//! `GET /v1/search` on both backends: words in their forms, accents, tiers, filters,
+//! ordering, pagination edges, bad parameters, and changes to ads seen at once; and the two
+//! backends answering the same corpus alike.
+
+use serde_json::{Value, json};
+
+use crate::ads::{car, created, minimal, status};
+use crate::both_backends;
+use crate::helpers::{Backend, TestApp, User, encode, expect_json, field_codes, pairs};
+
+both_backends!(
+    word_forms_and_accents_match,
+    title_matches_come_before_description_matches,
+    filters_narrow_the_results,
+    price_orders_and_ranges,
+    a_change_to_an_ad_shows_at_once,
+    pagination_edges_and_links,
+    bad_parameters_are_field_errors,
+    ads_from_before_search_are_indexed_by_the_backfill,
+);
+
+/// The search answer for a query string (with the app client's token).
+async fn search(app: &TestApp, query: &str) -> Value {
+    app.get_json(&format!("/v1/search?{query}"), 200).await
+}
+
+/// The titles of a search answer's results, in order.
+async fn titles(app: &TestApp, query: &str) -> Vec<String> {
+    let answer = search(app, query).await;
+    results(&answer)
+        .iter()
+        .map(|r| r["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn results(answer: &Value) -> Vec<Value> {
+    answer["_embedded"]["svc:search-result"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Places an ad in Damesfietsen with this title and description (and locale, if given).
+async fn place(
+    app: &TestApp,
+    seller: &User,
+    title: &str,
+    description: &str,
+    locale: &str,
+) -> Value {
+    let mut body = minimal(title);
+    body["description"] = json!(description);
+    body["locale"] = json!(locale);
+    created(app, &seller.token, &body).await
+}
+
+fn path_of(ad: &Value) -> String {
+    ad["_links"]["self"]["href"].as_str().unwrap().to_owned()
+}
+
+async fn word_forms_and_accents_match(app: TestApp) {
+    let seller = app.user("zoek@souk.test").await;
+    place(&app, &seller, "Rode fiets", "Weinig gebruikt.", "nl-NL").await;
+    place(&app, &seller, "Twee fietsen", "Samen te koop.", "nl-BE").await;
+    place(
+        &app,
+        &seller,
+        "Belle voiture rouge",
+        "Peu utilisée.",
+        "fr-BE",
+    )
+    .await;
+    place(&app, &seller, "Tafel uit een café", "Eiken.", "nl-NL").await;
+    place(&app, &seller, "Tables de cafe", "En chêne.", "fr-BE").await;
+    assert_eq!(
+        titles(&app, "query=fietsen").await,
+        ["Twee fietsen", "Rode fiets"]
+    );
+    assert_eq!(
+        titles(&app, "query=fiets").await,
+        ["Twee fietsen", "Rode fiets"]
+    );
+    assert_eq!(
+        titles(&app, "query=voitures").await,
+        ["Belle voiture rouge"]
+    );
+    assert_eq!(
+        titles(&app, "query=cafe").await,
+        ["Tables de cafe", "Tafel uit een café"]
+    );
+    assert_eq!(
+        titles(&app, &format!("query={}", encode("CAFÉ"))).await,
+        ["Tables de cafe", "Tafel uit een café"]
+    );
+    assert_eq!(
+        titles(&app, "query=rode+fiets").await,
+        ["Rode fiets"],
+        "every word"
+    );
+    assert_eq!(
+        titles(&app, "query=de+fiets").await.len(),
+        2,
+        "stop words are dropped"
+    );
+    assert!(titles(&app, "query=auto").await.is_empty());
+    let answer = search(&app, "query=fiets").await;
+    assert_eq!(answer["totalCount"], 2);
+    assert_eq!(results(&answer)[0]["status"], "online");
+}
+
+async fn title_matches_come_before_description_matches(app: TestApp) {
+    let seller = app.user("tier@souk.test").await;
+    place(
+        &app,
+        &seller,
+        "Oude kast",
+        "Met een mooie spiegel.",
+        "nl-NL",
+    )
+    .await;
+    place(&app, &seller, "Spiegel met lijst", "Groot.", "nl-NL").await;
+    place(&app, &seller, "Stoel", "Past bij de spiegel.", "nl-NL").await;
+    place(&app, &seller, "Spiegel", "Klein.", "nl-NL").await;
+    assert_eq!(
+        titles(&app, "query=spiegel").await,
+        ["Spiegel", "Spiegel met lijst"],
+        "the title only by default"
+    );
+    let answer = search(&app, "query=spiegel&searchDescription=true").await;
+    assert_eq!(answer["totalCount"], 4);
+    let all: Vec<Value> = results(&answer)
+        .iter()
+        .map(|r| r["title"].clone())
+        .collect();
+    assert_eq!(
+        all,
+        ["Spiegel", "Spiegel met lijst", "Stoel", "Oude kast"].map(Value::from)
+    );
+    // A page that straddles the two tiers.
+    assert_eq!(
+        titles(
+            &app,
+            "query=spiegel&searchDescription=true&offset=1&limit=2"
+        )
+        .await,
+        ["Spiegel met lijst", "Stoel"]
+    );
+    assert_eq!(
+        titles(
+            &app,
+            "query=spiegel&searchDescription=true&offset=3&limit=2"
+        )
+        .await,
+        ["Oude kast"]
+    );
+    assert_eq!(
+        titles(
+            &app,
+            "query=spiegel&searchDescription=true&sortOrder=ascending"
+        )
+        .await,
+        ["Spiegel met lijst", "Spiegel", "Oude kast", "Stoel"],
+        "oldest first within each tier"
+    );
+}
+
+async fn filters_narrow_the_results(app: TestApp) {
+    let seller = app.user("filter@souk.test").await;
+    let other = app.user("ander@souk.test").await;
+    let mut petrol = car("Audi A4");
+    petrol["model"] = json!("A4 Avant");
+    created(&app, &seller.token, &petrol).await;
+    let mut diesel = car("Audi A6");
+    diesel["fuel"] = json!("diesel");
+    created(&app, &other.token, &diesel).await;
+    let mut electric = car("Tesla model 3");
+    electric["fuel"] = json!("electric");
+    electric["locale"] = json!("fr-BE");
+    created(&app, &seller.token, &electric).await;
+    place(
+        &app,
+        &seller,
+        "Audi fiets",
+        "Een fiets met een Audi-logo.",
+        "nl-NL",
+    )
+    .await;
+
+    assert_eq!(titles(&app, "query=audi").await.len(), 3);
+    assert_eq!(
+        titles(&app, "query=audi&categoryId=101").await,
+        ["Audi A6", "Audi A4"]
+    );
+    assert_eq!(
+        titles(&app, "query=audi&categoryId=1").await,
+        ["Audi A6", "Audi A4"],
+        "L1"
+    );
+    assert_eq!(
+        titles(&app, "query=audi&categoryId=4").await,
+        ["Audi fiets"]
+    );
+    assert_eq!(
+        titles(&app, &format!("query=audi&sellerId={}", other.id)).await,
+        ["Audi A6"]
+    );
+    assert_eq!(titles(&app, "locale=fr-BE").await, ["Tesla model 3"]);
+    assert_eq!(
+        titles(&app, "categoryId=101&fuel=diesel").await,
+        ["Audi A6"]
+    );
+    assert_eq!(
+        titles(&app, "categoryId=1&fuel=diesel,electric").await,
+        ["Tesla model 3", "Audi A6"],
+        "any of the values"
+    );
+    assert_eq!(
+        titles(
+            &app,
+            &format!("categoryId=101&model={}", encode("a4 avant"))
+        )
+        .await,
+        ["Audi A4"]
+    );
+    assert!(
+        titles(&app, "withImages=true").await.is_empty(),
+        "no ad has images"
+    );
+    assert_eq!(
+        search(&app, "").await["totalCount"],
+        4,
+        "no filter: every online ad"
+    );
+}
+
+async fn price_orders_and_ranges(app: TestApp) {
+    let seller = app.user("prijs@souk.test").await;
+    for (title, cents) in [("Lamp een", 3000), ("Lamp twee", 1000), ("Lamp drie", 2000)] {
+        let mut body = minimal(title);
+        body["priceModel"] = json!({"modelType": "fixed", "askingPrice": cents});
+        created(&app, &seller.token, &body).await;
+    }
+    let mut free = minimal("Lamp gratis");
+    free["priceModel"] = json!({"modelType": "to be discussed"});
+    created(&app, &seller.token, &free).await;
+    assert_eq!(
+        titles(&app, "query=lamp&sortBy=price").await,
+        ["Lamp twee", "Lamp drie", "Lamp een", "Lamp gratis"],
+        "cheapest first, no price last"
+    );
+    assert_eq!(
+        titles(&app, "query=lamp&sortBy=price&sortOrder=descending").await,
+        ["Lamp een", "Lamp drie", "Lamp twee", "Lamp gratis"]
+    );
+    assert_eq!(
+        titles(
+            &app,
+            "query=lamp&price.from=1500&price.to=3000&sortBy=price"
+        )
+        .await,
+        ["Lamp drie", "Lamp een"]
+    );
+}
+
+async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
+    let seller = app.user("wijzig@souk.test").await;
+    let ad = place(&app, &seller, "Blauwe vaas", "Glas.", "nl-NL").await;
+    let path = path_of(&ad);
+    assert_eq!(titles(&app, "query=vaas").await, ["Blauwe vaas"], "placed");
+
+    expect_json(status(&app, &seller.token, &path, "paused").await, 200).await;
+    assert!(titles(&app, "query=vaas").await.is_empty(), "paused");
+    expect_json(status(&app, &seller.token, &path, "online").await, 200).await;
+    assert_eq!(titles(&app, "query=vaas").await.len(), 1, "online again");
+
+    let patch = json!([{"op": "replace", "path": "/title", "value": "Groene kom"}]);
+    let changed = app
+        .patch(&path)
+        .token(&seller.token)
+        .json_patch(&patch)
+        .send()
+        .await;
+    expect_json(changed, 200).await;
+    assert!(
+        titles(&app, "query=vaas").await.is_empty(),
+        "the old title is gone"
+    );
+    assert_eq!(
+        titles(&app, "query=kom").await,
+        ["Groene kom"],
+        "the new one is found"
+    );
+
+    let mut draft = minimal("Vaas in ontwerp");
+    draft["status"] = json!("draft");
+    created(&app, &seller.token, &draft).await;
+    assert!(
+        titles(&app, "query=ontwerp").await.is_empty(),
+        "drafts are not found"
+    );
+
+    let deleted = app.delete(&path).token(&seller.token).send().await;
+    assert_eq!(deleted.status(), 204);
+    assert!(titles(&app, "query=kom").await.is_empty(), "deleted");
+
+    // Past its close date an ad is expired for readers at once, before the sweep.
+    let late = place(&app, &seller, "Late vaas", "Glas.", "nl-NL").await;
+    assert_eq!(titles(&app, "query=vaas").await, ["Late vaas"]);
+    let item = souk::domain::advertisement::ItemId::parse(late["itemId"].as_str().unwrap())
+        .unwrap()
+        .number();
+    let past = app.clock.now() - 1;
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                conn.execute(
+                    "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+                    souk::params![past, item],
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    assert!(titles(&app, "query=vaas").await.is_empty(), "expired");
+}
+
+async fn pagination_edges_and_links(app: TestApp) {
+    let seller = app.user("pagina@souk.test").await;
+    for n in 1..=5 {
+        place(&app, &seller, &format!("Boek {n}"), "Gelezen.", "nl-NL").await;
+    }
+    let first = search(&app, "query=boek&limit=2").await;
+    assert_eq!(first["totalCount"], 5);
+    assert_eq!(
+        (first["offset"].as_i64(), first["limit"].as_i64()),
+        (Some(0), Some(2))
+    );
+    let next = first["_links"]["next"]["href"].as_str().unwrap().to_owned();
+    assert_eq!(
+        next, "/v1/search?query=boek&offset=2&limit=2",
+        "the parameters are kept"
+    );
+    assert_eq!(
+        first["_links"]["last"]["href"],
+        "/v1/search?query=boek&offset=4&limit=2"
+    );
+    assert!(first["_links"].get("prev").is_none());
+    let second = app.get_json(&next, 200).await;
+    assert_eq!(
+        results(&second)
+            .iter()
+            .map(|r| r["title"].clone())
+            .collect::<Vec<_>>(),
+        [json!("Boek 3"), json!("Boek 2")]
+    );
+    let last = search(&app, "query=boek&offset=4&limit=2").await;
+    assert_eq!(results(&last).len(), 1);
+    assert!(last["_links"].get("next").is_none());
+    let past = search(&app, "query=boek&offset=10&limit=2").await;
+    assert!(results(&past).is_empty(), "past the end: an empty page");
+    assert_eq!(past["totalCount"], 5);
+    assert!(search(&app, "offset=4800&limit=200").await["totalCount"].as_i64() == Some(5));
+
+    for bad in [
+        "limit=0",
+        "limit=201",
+        "offset=4801&limit=200",
+        "offset=-1",
+        "limit=x",
+    ] {
+        let answer = expect_json(app.get(&format!("/v1/search?{bad}")).await, 400).await;
+        assert_eq!(answer["code"], "pagination-invalid", "{bad}");
+    }
+}
+
+async fn bad_parameters_are_field_errors(app: TestApp) {
+    let bad = |query: &'static str| {
+        let app = &app;
+        async move { expect_json(app.get(&format!("/v1/search?{query}")).await, 400).await }
+    };
+    let answer = bad("categoryId=abc&withImages=yes&sortBy=location2&locale=en&limit=0").await;
+    assert_eq!(answer["code"], "validation-failure");
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[
+            ("categoryId", "invalid-value"),
+            ("withImages", "invalid-value"),
+            ("sortBy", "invalid-value"),
+            ("locale", "invalid-value"),
+            ("limit", "out-of-range"),
+        ])
+    );
+    let answer = bad("categoryId=999999").await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("categoryId", "unknown-category")])
+    );
+    let answer = bad("colour=red").await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("colour", "unknown-parameter")])
+    );
+    let answer = bad("categoryId=101&mileage=100").await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("mileage", "unknown-parameter")]),
+        "a NUMBER attribute takes no value list"
+    );
+    let answer = bad("price.from=500&price.to=100").await;
+    assert_eq!(field_codes(&answer)[0].1, "invalid-range");
+    let long = "twee drie vier vijf zes zeven acht negen tien";
+    let answer = expect_json(
+        app.get(&format!("/v1/search?query={}", encode(long))).await,
+        400,
+    )
+    .await;
+    assert_eq!(field_codes(&answer), pairs(&[("query", "too-long")]));
+    for odd in [
+        "query=%22%27%28%29*%3A%5E",
+        "query=AND+OR+NOT",
+        "query=c_101+%7Btags%7D",
+    ] {
+        let answer = search(&app, odd).await;
+        assert_eq!(
+            answer["totalCount"], 0,
+            "{odd}: no syntax reaches the index"
+        );
+    }
+}
+
+async fn ads_from_before_search_are_indexed_by_the_backfill(app: TestApp) {
+    let seller = app.user("oud@souk.test").await;
+    let ad = place(&app, &seller, "Oude klok", "Loopt nog.", "nl-NL").await;
+    let before = app.get_json(&path_of(&ad), 200).await;
+    // As an ad stored before the search migration: no terms, not in the index.
+    app.db
+        .write(|conn| {
+            Box::pin(async move {
+                conn.execute(
+                    "UPDATE advertisements SET search_version = 0, search_title = ''",
+                    &[],
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    assert!(titles(&app, "query=klok").await.is_empty());
+    let done = app
+        .db
+        .write(|conn| Box::pin(souk::usecase::search::reindex_outdated(conn, 1000)))
+        .await
+        .unwrap();
+    assert_eq!(done, 1);
+    assert_eq!(titles(&app, "query=klok").await, ["Oude klok"]);
+    let again = app
+        .db
+        .write(|conn| Box::pin(souk::usecase::search::reindex_outdated(conn, 1000)))
+        .await
+        .unwrap();
+    assert_eq!(again, 0, "nothing left");
+    let after = app.get_json(&path_of(&ad), 200).await;
+    assert_eq!(before, after, "not a change of the ad");
+}
+
+/// The same corpus on both backends: the same results in the same order for a set of
+/// requests covering words, tiers, filters and orders.
+#[tokio::test]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn both_backends_answer_alike() {
+    let sqlite = TestApp::start(Backend::Sqlite, "search::agree::sqlite").await;
+    let postgres = TestApp::start(Backend::Postgres, "search::agree::postgres").await;
+    let nouns = [
+        "fiets", "fietsen", "kast", "voiture", "voitures", "café", "cafe", "lamp",
+    ];
+    let adjectives = ["rode", "blauwe", "oude", "belle", "grote", "électrique"];
+    for app in [&sqlite, &postgres] {
+        let seller = app.user("corpus@souk.test").await;
+        for n in 0..60_usize {
+            let title = format!(
+                "{} {}",
+                adjectives[n % adjectives.len()],
+                nouns[n % nouns.len()]
+            );
+            let description = format!(
+                "{} en {} nummer {n}",
+                nouns[(n * 7 + 3) % nouns.len()],
+                adjectives[(n * 5 + 1) % adjectives.len()]
+            );
+            let locale = ["nl-NL", "nl-BE", "fr-BE"][n % 3];
+            let mut body = minimal(&title);
+            body["description"] = json!(description);
+            body["locale"] = json!(locale);
+            body["priceModel"] = json!({"modelType": "fixed", "askingPrice": (n * 37 % 11) * 100});
+            created(app, &seller.token, &body).await;
+        }
+    }
+    let requests = [
+        "query=fiets",
+        "query=voitures",
+        "query=cafe&searchDescription=true",
+        "query=rode&searchDescription=true&limit=7&offset=3",
+        "query=oude+kast&searchDescription=true",
+        "query=lamp&sortBy=price",
+        "query=belle&sortBy=price&sortOrder=descending&searchDescription=true",
+        "locale=fr-BE&limit=50",
+        "categoryId=4&price.from=300&price.to=700&sortBy=price",
+        "searchDescription=true&query=electrique&sortOrder=ascending",
+        "limit=200",
+    ];
+    for request in requests {
+        let a = search(&sqlite, request).await;
+        let b = search(&postgres, request).await;
+        let ids =
+            |v: &Value| -> Vec<Value> { results(v).iter().map(|r| r["itemId"].clone()).collect() };
+        assert_eq!(a["totalCount"], b["totalCount"], "{request}");
+        assert!(
+            a["totalCount"].as_i64().unwrap() > 0,
+            "{request} finds something"
+        );
+        assert_eq!(ids(&a), ids(&b), "{request}");
+    }
+}
