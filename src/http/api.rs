@@ -119,52 +119,40 @@ impl Operation {
         self
     }
 
-    pub fn path_param(mut self, name: &'static str, description: &'static str) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX},
-        }));
-        self
+    /// A path parameter that is an id.
+    pub fn path_param(self, name: &'static str, description: &'static str) -> Self {
+        let id = json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX});
+        self.path(name, description, id)
     }
 
-    /// A path parameter of text (a `mediaId`).
-    pub fn path_text_param(mut self, name: &'static str, description: &'static str) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "string"},
-        }));
-        self
+    /// A path parameter of text (a `mediaId`, a documentation page's name).
+    pub fn path_text_param(self, name: &'static str, description: &'static str) -> Self {
+        self.path(name, description, json!({"type": "string"}))
     }
 
     /// A path parameter that takes one of `values`.
     pub fn path_enum_param(
-        mut self,
+        self,
         name: &'static str,
         values: &[&str],
         description: &'static str,
     ) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "string", "enum": values},
-        }));
-        self
+        self.path(name, description, json!({"type": "string", "enum": values}))
     }
 
     /// The `itemId` path parameter: `m` and the ad's number (as `ItemId::parse` takes it).
-    pub fn item_param(mut self) -> Self {
-        self.params.push(json!({
-            "name": "itemId", "in": "path", "required": true,
-            "description": "`m` followed by the advertisement's number.",
-            "schema": {"type": "string", "pattern": ITEM_ID_PATTERN},
-        }));
-        self
+    pub fn item_param(self) -> Self {
+        self.path(
+            "itemId",
+            "`m` followed by the advertisement's number.",
+            json!({"type": "string", "pattern": ITEM_ID_PATTERN}),
+        )
     }
 
-    /// A path parameter that is a name, not an id.
-    pub fn name_param(mut self, name: &'static str, description: &'static str) -> Self {
+    fn path(mut self, name: &'static str, description: &'static str, schema: Value) -> Self {
         self.params.push(json!({
             "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "string"},
+            "schema": schema,
         }));
         self
     }
