@@ -114,6 +114,7 @@ impl Operation {
 
     /// The request body: its media type and the component schema it follows. What the
     /// schema cannot say (a category's attributes, an unknown user) the server checks too.
+    /// A JSON body brings the answers to what such a body can be wrong with (`all_errors`).
     pub fn body(mut self, media_type: &'static str, schema: &'static str) -> Self {
         self.body.push((media_type, schema));
         self
@@ -229,15 +230,6 @@ impl Operation {
         self
     }
 
-    /// The operation takes a JSON body, so it answers what a body can be wrong with.
-    pub fn json_body(self) -> Self {
-        self.errors(&[
-            ErrorCode::ValidationFailure,
-            ErrorCode::InvalidJson,
-            ErrorCode::IncorrectContentType,
-        ])
-    }
-
     fn filter(&self) -> MethodFilter {
         match self.method {
             "get" => MethodFilter::GET,
@@ -252,6 +244,18 @@ impl Operation {
     /// its kind can meet on the way (middleware and layers).
     fn all_errors(&self) -> Vec<ErrorCode> {
         let mut errors = self.errors.clone();
+        let is_json = |(media_type, _): &&(&str, &str)| {
+            *media_type == "application/json" || media_type.ends_with("+json")
+        };
+        let json_bodies = self.body.iter().filter(is_json).count();
+        if json_bodies > 0 {
+            errors.extend([ErrorCode::ValidationFailure, ErrorCode::InvalidJson]);
+        }
+        if json_bodies > 0 && json_bodies == self.body.len() {
+            // A JSON-only operation refuses any other body as incorrect-content-type; one
+            // that also takes other types (images) answers 415 itself.
+            errors.push(ErrorCode::IncorrectContentType);
+        }
         // The timeout layer covers every route.
         errors.push(ErrorCode::RequestTimeout);
         if matches!(self.method, "post" | "put" | "patch") {
