@@ -273,6 +273,7 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::Transaction) => ErrorCode::TransactionNotFound.into(),
             Error::NotFound(Thing::User) => ErrorCode::UserNotFound.into(),
             Error::NotFound(Thing::Image) => ErrorCode::ImageNotFound.into(),
+            Error::NotFound(Thing::SavedSearch) => ErrorCode::SavedsearchNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),

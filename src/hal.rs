@@ -43,6 +43,8 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Locations = ("locations", "Look up a location by postcode (templated: `{?postcode}`).");
     Search = ("search", "Full-text search over online advertisements.");
     SearchResult = ("search-result", "One result of a search: an online advertisement, in the results' order.");
+    SavedSearch = ("saved-search", "A saved search of the calling user; in the collection's `_embedded`, each of them, newest first.");
+    Owner = ("owner", "The user who owns this resource.");
     Category = ("category", "A category. On an L1 category, `_embedded` holds its L2 children under this rel.");
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf (L2) category: which attributes an ad in it carries and how they are checked.");
     CategoryFees = ("category-fees", "The listing fees of a leaf (L2) category: insertion fee and running subscriptions (under construction, subject to change).");
@@ -84,6 +86,8 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");
     Location = ("location", "The location of a postcode: `postcode` (as normalised: `8301AA`, `9000`), `street` (empty where the data has none), `city`, `province`, `provinceShortCode` (the ISO 3166-2 part: `FL`, `VOV`), and a templated `find` link to look up another postcode.");
     SearchResults = ("search-results", "A page of search results: `_embedded[\"<prefix>:search-result\"]` (online advertisements, in the order asked for), `totalCount` (exact), `offset`, `limit`, and `first`/`prev`/`next`/`last` links within the first 5,000 results, which keep the request's parameters.");
+    SavedSearch = ("saved-search", "A saved search: `savedSearchId`, `userId`, `searchRequest` (`{query, categoryId, sellerId, filters: {price: {from, to}, postCode, distance, <attributeKey>: [values]}}`, as saved), `alert` (`none`, `immediate` or `daily`), `createdDate`, `updatedDate`; its `search` link runs it.");
+    SavedSearchList = ("saved-search-list", "The calling user's saved searches, newest first, under `_embedded[\"<prefix>:saved-search\"]`, and `totalCount`.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
 }
 

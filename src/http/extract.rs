@@ -69,6 +69,18 @@ impl<S: Send + Sync> FromRequestParts<S> for TransactionPath {
     }
 }
 
+/// The `{savedSearchId}` of the path, parsed.
+pub struct SavedSearchPath(pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for SavedSearchPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let id = path_text::<String, S>(parts, state).await?;
+        parse_id("savedSearchId", &id).map(SavedSearchPath)
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for UserPath {
     type Rejection = ApiError;
 

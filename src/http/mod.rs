@@ -14,6 +14,7 @@ mod oauth;
 mod pages;
 mod render;
 mod root;
+mod saved_searches;
 mod schemas;
 mod search;
 mod transactions;
@@ -51,6 +52,7 @@ fn api() -> api::Api {
     let api = transactions::routes(api);
     let api = locations::routes(api);
     let api = search::routes(api);
+    let api = saved_searches::routes(api);
     docs::routes(api)
 }
 

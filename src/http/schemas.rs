@@ -280,6 +280,58 @@ pub fn all(prefix: &str) -> Value {
             }),
             &[],
         ),
+        "SavedSearch": object(
+            json!({
+                "_links": links(&["search", "owner"]),
+                "savedSearchId": {"type": "integer"},
+                "userId": {"type": "integer"},
+                "searchRequest": {"$ref": "#/components/schemas/SearchRequest"},
+                "alert": {"type": "string", "enum": ["none", "immediate", "daily"]},
+                "createdDate": {"type": "string", "format": "date-time"},
+                "updatedDate": {"type": "string", "format": "date-time"},
+            }),
+            &["savedSearchId", "userId", "searchRequest", "alert"],
+        ),
+        "SavedSearchList": object(
+            json!({
+                "_links": links(&[]),
+                "_embedded": embedded("saved-search", "SavedSearch"),
+                "totalCount": {"type": "integer"},
+            }),
+            &["totalCount"],
+        ),
+        "SearchRequest": described(
+            "The parameters of `GET /v1/search` that a saved search keeps; `filters` also takes each searchable attribute of the category, a LIST or STRING one as `<key>: [values]` (values without commas), a numeric one as `<key>: {from, to}`.",
+            object(
+                json!({
+                    "query": {"type": "string", "maxLength": 100},
+                    "categoryId": {"type": "integer", "minimum": 1, "maximum": i64::MAX},
+                    "sellerId": {"type": "integer", "minimum": 1, "maximum": i64::MAX},
+                    "withImages": {"type": "boolean"},
+                    "searchDescription": {"type": "boolean"},
+                    "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
+                    "filters": object(
+                        json!({
+                            "price": object(json!({
+                                "from": {"type": "integer", "minimum": 0, "maximum": i64::MAX},
+                                "to": {"type": "integer", "minimum": 0, "maximum": i64::MAX},
+                            }), &[]),
+                            "postCode": {"type": "string"},
+                            "distance": {"type": "integer", "minimum": 1, "maximum": i64::MAX},
+                        }),
+                        &[],
+                    ),
+                }),
+                &[],
+            ),
+        ),
+        "SavedSearchInput": object(
+            json!({
+                "searchRequest": {"$ref": "#/components/schemas/SearchRequest"},
+                "alert": {"type": "string", "enum": ["none", "immediate", "daily"], "default": "none"},
+            }),
+            &["searchRequest"],
+        ),
         "Statistics": object(
             json!({
                 "_links": links(&["advertisement"]),

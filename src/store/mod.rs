@@ -29,6 +29,7 @@ pub mod locations;
 pub mod migrations;
 pub mod oauth;
 pub mod renditions;
+pub mod saved_searches;
 pub mod search;
 pub mod transactions;
 pub mod users;

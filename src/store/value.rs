@@ -11,6 +11,7 @@ use crate::domain::category::CategoryStatus;
 use crate::domain::image::{Format, ImageStatus, Size};
 use crate::domain::locale::Locale;
 use crate::domain::sale::TransactionStatus;
+use crate::domain::search::saved::Alert;
 use crate::domain::user::{DealerPackage, Email, UserStatus};
 
 /// A value bound to a query parameter or read from a column.
@@ -168,6 +169,7 @@ pub(super) use from_text;
 
 from_text!(
     AdStatus => AdStatus::parse,
+    Alert => Alert::parse,
     CategoryStatus => CategoryStatus::parse,
     DealerPackage => DealerPackage::parse,
     Email => Email::parse,

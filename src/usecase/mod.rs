@@ -18,6 +18,7 @@ pub mod images;
 pub mod moderation;
 pub mod renditions;
 pub mod sales;
+pub mod saved_searches;
 pub mod search;
 pub mod sign_in;
 
@@ -76,6 +77,7 @@ pub enum Thing {
     Transaction,
     User,
     Image,
+    SavedSearch,
 }
 
 /// What state stands in the way.

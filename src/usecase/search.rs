@@ -95,6 +95,12 @@ async fn tags<R>(
     Ok(tags)
 }
 
+/// Checks what `request` filters on against the database (the category exists, the
+/// attributes are the category's searchable ones) as a search does, without running it.
+pub async fn check<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<(), Error<R>> {
+    tags(conn, request).await.map(drop)
+}
+
 /// The page of ads `request` asks for at `now`: online ads only, ranked as the design's
 /// section 1 says (every word in the title first, then newest first; or by price).
 pub async fn run<R>(

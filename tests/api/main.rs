@@ -16,6 +16,7 @@ mod images;
 mod locations;
 mod oauth;
 mod operations;
+mod saved_searches;
 mod search;
 mod storage;
 mod transactions;

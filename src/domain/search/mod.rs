@@ -7,6 +7,7 @@
 //! the word splitter never keeps, so no query word can ever hit a tag.
 
 pub mod request;
+pub mod saved;
 pub mod text;
 
 use serde_json::Value;

@@ -1,0 +1,370 @@
+//! A saved search: the original's `searchRequest` shape (`{query, categoryId, sellerId,
+//! filters: {price: {from, to}, postCode, distance, <attributeKey>: [values]}}`).
+//!
+//! It is read into the query string's pairs of `GET /v1/search` and checked by the same
+//! [`SearchRequest::parse`], so a saved search and a search can never disagree on what a
+//! filter means; the pairs are what is stored, and the `searchRequest` a client reads back
+//! is written from them.
+
+use serde_json::{Map, Value, json};
+
+use super::request::{Refusal, SearchRequest};
+use crate::domain::field_error::FieldError;
+use crate::domain::locale::Text;
+use crate::domain::text_enum;
+
+/// At most this many saved searches per user.
+pub const MAX_PER_USER: i64 = 100;
+
+text_enum! {
+    /// Whether the owner wants mail about new matches (ours; the original had none).
+    pub enum Alert {
+        None = "none",
+        /// A mail soon after a new or changed ad matches.
+        Immediate = "immediate",
+        /// One digest a day.
+        Daily = "daily",
+    }
+}
+
+/// A saved search as a client sent it (`{searchRequest, alert}`).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedSearchInput {
+    pub search_request: Option<Value>,
+    pub alert: Option<Value>,
+}
+
+impl SavedSearchInput {
+    /// The checked request and alert choice (`none` unless given); every problem at once.
+    pub fn check(&self) -> Result<(SavedRequest, Alert), Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let alert = match &self.alert {
+            None => Some(Alert::None),
+            Some(value) => {
+                let alert = value.as_str().and_then(Alert::parse);
+                if alert.is_none() {
+                    errors.push(
+                        FieldError::new(
+                            "alert",
+                            "invalid-value",
+                            Text::new(
+                                "moet none, immediate of daily zijn",
+                                "doit être none, immediate ou daily",
+                            ),
+                        )
+                        .with_value(value.clone()),
+                    );
+                }
+                alert
+            }
+        };
+        let request = match &self.search_request {
+            None => {
+                errors.push(FieldError::missing("searchRequest"));
+                None
+            }
+            Some(value) => SavedRequest::read(value)
+                .map_err(|found| errors.extend(found))
+                .ok(),
+        };
+        match (request, alert) {
+            (Some(request), Some(alert)) if errors.is_empty() => Ok((request, alert)),
+            _ => Err(errors),
+        }
+    }
+}
+
+/// Members of `searchRequest` that are search parameters as they are.
+const TOP_LEVEL: [&str; 6] = [
+    "query",
+    "categoryId",
+    "sellerId",
+    "withImages",
+    "searchDescription",
+    "locale",
+];
+
+/// A checked saved search: the search parameters as `GET /v1/search` takes them, and the
+/// request they parse into.
+#[derive(Clone, Debug)]
+pub struct SavedRequest {
+    pub pairs: Vec<(String, String)>,
+    pub request: SearchRequest,
+}
+
+impl SavedRequest {
+    /// Reads `searchRequest`; every problem at once, each field named by its JSON path
+    /// (`searchRequest.filters.price.from`).
+    pub fn read(search_request: &Value) -> Result<SavedRequest, Vec<FieldError>> {
+        let Some(object) = search_request.as_object() else {
+            return Err(vec![invalid(
+                "searchRequest",
+                search_request,
+                Shape::Object,
+            )]);
+        };
+        let mut reader = Reader::default();
+        for (key, value) in object {
+            let path = format!("searchRequest.{key}");
+            if key == "filters" {
+                reader.filters(value, &path);
+            } else if TOP_LEVEL.contains(&key.as_str()) {
+                reader.scalar(key, value, &path);
+            } else {
+                reader.errors.push(unknown(&path, value));
+            }
+        }
+        if !reader.errors.is_empty() {
+            return Err(reader.errors);
+        }
+        let Reader { pairs, paths, .. } = reader;
+        let rename = |mut error: FieldError| {
+            for field in &mut error.fields {
+                if let Some((_, path)) = paths.iter().find(|(name, _)| name == field) {
+                    field.clone_from(path);
+                }
+            }
+            error
+        };
+        match SearchRequest::parse(&pairs) {
+            Ok(request) => Ok(SavedRequest { pairs, request }),
+            Err(Refusal::Invalid(errors) | Refusal::Pagination(errors)) => {
+                Err(errors.into_iter().map(rename).collect())
+            }
+        }
+    }
+
+    /// The JSON path of a search parameter of this request, for a field error found later
+    /// (an attribute the category does not have).
+    pub fn path_of(name: &str) -> String {
+        if TOP_LEVEL.contains(&name) {
+            format!("searchRequest.{name}")
+        } else {
+            format!("searchRequest.filters.{name}")
+        }
+    }
+
+    /// The stored form: the pairs as a query string.
+    pub fn query_string(&self) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in &self.pairs {
+            query.append_pair(name, value);
+        }
+        query.finish()
+    }
+
+    /// The `searchRequest` a client reads back, written from stored pairs.
+    pub fn json_of(query_string: &str) -> Value {
+        let mut top = Map::new();
+        let mut filters = Map::new();
+        for (name, value) in form_urlencoded::parse(query_string.as_bytes()) {
+            let number = || value.parse::<i64>().map_or(json!(value), Value::from);
+            match name.as_ref() {
+                "categoryId" | "sellerId" => {
+                    top.insert(name.into_owned(), number());
+                }
+                "withImages" | "searchDescription" => {
+                    top.insert(name.into_owned(), json!(value == "true"));
+                }
+                "query" | "locale" => {
+                    top.insert(name.into_owned(), json!(value));
+                }
+                "postCode" => {
+                    filters.insert(name.into_owned(), json!(value));
+                }
+                "distance" => {
+                    filters.insert(name.into_owned(), number());
+                }
+                other => match other.rsplit_once('.') {
+                    Some((key, end @ ("from" | "to"))) => {
+                        let range = filters.entry(key).or_insert_with(|| json!({}));
+                        range[end] = number();
+                    }
+                    _ => {
+                        let values: Vec<&str> = value.split(',').collect();
+                        filters.insert(other.to_owned(), json!(values));
+                    }
+                },
+            }
+        }
+        if !filters.is_empty() {
+            top.insert("filters".into(), Value::Object(filters));
+        }
+        Value::Object(top)
+    }
+}
+
+/// What a member must be.
+#[derive(Clone, Copy)]
+enum Shape {
+    Object,
+    Text,
+    Integer,
+    Boolean,
+    TextList,
+}
+
+fn invalid(path: &str, value: &Value, shape: Shape) -> FieldError {
+    let (dutch, french) = match shape {
+        Shape::Object => ("moet een object zijn", "doit être un objet"),
+        Shape::Text => ("moet een tekst zijn", "doit être un texte"),
+        Shape::Integer => ("moet een geheel getal zijn", "doit être un nombre entier"),
+        Shape::Boolean => ("moet true of false zijn", "doit être true ou false"),
+        Shape::TextList => (
+            "moet een lijst van teksten zonder komma zijn",
+            "doit être une liste de textes sans virgule",
+        ),
+    };
+    FieldError::new(path, "invalid-value", Text::new(dutch, french)).with_value(value.clone())
+}
+
+fn unknown(path: &str, value: &Value) -> FieldError {
+    FieldError::new(
+        path,
+        "unknown-parameter",
+        Text::new(
+            "is geen onderdeel van een zoekopdracht",
+            "ne fait pas partie d'une recherche",
+        ),
+    )
+    .with_value(value.clone())
+}
+
+/// Collects the pairs, the JSON path of each pair's name, and the problems.
+#[derive(Default)]
+struct Reader {
+    pairs: Vec<(String, String)>,
+    paths: Vec<(String, String)>,
+    errors: Vec<FieldError>,
+}
+
+impl Reader {
+    fn push(&mut self, name: &str, value: String, path: &str) {
+        self.pairs.push((name.to_owned(), value));
+        self.paths.push((name.to_owned(), path.to_owned()));
+    }
+
+    /// A top-level member or `postCode`/`distance`: one parameter of the same name.
+    fn scalar(&mut self, name: &str, value: &Value, path: &str) {
+        let shape = match name {
+            "query" | "locale" | "postCode" => Shape::Text,
+            "withImages" | "searchDescription" => Shape::Boolean,
+            _ => Shape::Integer,
+        };
+        let text = match (shape, value) {
+            (Shape::Text, Value::String(text)) => Some(text.clone()),
+            (Shape::Boolean, Value::Bool(flag)) => Some(flag.to_string()),
+            (Shape::Integer, Value::Number(n)) if n.is_i64() => Some(n.to_string()),
+            _ => None,
+        };
+        match text {
+            Some(text) => self.push(name, text, path),
+            None => self.errors.push(invalid(path, value, shape)),
+        }
+    }
+
+    fn filters(&mut self, filters: &Value, path: &str) {
+        let Some(filters) = filters.as_object() else {
+            self.errors.push(invalid(path, filters, Shape::Object));
+            return;
+        };
+        for (key, value) in filters {
+            let path = format!("{path}.{key}");
+            match (key.as_str(), value) {
+                ("postCode" | "distance", _) => self.scalar(key, value, &path),
+                (_, Value::Object(range)) => self.range(key, range, &path),
+                (_, Value::Array(values)) => {
+                    let texts: Option<Vec<&str>> = values
+                        .iter()
+                        .map(|v| v.as_str().filter(|t| !t.contains(',')))
+                        .collect();
+                    match texts {
+                        Some(texts) => self.push(key, texts.join(","), &path),
+                        None => self.errors.push(invalid(&path, value, Shape::TextList)),
+                    }
+                }
+                _ => self.errors.push(invalid(&path, value, Shape::TextList)),
+            }
+        }
+    }
+
+    /// `{from, to}`: the parameters `<key>.from` and `<key>.to`.
+    fn range(&mut self, key: &str, range: &Map<String, Value>, path: &str) {
+        for (end, value) in range {
+            let path = format!("{path}.{end}");
+            if end == "from" || end == "to" {
+                self.scalar(&format!("{key}.{end}"), value, &path);
+            } else {
+                self.errors.push(unknown(&path, value));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(errors: Vec<FieldError>) -> Vec<String> {
+        errors.into_iter().flat_map(|e| e.fields).collect()
+    }
+
+    #[test]
+    fn the_original_shape_reads_into_search_parameters_and_back() {
+        let sent = json!({"query": "fiets", "categoryId": 403, "sellerId": 7,
+                          "filters": {"price": {"from": 100, "to": 5000}, "condition": ["new", "used"]}});
+        let saved = SavedRequest::read(&sent).unwrap();
+        assert_eq!(saved.request.category_id, Some(403));
+        assert_eq!(
+            (saved.request.price_from, saved.request.price_to),
+            (Some(100), Some(5000))
+        );
+        assert_eq!(
+            saved.request.attributes,
+            [(
+                "condition".to_owned(),
+                vec!["new".to_owned(), "used".to_owned()]
+            )]
+        );
+        assert_eq!(SavedRequest::json_of(&saved.query_string()), sent);
+    }
+
+    #[test]
+    fn every_problem_is_named_by_its_path() {
+        let sent = json!({"query": 5, "offset": 10, "categoryId": "403",
+                          "filters": {"price": {"from": 500, "to": 100, "step": 1}, "colour": "red",
+                                      "condition": ["a,b"]}});
+        let errors = SavedRequest::read(&sent).unwrap_err();
+        assert_eq!(
+            fields(errors),
+            [
+                "searchRequest.categoryId",
+                "searchRequest.filters.colour",
+                "searchRequest.filters.condition",
+                "searchRequest.filters.price.step",
+                "searchRequest.offset",
+                "searchRequest.query",
+            ]
+        );
+        let reversed = json!({"filters": {"price": {"from": 500, "to": 100}}});
+        assert_eq!(
+            fields(SavedRequest::read(&reversed).unwrap_err()),
+            [
+                "searchRequest.filters.price.from",
+                "searchRequest.filters.price.to"
+            ]
+        );
+        assert_eq!(
+            fields(SavedRequest::read(&json!([1])).unwrap_err()),
+            ["searchRequest"]
+        );
+    }
+
+    #[test]
+    fn an_empty_request_saves_everything() {
+        let saved = SavedRequest::read(&json!({})).unwrap();
+        assert!(saved.pairs.is_empty());
+        assert_eq!(SavedRequest::json_of(""), json!({}));
+    }
+}
