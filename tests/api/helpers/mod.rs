@@ -6,6 +6,7 @@
 mod http;
 pub mod openapi;
 pub mod s3;
+mod served;
 mod sign_in;
 
 use reqwest::Method;
@@ -18,6 +19,7 @@ use souk::state::AppState;
 use souk::store::Db;
 
 pub use http::{Call, Http, expect_json, expect_oauth_error};
+pub use served::Served;
 pub use sign_in::{LoginPage, hidden_field, session_cookie};
 
 pub struct TestApp {
