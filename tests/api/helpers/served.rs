@@ -73,6 +73,13 @@ impl Served {
         self.log()
     }
 
+    /// Kills the server with SIGKILL, as a crash or the OOM killer would; its log.
+    pub fn kill(mut self) -> String {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("wait for souk");
+        self.log()
+    }
+
     /// The whole log of a server that has exited.
     fn log(&mut self) -> String {
         self.log
@@ -86,5 +93,9 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A failing test shows what the server said.
+        if std::thread::panicking() {
+            eprintln!("souk serve's log:\n{}", self.log());
+        }
     }
 }
