@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::api::ITEM_ID_PATTERN;
+use crate::domain::search::request::MAX_DISTANCE;
 
 /// An object schema with these members, of which those in `required` must be present
 /// (an empty list writes no `required`).
@@ -316,8 +317,8 @@ pub fn all(prefix: &str) -> Value {
                                 "from": {"type": "integer", "minimum": 0, "maximum": i64::MAX},
                                 "to": {"type": "integer", "minimum": 0, "maximum": i64::MAX},
                             }), &[]),
-                            "postCode": {"type": "string"},
-                            "distance": {"type": "integer", "minimum": 1, "maximum": i64::MAX},
+                            "postCode": {"type": "string", "maxLength": 10},
+                            "distance": {"type": "integer", "minimum": 1, "maximum": MAX_DISTANCE, "description": "Metres from `postCode`, which it needs."},
                         }),
                         &[],
                     ),

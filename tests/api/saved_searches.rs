@@ -92,6 +92,23 @@ async fn a_saved_search_is_kept_run_changed_and_deleted(app: TestApp) {
     let newest = everything["savedSearchId"].as_i64().unwrap();
     assert_eq!(listed(&app, &buyer).await, [newest, id], "newest first");
 
+    let near = json!({"filters": {"postCode": "1000", "distance": 20000}});
+    let nearby = save(&app, &buyer.token, json!({"searchRequest": near})).await;
+    let nearby = expect_json(nearby, 201).await;
+    assert_eq!(nearby["searchRequest"], near);
+    let link = nearby["_links"]["svc:search"]["href"].as_str().unwrap();
+    assert!(
+        link.contains("postCode=1000") && link.contains("distance=20000"),
+        "{link}"
+    );
+    assert_eq!(
+        titles_found(&app, &nearby).await,
+        ["Audi A6", "Audi A4"],
+        "the cars are in 1000"
+    );
+    let nearby_id = nearby["savedSearchId"].as_i64().unwrap();
+    assert_eq!(listed(&app, &buyer).await, [nearby_id, newest, id]);
+
     let petrol = json!({"categoryId": 101, "filters": {"fuel": ["petrol"]}});
     let replaced = app
         .put(&location)
@@ -111,7 +128,7 @@ async fn a_saved_search_is_kept_run_changed_and_deleted(app: TestApp) {
     assert_eq!(gone["code"], "savedsearch-not-found");
     let again = app.delete(&location).token(&buyer.token).send().await;
     assert_eq!(again.status(), 404);
-    assert_eq!(listed(&app, &buyer).await, [newest]);
+    assert_eq!(listed(&app, &buyer).await, [nearby_id, newest]);
 }
 
 async fn only_the_owner_knows_a_saved_search(app: TestApp) {
@@ -213,6 +230,13 @@ async fn bad_saved_searches_are_field_errors_and_store_nothing(app: TestApp) {
     assert_eq!(
         field_codes(&not_of_category),
         pairs(&[("searchRequest.filters.fuel", "unknown-parameter")])
+    );
+    let far =
+        refused(json!({"searchRequest": {"filters": {"postCode": "9999", "distance": 1000}}}))
+            .await;
+    assert_eq!(
+        field_codes(&far),
+        pairs(&[("searchRequest.filters.postCode", "unknown-postcode")])
     );
     let not_json = app
         .post("/v1/savedsearches")
