@@ -87,7 +87,7 @@ async fn seeded_ads_are_valid(app: TestApp) {
         .db
         .read(|conn| {
             Box::pin(async move {
-                let mut row = conn
+                let row = conn
                     .query_one(
                         "SELECT COUNT(*) AS n, CAST(SUM(refs) AS BIGINT) AS refs FROM image_blobs",
                         &[],
