@@ -3,6 +3,7 @@
 //! backends answering the same corpus alike.
 
 mod distance;
+mod ranges;
 
 use serde_json::{Value, json};
 
