@@ -238,6 +238,49 @@ fn rows() -> Vec<Row> {
             buyer: Status(403),
             owner: Status(403),
         },
+        Row {
+            method: "post",
+            template: "/v1/savedsearches",
+            path: "/v1/savedsearches",
+            body: Some(json!({"searchRequest": {"query": "fiets"}})),
+            other_user: Allowed,
+            buyer: Allowed,
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/savedsearches",
+            path: "/v1/savedsearches",
+            other_user: Allowed,
+            buyer: Allowed,
+            ..owner_only()
+        },
+        // Someone else's saved search does not exist for them.
+        Row {
+            method: "get",
+            template: "/v1/savedsearches/{savedSearchId}",
+            path: "/v1/savedsearches/{saved}",
+            other_user: Status(404),
+            buyer: Status(404),
+            ..owner_only()
+        },
+        Row {
+            method: "put",
+            template: "/v1/savedsearches/{savedSearchId}",
+            path: "/v1/savedsearches/{saved}",
+            body: Some(json!({"searchRequest": {"query": "auto"}})),
+            other_user: Status(404),
+            buyer: Status(404),
+            ..owner_only()
+        },
+        Row {
+            method: "delete",
+            template: "/v1/savedsearches/{savedSearchId}",
+            path: "/v1/savedsearches/{saved}",
+            other_user: Status(404),
+            buyer: Status(404),
+            ..owner_only()
+        },
         // Last: it deletes the ad the rows above use.
         Row {
             method: "post",
@@ -375,9 +418,23 @@ async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
         .unwrap()
 }
 
-/// The error code that goes with each status the table expects.
-fn code_of(status: u16) -> &'static str {
+/// A saved search of `owner`; its id.
+async fn saved_search(app: &TestApp, owner: &User) -> i64 {
+    let response = app
+        .post("/v1/savedsearches")
+        .token(&owner.token)
+        .json(&json!({"searchRequest": {"query": "fiets"}}))
+        .send()
+        .await;
+    expect_json(response, 201).await["savedSearchId"]
+        .as_i64()
+        .unwrap()
+}
+
+/// The error code that goes with each status the table expects at `path`.
+fn code_of(status: u16, path: &str) -> &'static str {
     match status {
+        404 if path.contains("/savedsearches/") => "savedsearch-not-found",
         400 => "validation-failure",
         415 => "unsupported-media-type",
         401 => "unauthenticated",
@@ -416,6 +473,10 @@ async fn the_access_table_holds(app: TestApp) {
                     path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
                 }
                 path = path.replace("{ready}", &ready);
+                if path.contains("{saved}") {
+                    let saved = saved_search(&app, &users.owner).await;
+                    path = path.replace("{saved}", &saved.to_string());
+                }
                 if path.contains("{img}") {
                     let image = crate::images::new_image(&app, &users.owner.token, &item).await;
                     path = path.replace("{img}", &image);
@@ -458,7 +519,7 @@ async fn the_access_table_holds(app: TestApp) {
                 let error = expect_json(response, status).await;
                 assert_eq!(
                     error["code"],
-                    code_of(status),
+                    code_of(status, &path),
                     "{} {path} as {who}",
                     row.method
                 );
