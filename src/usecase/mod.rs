@@ -14,6 +14,7 @@
 pub mod accounts;
 pub mod advertisements;
 pub mod authorization;
+pub mod bids;
 pub mod images;
 pub mod moderation;
 pub mod renditions;
@@ -76,6 +77,7 @@ pub enum Thing {
     Transaction,
     User,
     Image,
+    Bid,
 }
 
 /// What state stands in the way.
@@ -87,6 +89,8 @@ pub enum Conflict {
     Finished(TransactionStatus),
     /// Another account took the address meanwhile.
     EmailTaken,
+    /// The ad's price model is not `bidding`: it takes no bids.
+    NoBidding,
 }
 
 impl<R> From<DbError> for Error<R> {
