@@ -81,6 +81,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    // With port 0 the system picks the port: from here on the configuration names it.
+    let config = config.bound_to(listener.local_addr()?);
     if config.environment == crate::config::Environment::Sandbox {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }
@@ -100,6 +102,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         region = %config.region,
         "souk is serving"
     );
+    // A line a script (or a test that asked for port 0) reads to find the server.
+    println!("listening on http://{}", config.listen);
     println!(
         "Souk serves {base}/v1 (docs: {base}/docs). Try: curl {base}/v1",
         base = config.base_url

@@ -182,6 +182,25 @@ impl Config {
         }
     }
 
+    /// This configuration once the server listens on `bound`: with `listen` port 0 the
+    /// system chose the port, so URLs derived from `listen` (`http://127.0.0.1:0`) name the
+    /// port actually bound instead. URLs an operator gave stay as they are.
+    pub fn bound_to(mut self, bound: SocketAddr) -> Config {
+        if self.listen.port() != 0 {
+            return self;
+        }
+        let derived = format!("http://{}", self.listen);
+        let actual = format!("http://{bound}");
+        if self.auth_url == derived {
+            self.auth_url = actual.clone();
+        }
+        if self.base_url == derived {
+            self.base_url = actual;
+        }
+        self.listen = bound;
+        self
+    }
+
     /// Fills in the URLs left empty and checks what a type alone cannot.
     fn with_derived_urls(mut self) -> Result<Config, ConfigError> {
         if self.database_url.is_empty() {
@@ -355,6 +374,27 @@ mod tests {
         let err = from(None, &[("SOUK_MAX_BODY_BYTES", "lots")]).unwrap_err();
         assert!(err.to_string().contains("max_body_bytes"), "{err}");
         assert!(err.to_string().contains("SOUK_MAX_BODY_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn port_zero_urls_name_the_port_bound() {
+        let bound: SocketAddr = "127.0.0.1:41234".parse().unwrap();
+        let config = from(None, &[("SOUK_LISTEN", "127.0.0.1:0")]).unwrap();
+        let config = config.bound_to(bound);
+        assert_eq!(config.listen, bound);
+        assert_eq!(config.base_url, "http://127.0.0.1:41234");
+        assert_eq!(config.auth_url, "http://127.0.0.1:41234");
+        let given = [
+            ("SOUK_LISTEN", "127.0.0.1:0"),
+            ("SOUK_BASE_URL", "https://souk.example"),
+        ];
+        let config = from(None, &given).unwrap().bound_to(bound);
+        assert_eq!(config.base_url, "https://souk.example", "given, kept");
+        let fixed = from(None, &[]).unwrap().bound_to(bound);
+        assert_eq!(
+            fixed.base_url, "http://127.0.0.1:8080",
+            "not port 0: unchanged"
+        );
     }
 
     #[test]

@@ -114,57 +114,46 @@ impl Operation {
 
     /// The request body: its media type and the component schema it follows. What the
     /// schema cannot say (a category's attributes, an unknown user) the server checks too.
+    /// A JSON body brings the answers to what such a body can be wrong with (`all_errors`).
     pub fn body(mut self, media_type: &'static str, schema: &'static str) -> Self {
         self.body.push((media_type, schema));
         self
     }
 
-    pub fn path_param(mut self, name: &'static str, description: &'static str) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX},
-        }));
-        self
+    /// A path parameter that is an id.
+    pub fn path_param(self, name: &'static str, description: &'static str) -> Self {
+        let id = json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": i64::MAX});
+        self.path(name, description, id)
     }
 
-    /// A path parameter of text (a `mediaId`).
-    pub fn path_text_param(mut self, name: &'static str, description: &'static str) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "string"},
-        }));
-        self
+    /// A path parameter of text (a `mediaId`, a documentation page's name).
+    pub fn path_text_param(self, name: &'static str, description: &'static str) -> Self {
+        self.path(name, description, json!({"type": "string"}))
     }
 
     /// A path parameter that takes one of `values`.
     pub fn path_enum_param(
-        mut self,
+        self,
         name: &'static str,
         values: &[&str],
         description: &'static str,
     ) -> Self {
-        self.params.push(json!({
-            "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "string", "enum": values},
-        }));
-        self
+        self.path(name, description, json!({"type": "string", "enum": values}))
     }
 
     /// The `itemId` path parameter: `m` and the ad's number (as `ItemId::parse` takes it).
-    pub fn item_param(mut self) -> Self {
-        self.params.push(json!({
-            "name": "itemId", "in": "path", "required": true,
-            "description": "`m` followed by the advertisement's number.",
-            "schema": {"type": "string", "pattern": ITEM_ID_PATTERN},
-        }));
-        self
+    pub fn item_param(self) -> Self {
+        self.path(
+            "itemId",
+            "`m` followed by the advertisement's number.",
+            json!({"type": "string", "pattern": ITEM_ID_PATTERN}),
+        )
     }
 
-    /// A path parameter that is a name, not an id.
-    pub fn name_param(mut self, name: &'static str, description: &'static str) -> Self {
+    fn path(mut self, name: &'static str, description: &'static str, schema: Value) -> Self {
         self.params.push(json!({
             "name": name, "in": "path", "required": true, "description": description,
-            "schema": {"type": "string"},
+            "schema": schema,
         }));
         self
     }
@@ -241,15 +230,6 @@ impl Operation {
         self
     }
 
-    /// The operation takes a JSON body, so it answers what a body can be wrong with.
-    pub fn json_body(self) -> Self {
-        self.errors(&[
-            ErrorCode::ValidationFailure,
-            ErrorCode::InvalidJson,
-            ErrorCode::IncorrectContentType,
-        ])
-    }
-
     fn filter(&self) -> MethodFilter {
         match self.method {
             "get" => MethodFilter::GET,
@@ -264,6 +244,18 @@ impl Operation {
     /// its kind can meet on the way (middleware and layers).
     fn all_errors(&self) -> Vec<ErrorCode> {
         let mut errors = self.errors.clone();
+        let is_json = |(media_type, _): &&(&str, &str)| {
+            *media_type == "application/json" || media_type.ends_with("+json")
+        };
+        let json_bodies = self.body.iter().filter(is_json).count();
+        if json_bodies > 0 {
+            errors.extend([ErrorCode::ValidationFailure, ErrorCode::InvalidJson]);
+        }
+        if json_bodies > 0 && json_bodies == self.body.len() {
+            // A JSON-only operation refuses any other body as incorrect-content-type; one
+            // that also takes other types (images) answers 415 itself.
+            errors.push(ErrorCode::IncorrectContentType);
+        }
         // The timeout layer covers every route.
         errors.push(ErrorCode::RequestTimeout);
         if matches!(self.method, "post" | "put" | "patch") {

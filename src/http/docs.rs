@@ -31,7 +31,7 @@ pub fn routes(api: Api) -> Api {
     // A page of one thing, named in the path.
     let one = |path, id, summary, (name, description)| {
         page(path, id, summary)
-            .name_param(name, description)
+            .path_text_param(name, description)
             .errors(&[ErrorCode::NotFound])
     };
     let rel_param = ("rel", "The relation name without prefix.");

@@ -76,7 +76,6 @@ pub fn routes(api: Api) -> Api {
             .description("`{\"mediaIds\": [...]}` names every image of the ad once, in the new order; `imageId` becomes 1, 2, ... in that order. Answers 200 with the images.")
             .body("application/json", "ImageOrder")
             .ok(200, "The images, in their new order", "ImageList")
-            .json_body()
             .errors(&[Unauthorized, AdvertisementNotFound]),
         reorder,
     )

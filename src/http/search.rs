@@ -5,7 +5,7 @@
 use axum::extract::RawQuery;
 use serde_json::{Map, Value, json};
 
-use crate::domain::search::request::{REACHABLE, Refusal, SearchRequest};
+use crate::domain::search::request::{MAX_DISTANCE, REACHABLE, Refusal, SearchRequest};
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Embedded, Hal, Rel, Resource};
 use crate::usecase::search;
@@ -25,14 +25,16 @@ pub fn routes(api: Api) -> Api {
             .tag("Search")
             .authenticated()
             .summary("Search the online advertisements")
-            .description("Every word of `query` must match (Dutch and French word forms and accents do not matter). Results whose title holds every word come first, then (with `searchDescription=true`) those that need the description, each group newest first; `sortBy=price` orders by price (ascending unless `sortOrder=descending`; ads without a price last). Filters: `categoryId` (L1 or leaf), `sellerId`, `locale`, `withImages`, `price.from`/`price.to` (cents, of the asking price or minimal bid), and with `categoryId` each searchable LIST or STRING attribute of the category as `<key>=value1,value2` (any of). `totalCount` is exact; at most the first 5,000 results are reachable: `limit` 1 to 200 (default 30) and `offset + limit` at most 5,000, else 400 `pagination-invalid`. Any other problem, an unknown parameter included, is 400 `validation-failure` with every field error.")
+            .description("Every word of `query` must match (Dutch and French word forms and accents do not matter). Results whose title holds every word come first, then (with `searchDescription=true`) those that need the description, each group newest first; `sortBy=price` orders by price (ascending unless `sortOrder=descending`; ads without a price last); `sortBy=location` by distance from `postCode` (nearest first unless `sortOrder=descending`; ads whose postcode has no known place last; equal distances newest first). Filters: `categoryId` (L1 or leaf), `sellerId`, `locale`, `withImages`, `price.from`/`price.to` (cents, of the asking price or minimal bid), `postCode` with `distance` (metres), and with `categoryId` each searchable LIST or STRING attribute of the category as `<key>=value1,value2` (any of) and each searchable NUMBER or DOUBLE attribute as `<key>.from`/`<key>.to` (inclusive). With `postCode` each result carries `distance`: whole metres between the postcodes' areas (a Dutch postcode's four digits, a Belgian postcode). `totalCount` is exact; at most the first 5,000 results are reachable: `limit` 1 to 200 (default 30) and `offset + limit` at most 5,000, else 400 `pagination-invalid`. Any other problem, an unknown parameter included, is 400 `validation-failure` with every field error.")
             .query_param("query", json!({"type": "string", "maxLength": 100}), "The words to find (at most 8 after stop words).")
             .query_param("categoryId", id(), "An L1 or leaf category.")
             .query_param("withImages", boolean(), "Only ads with images (default false).")
             .query_param("searchDescription", boolean(), "Find the words in the description too (default false).")
             .query_param("sellerId", id(), "Only this seller's ads.")
-            .query_param("sortBy", json!({"type": "string", "enum": ["default", "price"]}), "Default: every word in the title first, then newest first.")
-            .query_param("sortOrder", json!({"type": "string", "enum": ["ascending", "descending"]}), "Descending for `default`, ascending for `price` unless given.")
+            .query_param("postCode", json!({"type": "string", "maxLength": 10}), "A Dutch (`1234AB`) or Belgian (`1234`) postcode that distances are measured from; one whose area Souk does not know is a field error.")
+            .query_param("distance", json!({"type": "integer", "minimum": 1, "maximum": MAX_DISTANCE}), "Only ads at most this many metres from `postCode` (which it needs).")
+            .query_param("sortBy", json!({"type": "string", "enum": ["default", "location", "price"]}), "Default: every word in the title first, then newest first. `location` needs `postCode`.")
+            .query_param("sortOrder", json!({"type": "string", "enum": ["ascending", "descending"]}), "Descending for `default`, ascending for `location` and `price` unless given.")
             .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": REACHABLE - 1}), "Default 0.")
             .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 200}), "Default 30.")
             .query_param("locale", json!({"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]}), "Only ads in this locale.")
@@ -120,9 +122,9 @@ async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Resu
             .await?
     };
     let items = found
-        .records
+        .results
         .iter()
-        .map(|r| AdJson::new(&hal, r, now, false))
+        .map(|r| AdJson::new(&hal, &r.record, now, false).with_distance(r.distance))
         .collect();
     Ok(Json::ok(AdPageJson {
         links: links(&hal, &pairs, &request, found.total),

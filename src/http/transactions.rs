@@ -47,9 +47,7 @@ pub fn routes(api: Api) -> Api {
         ])
     };
     let post_about_ad = |path, id, tag| {
-        under_ad(post(path, id), tag)
-            .json_body()
-            .errors(&[Unauthorized, AdvertisementNotFound])
+        under_ad(post(path, id), tag).errors(&[Unauthorized, AdvertisementNotFound])
     };
     api.resource(
         post_about_ad("/advertisements/{itemId}/transactions", "createTransaction", "Transactions")

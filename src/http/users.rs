@@ -44,7 +44,6 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{email, name, postcode, phoneNumber, password}` (`password` is Souk's own and optional: without it, the owner chooses one when confirming). The account is `unconfirmed` until its owner follows the link mailed to them. A taken e-mail address is the field error `email-in-use`.")
             .body("application/json", "NewUser")
             .ok(201, "The new user (Location: its address)", "User")
-            .json_body()
             .errors(&[Unauthorized]),
         create,
     )
@@ -69,7 +68,6 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{\"newEmail\": ...}`. Only the user themself (scope `read`). Field errors `email-in-use` and `input-invalid`.")
             .body("application/json", "EmailChange")
             .ok(200, "`{_links: {self}, message}`", "ChangeEmail")
-            .json_body()
             .errors(&[Unauthorized, UserNotFound]),
         change_email,
     )
@@ -85,7 +83,6 @@ pub fn routes(api: Api) -> Api {
             .summary("Set the brands a user sells (the user themself, scope `write`)")
             .description("Body `{\"brands\": [...]}`: at most 50 names of 1 to 50 characters, none twice (ignoring case). Answers the new list.")
             .body("application/json", "BrandList")
-            .json_body()
             .errors(&[Unauthorized, UserNotFound]),
         set_brands,
     )

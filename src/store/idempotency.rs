@@ -82,22 +82,20 @@ pub async fn complete(
     status: u16,
     response: &str,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE idempotency_keys SET status = $2, response = $3 WHERE scope_key = $1",
         params![scope_key, i64::from(status), response],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Frees a claimed key whose request did not succeed, so that a retry runs again.
 pub async fn release(conn: &mut dyn Conn, scope_key: &str) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "DELETE FROM idempotency_keys WHERE scope_key = $1 AND response IS NULL",
         params![scope_key],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Forgets keys older than `before` (a periodic sweep keeps the table small).

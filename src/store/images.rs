@@ -114,15 +114,14 @@ pub async fn insert_many(
         .iter()
         .flat_map(|(item_number, image)| insert_values(*item_number, image, now))
         .collect();
-    conn.execute(
+    conn.run(
         &format!(
             "INSERT INTO images ({INSERT_COLUMNS}) VALUES {}",
             super::placeholders(images.len(), 10)
         ),
         &values,
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// An image and the ad it belongs to.
@@ -159,12 +158,11 @@ pub async fn of_ad(conn: &mut dyn Conn, item_number: i64) -> Result<Vec<ImageRec
 
 /// Marks an image whose renditions exist `available`.
 pub async fn set_available(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE images SET status = $2 WHERE media_id = $1",
         params![media_id, ImageStatus::Available.as_str()],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Removes an image row (its renditions and job go with `store::renditions`); false if

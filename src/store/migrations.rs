@@ -35,6 +35,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(12, "0012_image_renditions"),
     migration!(13, "0013_locations"),
     migration!(14, "0014_search"),
+    migration!(15, "0015_search_location_attributes"),
     migration!(16, "0016_bids"),
 ];
 

@@ -180,12 +180,11 @@ pub async fn claim_unreferenced(conn: &mut dyn Conn, limit: i64) -> Result<Vec<S
 
 /// Drops the row of a blob whose bytes were deleted.
 pub async fn forget(conn: &mut dyn Conn, sha256: &str) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "DELETE FROM image_blobs WHERE sha256 = $1 AND refs = -1",
         params![sha256],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// How many references a blob has (None: no such blob); for tests and the seed.
@@ -217,12 +216,11 @@ pub async fn enqueue(
     original_key: &str,
     now: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO image_jobs (media_id, phase, original_key, created_at) VALUES ($1, $2, $3, $4)",
         params![media_id, Format::Jpeg.as_str(), original_key, now],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Claims the oldest job whose lease ran out (or that never had one) until `until`. One
@@ -260,12 +258,11 @@ pub async fn release_all(conn: &mut dyn Conn) -> Result<u64, DbError> {
 /// Moves a job from its JPEG phase to its WebP phase, which the same worker goes on with
 /// under its lease.
 pub async fn to_webp_phase(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE image_jobs SET phase = $2, attempts = 0 WHERE media_id = $1",
         params![media_id, Format::Webp.as_str()],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Ends a job; its original's key, which the caller deletes (None if there was no job).

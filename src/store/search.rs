@@ -5,6 +5,8 @@
 //! same order. The match expression is the one text that differs: an FTS5 `MATCH` on
 //! SQLite, a `tsquery` on PostgreSQL; [`Match`] writes both.
 
+use crate::domain::places::Point;
+pub use crate::domain::search::request::NumberRange;
 use crate::domain::search::text::is_index_word;
 
 use super::{Backend, Conn, DbError, Value};
@@ -20,6 +22,34 @@ pub enum Order {
     PriceAscending,
     /// Highest price first; ads without a price last.
     PriceDescending,
+    /// Nearest to `Query::near` first; ads whose postcode has no location last.
+    NearestFirst,
+    /// Farthest from `Query::near` first; ads whose postcode has no location last.
+    FarthestFirst,
+}
+
+/// Metres per degree of latitude (and of longitude at the equator) on a sphere of the
+/// earth's mean radius, 6,371,000 m x pi / 180.
+const METRES_PER_DEGREE: f64 = 111_195.0;
+
+/// The row of `locations` an ad is measured from: its postcode's area (a Dutch postcode's
+/// four digits, a Belgian postcode itself; six characters are Dutch, as for `cityName`).
+/// Areas are all the shipped data has a point for, so every ad of a known area has one.
+const AD_AREA_JOIN: &str = " LEFT JOIN locations l \
+    ON l.country = CASE WHEN length(d.postcode) = 6 THEN 'NL' ELSE 'BE' END \
+    AND l.postcode = substr(d.postcode, 1, 4)";
+
+/// Distances from a point (docs/design/search.md section 6): equirectangular at the point's
+/// latitude, `dy = (lat - lat0) * M`, `dx = (lon - lon0) * M * cos(lat0)`, within 0.1% of
+/// the great-circle distance over this range. Computed by the database alone (SQLite here
+/// has no square root, so it is compared and ordered squared), so that the radius filter,
+/// the order and the distance shown come from one computation and cannot disagree, on
+/// either backend: the same IEEE arithmetic on the same doubles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Near {
+    pub point: Point,
+    /// Only ads at most this many metres away.
+    pub within: Option<i64>,
 }
 
 /// What to find, as the store runs it: groups of terms that must all match (a group
@@ -35,16 +65,26 @@ pub struct Query {
     pub price_from: Option<i64>,
     pub price_to: Option<i64>,
     pub with_images: bool,
+    pub near: Option<Near>,
+    pub number_ranges: Vec<NumberRange>,
     pub order: Order,
     pub offset: i64,
     pub limit: i64,
 }
 
-/// A page of results: the item numbers in order, and how many match in all.
+/// A page of results, in order, and how many match in all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Page {
     pub total: i64,
-    pub numbers: Vec<i64>,
+    pub hits: Vec<Hit>,
+}
+
+/// One result: the ad, and its distance in whole metres when the query is `near` a point
+/// (none for an ad whose postcode has no location).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hit {
+    pub number: i64,
+    pub distance: Option<i64>,
 }
 
 /// Which of an ad's texts the words must be in.
@@ -146,12 +186,20 @@ impl Match<'_> {
     }
 }
 
-/// One tier's `FROM ... WHERE ...` and its parameters.
-fn from_where(query: &Query, backend: Backend, tier: Tier, now: i64) -> (String, Vec<Value>) {
+/// One tier's `FROM ... WHERE ...`, its parameters, and (near a point, when `measure` or
+/// with a radius) the expression of the squared distance in metres. A count does not
+/// measure: PostgreSQL refuses parameters that the statement does not use.
+struct Filter {
+    from_where: String,
+    values: Vec<Value>,
+    squared_metres: Option<String>,
+}
+
+fn filter(query: &Query, backend: Backend, tier: Tier, now: i64, measure: bool) -> Filter {
     let mut values = vec![Value::Int(now)];
     let mut conditions = vec!["(d.close_date IS NULL OR d.close_date > $1)".to_owned()];
     let matcher = Match { query, backend };
-    let from = match matcher.condition(tier, 2) {
+    let mut from = match matcher.condition(tier, 2) {
         Some((condition, expression)) => {
             values.push(Value::Text(expression));
             conditions.push(condition);
@@ -164,7 +212,8 @@ fn from_where(query: &Query, backend: Backend, tier: Tier, now: i64) -> (String,
             }
         }
         None => "search_docs d",
-    };
+    }
+    .to_owned();
     if let Some(from) = query.price_from {
         values.push(Value::Int(from));
         conditions.push(format!("d.price_cents >= ${}", values.len()));
@@ -177,46 +226,139 @@ fn from_where(query: &Query, backend: Backend, tier: Tier, now: i64) -> (String,
         conditions
             .push("EXISTS (SELECT 1 FROM images i WHERE i.item_number = d.item_number)".to_owned());
     }
-    (
-        format!(" FROM {from} WHERE {}", conditions.join(" AND ")),
+    for range in &query.number_ranges {
+        let number = number_of(range, backend, &mut values);
+        for (bound, operator) in [(range.from, ">="), (range.to, "<=")] {
+            if let Some(bound) = bound {
+                values.push(Value::Real(bound));
+                conditions.push(format!("{number} {operator} ${}", values.len()));
+            }
+        }
+    }
+    let near = query.near.filter(|near| measure || near.within.is_some());
+    let squared_metres = near.map(|near| {
+        from.push_str(AD_AREA_JOIN);
+        let latitude = near.point.latitude;
+        values.push(Value::Real(latitude));
+        let lat = values.len();
+        values.push(Value::Real(near.point.longitude));
+        let lon = values.len();
+        values.push(Value::Real(METRES_PER_DEGREE));
+        let ky = values.len();
+        values.push(Value::Real(METRES_PER_DEGREE * latitude.to_radians().cos()));
+        let kx = values.len();
+        let squared = format!(
+            "((l.latitude - ${lat}) * ${ky}) * ((l.latitude - ${lat}) * ${ky}) \
+             + ((l.longitude - ${lon}) * ${kx}) * ((l.longitude - ${lon}) * ${kx})"
+        );
+        if let Some(metres) = near.within {
+            values.push(Value::Real((metres as f64) * (metres as f64)));
+            conditions.push(format!("{squared} <= ${}", values.len()));
+        }
+        squared
+    });
+    Filter {
+        from_where: format!(" FROM {from} WHERE {}", conditions.join(" AND ")),
         values,
-    )
+        squared_metres,
+    }
 }
 
-fn order_by(order: Order) -> &'static str {
+/// The SQL value of a numeric attribute of the ad `d` (NULL where the ad has no number
+/// under the key), binding the key. The key is bound, never written into the SQL.
+fn number_of(range: &NumberRange, backend: Backend, values: &mut Vec<Value>) -> String {
+    match backend {
+        Backend::Sqlite => {
+            // A JSON path with the key quoted: `$."mileage"`; keys are the taxonomy's
+            // (letters and digits), checked by the use case.
+            values.push(Value::Text(format!("$.\"{}\"", range.key)));
+            let path = values.len();
+            format!(
+                "(CASE WHEN json_type(d.attributes, ${path}) IN ('integer', 'real') \
+                 THEN json_extract(d.attributes, ${path}) END)"
+            )
+        }
+        Backend::Postgres => {
+            values.push(Value::Text(range.key.clone()));
+            let key = values.len();
+            format!(
+                "(CASE WHEN jsonb_typeof(d.attributes::jsonb -> ${key}::text) = 'number' \
+                 THEN (d.attributes::jsonb ->> ${key}::text)::float8 END)"
+            )
+        }
+    }
+}
+
+fn order_by(order: Order, squared_metres: Option<&str>) -> String {
+    let distance = squared_metres.unwrap_or("NULL");
     match order {
-        Order::Newest => "d.item_number DESC",
-        Order::Oldest => "d.item_number ASC",
-        Order::PriceAscending => "(d.price_cents IS NULL), d.price_cents ASC, d.item_number DESC",
-        Order::PriceDescending => "(d.price_cents IS NULL), d.price_cents DESC, d.item_number DESC",
+        Order::Newest => "d.item_number DESC".to_owned(),
+        Order::Oldest => "d.item_number ASC".to_owned(),
+        Order::PriceAscending => {
+            "(d.price_cents IS NULL), d.price_cents ASC, d.item_number DESC".to_owned()
+        }
+        Order::PriceDescending => {
+            "(d.price_cents IS NULL), d.price_cents DESC, d.item_number DESC".to_owned()
+        }
+        Order::NearestFirst => {
+            format!("(l.latitude IS NULL), {distance} ASC, d.item_number DESC")
+        }
+        Order::FarthestFirst => {
+            format!("(l.latitude IS NULL), {distance} DESC, d.item_number DESC")
+        }
     }
 }
 
 async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Result<i64, DbError> {
-    let (from_where, values) = from_where(query, conn.backend(), tier, now);
-    conn.query_one(&format!("SELECT COUNT(*) AS n{from_where}"), &values)
-        .await?
-        .get("n")
+    let filter = filter(query, conn.backend(), tier, now, false);
+    conn.query_one(
+        &format!("SELECT COUNT(*) AS n{}", filter.from_where),
+        &filter.values,
+    )
+    .await?
+    .get("n")
 }
 
-async fn numbers(
+async fn hits(
     conn: &mut dyn Conn,
     query: &Query,
     tier: Tier,
     now: i64,
     offset: i64,
     limit: i64,
-) -> Result<Vec<i64>, DbError> {
-    let (from_where, mut values) = from_where(query, conn.backend(), tier, now);
+) -> Result<Vec<Hit>, DbError> {
+    let Filter {
+        from_where,
+        mut values,
+        squared_metres,
+    } = filter(query, conn.backend(), tier, now, true);
     values.push(Value::Int(limit));
     values.push(Value::Int(offset));
+    let distance_column = squared_metres
+        .as_deref()
+        .map(|squared| format!(", {squared} AS squared_metres"))
+        .unwrap_or_default();
     let sql = format!(
-        "SELECT d.item_number{from_where} ORDER BY {} LIMIT ${} OFFSET ${}",
-        order_by(query.order),
+        "SELECT d.item_number{distance_column}{from_where} ORDER BY {} LIMIT ${} OFFSET ${}",
+        order_by(query.order, squared_metres.as_deref()),
         values.len() - 1,
         values.len()
     );
-    conn.column(&sql, &values).await
+    conn.query(&sql, &values)
+        .await?
+        .iter()
+        .map(|row| {
+            let squared: Option<f64> = match squared_metres {
+                Some(_) => row.get("squared_metres")?,
+                None => None,
+            };
+            Ok(Hit {
+                number: row.get("item_number")?,
+                // Rounded: an ad within the radius never shows more than the radius.
+                distance: squared.map(|s| s.sqrt().round() as i64),
+            })
+        })
+        .collect()
 }
 
 /// The page of `query` at `now` (ads past their close date are left out even before the
@@ -233,12 +375,12 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
             Tier::Title
         };
         let total = count(conn, query, tier, now).await?;
-        let numbers = if query.offset < total {
-            numbers(conn, query, tier, now, query.offset, query.limit).await?
+        let hits = if query.offset < total {
+            hits(conn, query, tier, now, query.offset, query.limit).await?
         } else {
             Vec::new()
         };
-        return Ok(Page { total, numbers });
+        return Ok(Page { total, hits });
     }
     // Title matches first, then the description-only ones: the page takes tier 0 from
     // `offset` while it lasts, then tier 1 from where the page has reached.
@@ -246,15 +388,12 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
     let total = count(conn, query, Tier::Anywhere, now).await?;
     let mut page = Vec::new();
     if query.offset < in_title {
-        page = numbers(conn, query, Tier::Title, now, query.offset, query.limit).await?;
+        page = hits(conn, query, Tier::Title, now, query.offset, query.limit).await?;
     }
     let missing = query.limit - page.len() as i64;
     if missing > 0 && query.offset + (page.len() as i64) < total {
         let from = (query.offset - in_title).max(0);
-        page.extend(numbers(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
+        page.extend(hits(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
     }
-    Ok(Page {
-        total,
-        numbers: page,
-    })
+    Ok(Page { total, hits: page })
 }

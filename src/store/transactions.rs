@@ -130,7 +130,7 @@ pub async fn insert_upcall(
     call: &Call,
     now: i64,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "INSERT INTO upcall_confirmations (item_number, client_id, caller_phone, callee_phone, \
              start_time, end_time, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         params![
@@ -143,8 +143,7 @@ pub async fn insert_upcall(
             now
         ],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 record! {

@@ -86,23 +86,21 @@ pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
 }
 
 pub async fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE users SET status = $3, confirm_date = COALESCE(confirm_date, $2) \
          WHERE user_id = $1",
         params![id, now, UserStatus::Confirmed.as_str()],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Changes the e-mail address; a taken address is `DbError::UniqueViolation`.
 pub async fn set_email(conn: &mut dyn Conn, id: i64, email: &Email) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE users SET email = $2 WHERE user_id = $1",
         params![id, email.as_str()],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 pub async fn set_password(
@@ -110,12 +108,11 @@ pub async fn set_password(
     id: i64,
     password_hash: &str,
 ) -> Result<(), DbError> {
-    conn.execute(
+    conn.run(
         "UPDATE users SET password_hash = $2 WHERE user_id = $1",
         params![id, password_hash],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// The brands of a user, in order.

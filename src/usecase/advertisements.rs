@@ -288,10 +288,26 @@ async fn own_ad<R>(
     let record = ads::get(conn, item.number())
         .await?
         .ok_or(Error::NotFound(Thing::Advertisement))?;
-    if record.seller_id != seller {
-        return Err(outsider(&record, now));
+    owned_by(record, seller, now)
+}
+
+/// The ad `item` of `seller`, not deleted; someone else's ad is what an [`outsider`] gets.
+pub(super) async fn own_existing<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    item: ItemId,
+    now: i64,
+) -> Result<AdRecord, Error<R>> {
+    owned_by(existing(conn, item, now).await?, seller, now)
+}
+
+/// `record` if `seller` is its seller; for anyone else, what an [`outsider`] gets.
+fn owned_by<R>(record: AdRecord, seller: i64, now: i64) -> Result<AdRecord, Error<R>> {
+    if record.seller_id == seller {
+        Ok(record)
+    } else {
+        Err(outsider(&record, now))
     }
-    Ok(record)
 }
 
 /// Content checked against its category, and what the category says about it.

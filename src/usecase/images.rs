@@ -21,7 +21,7 @@ use crate::store::images::{self as stored, ImageRecord};
 use crate::store::renditions::{self, RenditionRecord};
 use crate::store::{Conn, Db, DbError};
 
-use super::advertisements::{Reader, existing, outsider};
+use super::advertisements::{Reader, own_existing};
 use super::{Error, Thing, UploadRefusal};
 
 /// One file to add: its bytes, the content type its sender gave (if it named one), and the
@@ -124,7 +124,7 @@ pub async fn check_seller<R: Send + 'static>(
     now: i64,
 ) -> Result<(), Error<R>> {
     db.read(move |conn| {
-        Box::pin(async move { own_ad::<R>(conn, seller, item, now).await.map(|_| ()) })
+        Box::pin(async move { own_existing::<R>(conn, seller, item, now).await.map(|_| ()) })
     })
     .await
 }
@@ -177,7 +177,7 @@ async fn record_added<R>(
     rules: Rules,
     now: i64,
 ) -> Result<(Vec<ImageRecord>, Vec<String>), Error<R>> {
-    let ad = own_ad(conn, seller, item, now).await?;
+    let ad = own_existing(conn, seller, item, now).await?;
     let mut replaced_originals = Vec::new();
     let mut last_position = ad.images.iter().map(|i| i.position).max().unwrap_or(0);
     if replace_all {
@@ -257,20 +257,6 @@ pub async fn sweep(db: &Db, blobs: &Blobs) {
             tracing::warn!(error = %e, "cannot forget a deleted blob; the next sweep retries");
         }
     }
-}
-
-/// The seller's ad `item`, not deleted; someone else's is what an outsider gets.
-async fn own_ad<R>(
-    conn: &mut dyn Conn,
-    seller: i64,
-    item: ItemId,
-    now: i64,
-) -> Result<AdRecord, Error<R>> {
-    let record = existing(conn, item, now).await?;
-    if record.seller_id != seller {
-        return Err(outsider(&record, now));
-    }
-    Ok(record)
 }
 
 /// Whether `reader` may see the ad: online ones anyone, others their seller with `read`.
@@ -355,7 +341,7 @@ pub async fn delete(
                     .await?
                     .ok_or(Error::NotFound(Thing::Image))?;
                 let item = ItemId::from_number(number);
-                match own_ad(conn, seller, item, now).await {
+                match own_existing(conn, seller, item, now).await {
                     Ok(_) => Ok(remove(conn, &media_id).await?),
                     // An image of someone else's online ad is 403, like the ad; of an ad
                     // not shown, as unknown as a missing one.
@@ -379,7 +365,7 @@ pub async fn reorder<R>(
     order: Result<Vec<String>, R>,
     now: i64,
 ) -> Result<Vec<ImageRecord>, Error<R>> {
-    let ad = own_ad(conn, seller, item, now).await?;
+    let ad = own_existing(conn, seller, item, now).await?;
     let order = order.map_err(Error::Request)?;
     let mut given = order.clone();
     given.sort();

@@ -10,7 +10,7 @@ use crate::store::ads::AdRecord;
 use crate::store::transactions::{self, Counter, Statistics, Transaction};
 use crate::store::{Conn, users};
 
-use super::advertisements::{existing, outsider};
+use super::advertisements::{existing, own_existing};
 use super::{Conflict, Error, Thing};
 
 /// Records a sale of `seller`'s ad `item` from what the client sent (`request`: see
@@ -125,10 +125,7 @@ pub async fn statistics(
     user: i64,
     now: i64,
 ) -> Result<Statistics, Error> {
-    let ad = existing(conn, item, now).await?;
-    if ad.seller_id != user {
-        return Err(outsider(&ad, now));
-    }
+    let ad = own_existing(conn, user, item, now).await?;
     Ok(transactions::statistics(conn, ad.number).await?)
 }
 

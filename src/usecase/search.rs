@@ -7,40 +7,83 @@ use crate::domain::advertisement::{AdContent, ModelType, PriceModel};
 use crate::domain::category::{AttributeDefinition, AttributeType};
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
+use crate::domain::places::{Country, Point, Postcode};
 use crate::domain::search::request::{SearchRequest, SortBy};
 use crate::domain::search::text::TOKENIZER_VERSION;
 use crate::domain::search::{
     AdTerms, attribute_tag, category_tag, locale_tag, parent_tag, seller_tag,
 };
 use crate::store::ads::{self, AdRecord};
-use crate::store::search::{self, Order, Query};
-use crate::store::{Conn, categories};
+use crate::store::search::{self, Near, Order, Query};
+use crate::store::{Conn, categories, locations};
 
 use super::Error;
 
 /// A page of results, in order, and how many ads match in all.
 #[derive(Debug)]
 pub struct Found {
-    pub records: Vec<AdRecord>,
+    pub results: Vec<SearchResult>,
     pub total: i64,
 }
 
-/// The attributes a filter may name: the searchable LIST and STRING attributes of the
-/// category (of any of its leaves, for an L1 category).
-fn filterable(definitions: &[AttributeDefinition], key: &str) -> bool {
-    definitions.iter().any(|d| {
-        d.key == key
-            && d.searchable
-            && matches!(d.kind, AttributeType::List | AttributeType::String)
-    })
+/// One result: the ad, and its distance in metres from the request's postcode (when one
+/// was given and the ad's postcode has a location).
+#[derive(Debug)]
+pub struct SearchResult {
+    pub record: AdRecord,
+    pub distance: Option<i64>,
 }
 
-/// The tags every result must carry, one group per filter (a group matches when the ad has
-/// any of its tags).
-async fn tags<R>(
+/// Whether a filter may name `key` as an attribute of one of `kinds`: a searchable
+/// attribute of the category (of any of its leaves, for an L1 category).
+fn filterable(definitions: &[AttributeDefinition], key: &str, kinds: &[AttributeType]) -> bool {
+    definitions
+        .iter()
+        .any(|d| d.key == key && d.searchable && kinds.contains(&d.kind))
+}
+
+/// Value lists filter LIST and STRING attributes (tags); ranges NUMBER and DOUBLE ones.
+const VALUE_KINDS: &[AttributeType] = &[AttributeType::List, AttributeType::String];
+const RANGE_KINDS: &[AttributeType] = &[AttributeType::Number, AttributeType::Double];
+
+fn unknown_parameter(field: String, value: String) -> FieldError {
+    FieldError::new(
+        field,
+        "unknown-parameter",
+        Text::new(
+            "is geen zoekparameter of doorzoekbaar kenmerk van de categorie",
+            "n'est ni un paramètre de recherche ni un attribut consultable de la catégorie",
+        ),
+    )
+    .with_value(value)
+}
+
+/// What the request's filters become in the store's terms.
+struct Filters {
+    /// The tags every result must carry, one group per filter (a group matches when the ad
+    /// has any of its tags).
+    tags: Vec<Vec<String>>,
+    number_ranges: Vec<crate::domain::search::request::NumberRange>,
+    near: Option<Near>,
+}
+
+/// The point distances are measured from: the postcode's area's (ads are placed at their
+/// area's point too; see `store::search`). None when the table has no such area.
+async fn area_point(
     conn: &mut dyn Conn,
-    request: &SearchRequest,
-) -> Result<Vec<Vec<String>>, Error<R>> {
+    postcode: &Postcode,
+) -> Result<Option<Point>, crate::store::DbError> {
+    let area = match postcode.country() {
+        Country::Netherlands => Postcode::of_country(Country::Netherlands, postcode.area()),
+        Country::Belgium => Some(postcode.clone()),
+    };
+    match area {
+        Some(area) => locations::point(conn, &area).await,
+        None => Ok(None),
+    }
+}
+
+async fn filters<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<Filters, Error<R>> {
     let mut tags = Vec::new();
     let mut errors = Vec::new();
     let mut definitions = Vec::new();
@@ -71,20 +114,47 @@ async fn tags<R>(
             .iter()
             .filter_map(|v| attribute_tag(key, v))
             .collect();
-        if !filterable(&definitions, key) || group.len() != values.len() {
-            errors.push(
-                FieldError::new(
-                    key.clone(),
-                    "unknown-parameter",
-                    Text::new(
-                        "is geen zoekparameter of doorzoekbaar kenmerk van de categorie",
-                        "n'est ni un paramètre de recherche ni un attribut consultable de la catégorie",
-                    ),
-                )
-                .with_value(values.join(",")),
-            );
+        if !filterable(&definitions, key, VALUE_KINDS) || group.len() != values.len() {
+            errors.push(unknown_parameter(key.clone(), values.join(",")));
         } else {
             tags.push(group);
+        }
+    }
+    let mut number_ranges = Vec::new();
+    for range in &request.number_ranges {
+        if filterable(&definitions, &range.key, RANGE_KINDS) {
+            number_ranges.push(range.clone());
+        } else {
+            for (bound, value) in [("from", range.from), ("to", range.to)] {
+                if let Some(value) = value {
+                    errors.push(unknown_parameter(
+                        format!("{}.{bound}", range.key),
+                        value.to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut near = None;
+    if let Some(postcode) = &request.postcode {
+        match area_point(conn, postcode).await? {
+            Some(point) => {
+                near = Some(Near {
+                    point,
+                    within: request.distance,
+                })
+            }
+            None => errors.push(
+                FieldError::new(
+                    "postCode",
+                    "unknown-postcode",
+                    Text::new(
+                        "is een postcode waarvan de plaats niet bekend is",
+                        "est un code postal dont le lieu n'est pas connu",
+                    ),
+                )
+                .with_value(postcode.code()),
+            ),
         }
     }
     if !errors.is_empty() {
@@ -92,7 +162,11 @@ async fn tags<R>(
     }
     tags.extend(request.seller_id.map(|id| vec![seller_tag(id)]));
     tags.extend(request.locale.map(|l| vec![locale_tag(l)]));
-    Ok(tags)
+    Ok(Filters {
+        tags,
+        number_ranges,
+        near,
+    })
 }
 
 /// The page of ads `request` asks for at `now`: online ads only, ranked as the design's
@@ -102,26 +176,44 @@ pub async fn run<R>(
     request: &SearchRequest,
     now: i64,
 ) -> Result<Found, Error<R>> {
+    let filters = filters(conn, request).await?;
     let query = Query {
         words: request.words.groups.clone(),
-        tags: tags(conn, request).await?,
+        tags: filters.tags,
         search_description: request.search_description,
         price_from: request.price_from,
         price_to: request.price_to,
         with_images: request.with_images,
+        near: filters.near,
+        number_ranges: filters.number_ranges,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,
             (SortBy::Default, true) => Order::Oldest,
             (SortBy::Price, true) => Order::PriceAscending,
             (SortBy::Price, false) => Order::PriceDescending,
+            (SortBy::Location, true) => Order::NearestFirst,
+            (SortBy::Location, false) => Order::FarthestFirst,
         },
         offset: request.offset,
         limit: request.limit,
     };
     let page = search::run(conn, &query, now).await?;
-    let records = ads::by_numbers(conn, &page.numbers).await?;
+    let numbers: Vec<i64> = page.hits.iter().map(|hit| hit.number).collect();
+    let records = ads::by_numbers(conn, &numbers).await?;
+    // An ad deleted between the two reads is left out (by_numbers keeps the order).
+    let results = records
+        .into_iter()
+        .map(|record| SearchResult {
+            distance: page
+                .hits
+                .iter()
+                .find(|hit| hit.number == record.number)
+                .and_then(|hit| hit.distance),
+            record,
+        })
+        .collect();
     Ok(Found {
-        records,
+        results,
         total: page.total,
     })
 }

@@ -5,7 +5,7 @@ use std::process::Command;
 use reqwest::Method;
 
 use crate::both_backends;
-use crate::helpers::{Http, TestApp, expect_json};
+use crate::helpers::{Http, Served, TestApp, expect_json};
 
 both_backends!(
     health_and_readiness,
@@ -84,73 +84,6 @@ fn a_bad_setting_stops_the_command_with_a_clear_message() {
     assert!(text.contains("region") && text.contains("de-DE"), "{text}");
 }
 
-/// A `souk serve` of a test. A test that fails before it stops the server still ends it
-/// (on drop): a server left behind would hold whatever it inherited, the build lock too.
-struct Served(std::process::Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `souk serve` on a free port with `env`; returns the server, its base URL and
-/// what it printed on stdout before serving.
-fn spawn_souk(env: &[(&str, &str)]) -> (Served, String, Vec<String>) {
-    use std::io::BufRead;
-
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut served = Served(
-        Command::new(env!("CARGO_BIN_EXE_souk"))
-            .arg("serve")
-            .env_clear()
-            .env("SOUK_LISTEN", &listen)
-            .envs(env.iter().copied())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let mut printed = Vec::new();
-    let stdout = std::io::BufReader::new(served.0.stdout.take().unwrap());
-    for line in stdout.lines() {
-        let line = line.unwrap();
-        let serving = line.starts_with("Souk serves");
-        printed.push(line);
-        if serving {
-            break;
-        }
-    }
-    (served, format!("http://{listen}"), printed)
-}
-
-fn stop(mut served: Served) -> String {
-    use std::io::Read;
-
-    let child = &mut served.0;
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = child.wait().unwrap();
-    assert!(exit.success(), "souk exits cleanly on SIGTERM: {exit:?}");
-    let mut logs = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut logs)
-        .unwrap();
-    logs
-}
-
 /// The binary as an operator runs it: a new sandbox prints working demo credentials and
 /// has demo ads (the demo users are the database's first two), it serves the default
 /// taxonomy, logs JSON lines that carry each request's id, and stops
@@ -159,8 +92,19 @@ fn stop(mut served: Served) -> String {
 fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let data_dir = dir.path().display().to_string();
-    let (child, base, printed) =
-        spawn_souk(&[("SOUK_DATA_DIR", &data_dir), ("SOUK_LOG_FORMAT", "json")]);
+    let served = Served::start(&[("SOUK_DATA_DIR", &data_dir), ("SOUK_LOG_FORMAT", "json")]);
+    let (base, printed) = (served.base_url.clone(), served.printed.clone());
+    // Asked for port 0, it names the port it bound, in its links too.
+    assert!(
+        base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"),
+        "{base}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "Souk serves {base}/v1 (docs: {base}/docs). Try: curl {base}/v1"
+        )),
+        "{printed:?}"
+    );
     let value_of = |label: &str| {
         printed
             .iter()
@@ -220,7 +164,7 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
             .unwrap()
             .to_owned()
     });
-    let logs = stop(child);
+    let logs = served.stop();
     let request_line = logs
         .lines()
         .find(|line| line.contains(&logref))
@@ -239,8 +183,9 @@ fn production_starts_without_demo_data() {
         ("SOUK_DATA_DIR", data_dir.as_str()),
         ("SOUK_ENVIRONMENT", "production"),
     ];
-    let (child, _, printed) = spawn_souk(&env);
-    stop(child);
+    let served = Served::start(&env);
+    let printed = served.printed.clone();
+    served.stop();
     assert!(
         !printed.iter().any(|l| l.contains("client_secret")),
         "{printed:?}"

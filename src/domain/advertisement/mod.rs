@@ -45,6 +45,9 @@ pub const STANDARD_FIELDS: &[&str] = &[
     "seller",
     "rejectionReason",
     "attributes",
+    // Written only in search results (metres from the asked postcode); reserved so that no
+    // category attribute takes the name.
+    "distance",
 ];
 
 /// The members of an advertisement that only Souk writes. PUT ignores them, so that a client
@@ -56,6 +59,7 @@ pub const READ_ONLY_FIELDS: &[&str] = &[
     "renewPossible",
     "seller",
     "rejectionReason",
+    "distance",
 ];
 
 fn error(

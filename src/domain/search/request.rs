@@ -4,6 +4,7 @@
 use super::text::QueryWords;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Locale, Text};
+use crate::domain::places::Postcode;
 
 /// At most this many results are reachable (`offset + limit`).
 pub const REACHABLE: i64 = 5000;
@@ -11,12 +12,24 @@ pub const DEFAULT_LIMIT: i64 = 30;
 pub const MAX_LIMIT: i64 = 200;
 /// At most this many values in one attribute filter.
 const MAX_VALUES: usize = 20;
+/// The widest radius, in metres: all of the Netherlands and Belgium from their middle.
+pub const MAX_DISTANCE: i64 = 250_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortBy {
     /// Every word in the title first, then newest first.
     Default,
     Price,
+    /// Nearest to `postCode` first (needs it).
+    Location,
+}
+
+/// A range filter on a numeric attribute (`mileage.from`, `mileage.to`), bounds inclusive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NumberRange {
+    pub key: String,
+    pub from: Option<f64>,
+    pub to: Option<f64>,
 }
 
 /// A checked search request. Attribute filters are checked against the category by the use
@@ -37,6 +50,15 @@ pub struct SearchRequest {
     pub price_to: Option<i64>,
     /// `(key, values)`: the ad's value of `key` is one of `values`.
     pub attributes: Vec<(String, Vec<String>)>,
+    /// Ranges on numeric attributes, at most one per key.
+    pub number_ranges: Vec<NumberRange>,
+    /// Distances are measured from this postcode (and `distance` and `sortBy=location`
+    /// need it).
+    pub postcode: Option<Postcode>,
+    /// Only ads at most this many metres from `postcode`.
+    pub distance: Option<i64>,
+    /// Facet counts asked for (`facets=true`).
+    pub facets: bool,
 }
 
 /// Why a request was refused.
@@ -94,6 +116,20 @@ fn amount(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<i64> {
     value
 }
 
+/// A bound of a numeric attribute range: any finite number.
+fn number(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
+    let value = raw.parse::<f64>().ok().filter(|v| v.is_finite());
+    if value.is_none() {
+        errors.push(invalid(
+            field,
+            raw,
+            "moet een getal zijn",
+            "doit être un nombre",
+        ));
+    }
+    value
+}
+
 fn out_of_range(field: &str, raw: &str, dutch: String, french: String) -> FieldError {
     FieldError::new(field, "out-of-range", Text::new(dutch, french)).with_value(raw)
 }
@@ -119,6 +155,10 @@ impl SearchRequest {
             price_from: None,
             price_to: None,
             attributes: Vec::new(),
+            number_ranges: Vec::new(),
+            postcode: None,
+            distance: None,
+            facets: false,
         };
         let mut sort_order = None;
         let mut seen: Vec<&str> = Vec::new();
@@ -150,11 +190,12 @@ impl SearchRequest {
                 "sortBy" => match raw.as_str() {
                     "default" => request.sort_by = SortBy::Default,
                     "price" => request.sort_by = SortBy::Price,
+                    "location" => request.sort_by = SortBy::Location,
                     _ => errors.push(invalid(
                         name,
                         raw,
-                        "moet default of price zijn",
-                        "doit être default ou price",
+                        "moet default, location of price zijn",
+                        "doit être default, location ou price",
                     )),
                 },
                 "sortOrder" => match raw.as_str() {
@@ -176,6 +217,34 @@ impl SearchRequest {
                         "doit être nl-NL, nl-BE ou fr-BE",
                     )),
                 },
+                "postCode" => match Postcode::parse(raw) {
+                    Some(postcode) => request.postcode = Some(postcode),
+                    None => errors.push(
+                        FieldError::new(
+                            name.clone(),
+                            "invalid-postcode",
+                            Text::new(
+                                "moet een Nederlandse (1234AB) of Belgische (1234) postcode zijn",
+                                "doit être un code postal néerlandais (1234AB) ou belge (1234)",
+                            ),
+                        )
+                        .with_value(raw.as_str()),
+                    ),
+                },
+                "distance" => match raw
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|d| (1..=MAX_DISTANCE).contains(d))
+                {
+                    Some(metres) => request.distance = Some(metres),
+                    None => errors.push(out_of_range(
+                        name,
+                        raw,
+                        format!("moet een geheel aantal meters van 1 tot {MAX_DISTANCE} zijn"),
+                        format!("doit être un nombre entier de mètres de 1 à {MAX_DISTANCE}"),
+                    )),
+                },
+                "facets" => request.facets = boolean(name, raw, &mut errors),
                 "price.from" => request.price_from = amount(name, raw, &mut errors),
                 "price.to" => request.price_to = amount(name, raw, &mut errors),
                 "offset" => match raw.parse::<i64>().ok().filter(|o| *o >= 0) {
@@ -200,6 +269,27 @@ impl SearchRequest {
                         format!("doit être compris entre 1 et {MAX_LIMIT}"),
                     )),
                 },
+                _ if name.ends_with(".from") || name.ends_with(".to") => {
+                    let (key, bound) = name.rsplit_once('.').unwrap_or((name, ""));
+                    let value = number(name, raw, &mut errors);
+                    let index = match request.number_ranges.iter().position(|r| r.key == key) {
+                        Some(index) => index,
+                        None => {
+                            request.number_ranges.push(NumberRange {
+                                key: key.to_owned(),
+                                from: None,
+                                to: None,
+                            });
+                            request.number_ranges.len() - 1
+                        }
+                    };
+                    let range = &mut request.number_ranges[index];
+                    if bound == "from" {
+                        range.from = value;
+                    } else {
+                        range.to = value;
+                    }
+                }
                 _ => {
                     let values: Vec<String> = raw
                         .split(',')
@@ -245,7 +335,52 @@ impl SearchRequest {
                 .on_fields(&["price.from", "price.to"]),
             );
         }
-        request.ascending = sort_order.unwrap_or(request.sort_by == SortBy::Price);
+        for range in &request.number_ranges {
+            if let (Some(from), Some(to)) = (range.from, range.to)
+                && from > to
+            {
+                let (from_field, to_field) =
+                    (format!("{}.from", range.key), format!("{}.to", range.key));
+                errors.push(
+                    FieldError::new(
+                        from_field.clone(),
+                        "invalid-range",
+                        Text::new(
+                            format!("mag niet boven {to_field} liggen"),
+                            format!("ne peut dépasser {to_field}"),
+                        ),
+                    )
+                    .on_fields(&[&from_field, &to_field]),
+                );
+            }
+        }
+        // A distance, or an order by it, is measured from a postcode: without one (given at
+        // all; a malformed one has its own error) they mean nothing.
+        if !seen.contains(&"postCode") {
+            let mut needing = Vec::new();
+            if request.distance.is_some() {
+                needing.push("distance");
+            }
+            if request.sort_by == SortBy::Location {
+                needing.push("sortBy");
+            }
+            if !needing.is_empty() {
+                let mut fields = vec!["postCode"];
+                fields.extend(&needing);
+                errors.push(
+                    FieldError::new(
+                        "postCode",
+                        "missing",
+                        Text::new(
+                            format!("is nodig voor {}", needing.join(" en ")),
+                            format!("est nécessaire pour {}", needing.join(" et ")),
+                        ),
+                    )
+                    .on_fields(&fields),
+                );
+            }
+        }
+        request.ascending = sort_order.unwrap_or(request.sort_by != SortBy::Default);
         match (errors.is_empty(), paging.is_empty()) {
             (true, true) => Ok(request),
             (true, false) => Err(Refusal::Pagination(paging)),
@@ -287,6 +422,58 @@ mod tests {
         );
         let by_price = parse(&[("sortBy", "price")]).unwrap();
         assert!(by_price.ascending, "cheapest first unless asked otherwise");
+        let by_distance = parse(&[("sortBy", "location"), ("postCode", "8301 aa")]).unwrap();
+        assert!(
+            by_distance.ascending,
+            "nearest first unless asked otherwise"
+        );
+        assert_eq!(by_distance.postcode.unwrap().code(), "8301AA");
+    }
+
+    #[test]
+    fn distances_need_a_postcode() {
+        let refusal = parse(&[("distance", "5000"), ("sortBy", "location")]).unwrap_err();
+        assert_eq!(fields(refusal), ["postCode", "distance", "sortBy"]);
+        let refusal = parse(&[("distance", "250001"), ("postCode", "12")]).unwrap_err();
+        assert_eq!(
+            fields(refusal),
+            ["distance", "postCode"],
+            "a malformed postcode is its own error, not a missing one"
+        );
+        let request = parse(&[("distance", "250000"), ("postCode", "9000")]).unwrap();
+        assert_eq!(request.distance, Some(250_000));
+    }
+
+    #[test]
+    fn number_ranges_by_key() {
+        let request = parse(&[
+            ("mileage.from", "1000"),
+            ("year.to", "2020"),
+            ("mileage.to", "5e4"),
+        ])
+        .unwrap();
+        assert_eq!(
+            request.number_ranges,
+            [
+                NumberRange {
+                    key: "mileage".into(),
+                    from: Some(1000.0),
+                    to: Some(50_000.0)
+                },
+                NumberRange {
+                    key: "year".into(),
+                    from: None,
+                    to: Some(2020.0)
+                },
+            ]
+        );
+        let refusal = parse(&[
+            ("mileage.from", "9"),
+            ("mileage.to", "1"),
+            ("year.from", "NaN"),
+        ])
+        .unwrap_err();
+        assert_eq!(fields(refusal), ["year.from", "mileage.from", "mileage.to"]);
     }
 
     #[test]

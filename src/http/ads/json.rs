@@ -26,6 +26,8 @@ pub struct AdJson<'a> {
     status: AdStatus,
     now: i64,
     for_seller: bool,
+    /// Metres from the postcode a search was given (search results only).
+    distance: Option<i64>,
 }
 
 impl<'a> AdJson<'a> {
@@ -36,7 +38,13 @@ impl<'a> AdJson<'a> {
             status: record.status_at(now),
             now,
             for_seller,
+            distance: None,
         }
+    }
+
+    /// A search result, with its distance when the search had a postcode.
+    pub fn with_distance(self, distance: Option<i64>) -> Self {
+        AdJson { distance, ..self }
     }
 }
 
@@ -104,6 +112,9 @@ impl Serialize for AdJson<'_> {
         }
         if self.for_seller && self.status == AdStatus::Rejected {
             map.serialize_entry("rejectionReason", &record.rejection_reason)?;
+        }
+        if let Some(distance) = self.distance {
+            map.serialize_entry("distance", &distance)?;
         }
         let images_key = self.hal.rel(Rel::AdvertisementImages);
         map.serialize_entry(

@@ -45,7 +45,6 @@ pub fn routes(api: Api) -> Api {
     let change = |operation: Operation| {
         one_ad(operation)
             .ok(200, "The advertisement", "Advertisement")
-            .json_body()
             .errors(&[
                 Unauthorized,
                 AdvertisementNotFound,
@@ -61,7 +60,6 @@ pub fn routes(api: Api) -> Api {
             .description("Minimal body: `{title, description, categoryId, location: {postcode}, priceModel: {modelType: \"fixed\", askingPrice}}` plus the category's mandatory attributes, as flat members or as `attributes: [{key, value}]`. Without `status` the ad goes online; `\"status\": \"draft\"` keeps it a draft. Every problem comes back at once as field errors.")
             .body("application/json", "AdvertisementContent")
             .ok(201, "The advertisement (Location: its address)", "Advertisement")
-            .json_body()
             .errors(&[Unauthorized, UserNotConfirmed]),
         create,
     )

@@ -133,6 +133,12 @@ impl Call {
     }
 
     pub async fn send(self) -> reqwest::Response {
+        self.try_send().await.expect("request")
+    }
+
+    /// Like [`Call::send`], but a request that gets no answer (the server is down) is an
+    /// error instead of a failed test.
+    pub async fn try_send(self) -> Result<reqwest::Response, reqwest::Error> {
         let request = format!("{} {}", self.method, self.path);
         let route = self.document.route(&self.method, &self.path);
         let route = match (self.unrouted, route) {
@@ -141,7 +147,7 @@ impl Call {
             (true, Ok(route)) => panic!("{request} is in the OpenAPI document: {route:?}"),
             (true, Err(_)) => None,
         };
-        let mut response = self.builder.send().await.expect("request");
+        let mut response = self.builder.send().await?;
         let status = response.status().as_u16();
         match &route {
             Some(route) => {
@@ -159,7 +165,7 @@ impl Call {
             route,
             document: self.document,
         });
-        response
+        Ok(response)
     }
 }
 

@@ -6,6 +6,7 @@
 mod http;
 pub mod openapi;
 pub mod s3;
+mod served;
 mod sign_in;
 
 use reqwest::Method;
@@ -18,6 +19,7 @@ use souk::state::AppState;
 use souk::store::Db;
 
 pub use http::{Call, Http, expect_json, expect_oauth_error};
+pub use served::Served;
 pub use sign_in::{LoginPage, hidden_field, session_cookie};
 
 pub struct TestApp {
@@ -73,16 +75,10 @@ impl TestApp {
     /// Like [`TestApp::start`], with extra settings (`("SOUK_CURIE_PREFIX", "mp")`).
     pub async fn start_with(backend: Backend, test: &str, settings: &[(&str, &str)]) -> TestApp {
         let data_dir = tempfile::tempdir().expect("temp dir");
-        let (database_url, schema) = match backend {
-            Backend::Sqlite => (
-                format!("sqlite://{}", data_dir.path().join("souk.db").display()),
-                None,
-            ),
-            Backend::Postgres => {
-                let schema = PostgresSchema::create(&postgres_url(test)).await;
-                (schema.url.clone(), Some(schema))
-            }
-        };
+        let FreshDatabase {
+            url: database_url,
+            schema,
+        } = FreshDatabase::create(backend, data_dir.path(), test).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -259,6 +255,31 @@ fn postgres_url(test: &str) -> String {
             panic!("CI=true but SOUK_TEST_POSTGRES_URL is not set: PostgreSQL tests must run in CI")
         }
         _ => panic!("{test} (postgres) needs SOUK_TEST_POSTGRES_URL"),
+    }
+}
+
+/// An empty database of one test: a SQLite file in its data folder, or a PostgreSQL schema
+/// of its own (dropped with this).
+pub struct FreshDatabase {
+    pub url: String,
+    schema: Option<PostgresSchema>,
+}
+
+impl FreshDatabase {
+    pub async fn create(backend: Backend, data_dir: &std::path::Path, test: &str) -> FreshDatabase {
+        match backend {
+            Backend::Sqlite => FreshDatabase {
+                url: format!("sqlite://{}", data_dir.join("souk.db").display()),
+                schema: None,
+            },
+            Backend::Postgres => {
+                let schema = PostgresSchema::create(&postgres_url(test)).await;
+                FreshDatabase {
+                    url: schema.url.clone(),
+                    schema: Some(schema),
+                }
+            }
+        }
     }
 }
 

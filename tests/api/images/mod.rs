@@ -1,6 +1,7 @@
 //! Images (issue 11): the storage model under them, uploads, renditions and the answers
 //! that serve them, on both backends. The helpers here make images and read what is stored.
 
+mod crash;
 mod renditions;
 mod storage;
 mod uploads;

@@ -2,6 +2,8 @@
 //! ordering, pagination edges, bad parameters, and changes to ads seen at once; and the two
 //! backends answering the same corpus alike.
 
+mod distance;
+
 use serde_json::{Value, json};
 
 use crate::ads::{car, created, minimal, status};
@@ -489,7 +491,13 @@ async fn both_backends_answer_alike() {
                 adjectives[(n * 5 + 1) % adjectives.len()]
             );
             let locale = ["nl-NL", "nl-BE", "fr-BE"][n % 3];
+            // Areas near and far, several ads each (equal distances), one unknown place.
+            let postcode = [
+                "1097DN", "8301AA", "9711AB", "3511AB", "5611AA", "1000", "9000", "2000", "4000",
+                "9999",
+            ][n * 3 % 10];
             let mut body = minimal(&title);
+            body["location"] = json!({"postcode": postcode});
             body["description"] = json!(description);
             body["locale"] = json!(locale);
             body["priceModel"] = json!({"modelType": "fixed", "askingPrice": (n * 37 % 11) * 100});
@@ -508,6 +516,11 @@ async fn both_backends_answer_alike() {
         "categoryId=4&price.from=300&price.to=700&sortBy=price",
         "searchDescription=true&query=electrique&sortOrder=ascending",
         "limit=200",
+        "postCode=1011AB&sortBy=location&limit=200",
+        "postCode=9000&sortBy=location&sortOrder=descending&offset=7&limit=11",
+        "postCode=3511XX&distance=60000&query=fiets&sortBy=location",
+        "postCode=2000&distance=150000&searchDescription=true&query=rode",
+        "postCode=8301AA&distance=120000&sortBy=price",
     ];
     for request in requests {
         let a = search(&sqlite, request).await;
@@ -520,5 +533,9 @@ async fn both_backends_answer_alike() {
             "{request} finds something"
         );
         assert_eq!(ids(&a), ids(&b), "{request}");
+        let distances = |v: &Value| -> Vec<Value> {
+            results(v).iter().map(|r| r["distance"].clone()).collect()
+        };
+        assert_eq!(distances(&a), distances(&b), "{request}");
     }
 }

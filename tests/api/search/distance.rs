@@ -1,0 +1,303 @@
+//! `GET /v1/search` with `postCode`, `distance` and `sortBy=location` on both backends:
+//! the radius's bounds, the order both ways with ties, pagination, the distance of each
+//! result, and bad input.
+
+use serde_json::{Value, json};
+
+use super::{results, search};
+use crate::ads::{created, minimal};
+use crate::both_backends;
+use crate::helpers::{TestApp, expect_json, field_codes, pairs};
+use souk::domain::places::{Country, Location, Point, Postcode};
+
+both_backends!(
+    the_radius_keeps_what_is_within_it,
+    location_orders_both_ways_with_ties_newest_first,
+    pagination_with_a_distance,
+    a_distance_is_shown_only_with_a_postcode,
+    bad_locations_are_field_errors,
+);
+
+/// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
+/// Souk does (equirectangular at the query's latitude, 111,195 m per degree):
+/// `1001` 0.09 degrees north: 10,007.55 m; `1002` 0.1 degrees east: 6,845.8 m; Belgian
+/// `1003` 0.2 degrees south: 22,239 m. The shipped data has none of these areas.
+async fn load_test_areas(app: &TestApp) {
+    let areas = [
+        (Country::Netherlands, "1000", 52.0, 5.0),
+        (Country::Netherlands, "1001", 52.09, 5.0),
+        (Country::Netherlands, "1002", 52.0, 5.1),
+        (Country::Belgium, "1003", 51.8, 5.0),
+    ];
+    let locations: Vec<Location> = areas
+        .iter()
+        .map(|(country, code, latitude, longitude)| Location {
+            postcode: Postcode::of_country(*country, code).unwrap(),
+            place: format!("Testplaats {code}"),
+            province: "Test".into(),
+            province_code: "TE".into(),
+            point: Point {
+                latitude: *latitude,
+                longitude: *longitude,
+            },
+        })
+        .collect();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::locations::upsert(conn, &locations, |_| {}).await })
+        })
+        .await
+        .unwrap();
+}
+
+/// Places "Stoel <name>" at a postcode.
+async fn place_at(app: &TestApp, token: &str, name: &str, postcode: &str) {
+    let mut body = minimal(&format!("Stoel {name}"));
+    body["location"] = json!({"postcode": postcode});
+    created(app, token, &body).await;
+}
+
+/// The corpus of the tests below, placed in this order (so `near` is newer than `here`):
+/// `here` and `near` in area 1000 (0 m), `north` (10,008 m), `east` (6,846 m), `south`
+/// (22,239 m, Belgian) and `nowhere` (a Belgian postcode without a known place).
+async fn corpus(app: &TestApp) {
+    load_test_areas(app).await;
+    let seller = app.user("afstand@souk.test").await;
+    for (name, postcode) in [
+        ("here", "1000AB"),
+        ("north", "1001CD"),
+        ("east", "1002EF"),
+        ("south", "1003"),
+        ("nowhere", "9999"),
+        ("near", "1000ZZ"),
+    ] {
+        place_at(app, &seller.token, name, postcode).await;
+    }
+}
+
+/// `(title without "Stoel ", distance)` of each result.
+async fn found(app: &TestApp, query: &str) -> Vec<(String, Option<i64>)> {
+    let answer = search(app, &format!("query=stoel&{query}")).await;
+    results(&answer)
+        .iter()
+        .map(|r| {
+            (
+                r["title"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("Stoel ")
+                    .to_owned(),
+                r["distance"].as_i64(),
+            )
+        })
+        .collect()
+}
+
+fn expected(items: &[(&str, Option<i64>)]) -> Vec<(String, Option<i64>)> {
+    items.iter().map(|(n, d)| ((*n).to_owned(), *d)).collect()
+}
+
+async fn the_radius_keeps_what_is_within_it(app: TestApp) {
+    corpus(&app).await;
+    assert_eq!(
+        found(&app, "postCode=1000AA&distance=10008&sortBy=location").await,
+        expected(&[
+            ("near", Some(0)),
+            ("here", Some(0)),
+            ("east", Some(6846)),
+            ("north", Some(10008)),
+        ]),
+        "north, 10,007.55 m away, is just inside 10,008 m"
+    );
+    assert_eq!(
+        found(&app, "postCode=1000AA&distance=10007&sortBy=location").await,
+        expected(&[("near", Some(0)), ("here", Some(0)), ("east", Some(6846))]),
+        "and just outside 10,007 m"
+    );
+    let answer = search(&app, "query=stoel&postCode=1000&distance=1").await;
+    assert_eq!(
+        answer["totalCount"], 0,
+        "1000 is a Belgian postcode: Brussels, far away"
+    );
+    let answer = search(&app, "query=stoel&postCode=1001AA&distance=250000").await;
+    assert_eq!(
+        answer["totalCount"], 5,
+        "every ad with a known place, from another area of the test corpus"
+    );
+    // From the Belgian area 1003: area 1000 is 22,239 m north (a hair more in doubles),
+    // east 23,278 m.
+    assert_eq!(
+        found(&app, "postCode=1003&distance=22240").await,
+        expected(&[
+            ("near", Some(22239)),
+            ("south", Some(0)),
+            ("here", Some(22239)),
+        ]),
+        "newest first unless sortBy=location"
+    );
+}
+
+async fn location_orders_both_ways_with_ties_newest_first(app: TestApp) {
+    corpus(&app).await;
+    assert_eq!(
+        found(&app, "postCode=1000AA&sortBy=location").await,
+        expected(&[
+            ("near", Some(0)),
+            ("here", Some(0)),
+            ("east", Some(6846)),
+            ("north", Some(10008)),
+            ("south", Some(22239)),
+            ("nowhere", None),
+        ]),
+        "nearest first; equal distances newest first; no known place last"
+    );
+    assert_eq!(
+        found(&app, "postCode=1000AA&sortBy=location&sortOrder=descending").await,
+        expected(&[
+            ("south", Some(22239)),
+            ("north", Some(10008)),
+            ("east", Some(6846)),
+            ("near", Some(0)),
+            ("here", Some(0)),
+            ("nowhere", None),
+        ]),
+        "farthest first; ties still newest first; no known place still last"
+    );
+    assert_eq!(
+        found(
+            &app,
+            "postCode=1000AA&sortBy=location&sortOrder=ascending&distance=7000"
+        )
+        .await,
+        expected(&[("near", Some(0)), ("here", Some(0)), ("east", Some(6846))])
+    );
+}
+
+async fn pagination_with_a_distance(app: TestApp) {
+    corpus(&app).await;
+    let query = "query=stoel&postCode=1000AA&distance=25000&sortBy=location&limit=2";
+    let first = search(&app, query).await;
+    assert_eq!(first["totalCount"], 5, "all but the one without a place");
+    let next = first["_links"]["next"]["href"].as_str().unwrap().to_owned();
+    assert_eq!(
+        next,
+        "/v1/search?query=stoel&postCode=1000AA&distance=25000&sortBy=location&offset=2&limit=2",
+        "the location parameters are kept"
+    );
+    let second = app.get_json(&next, 200).await;
+    let names: Vec<Value> = results(&second)
+        .iter()
+        .map(|r| json!([r["title"], r["distance"]]))
+        .collect();
+    assert_eq!(
+        names,
+        [json!(["Stoel east", 6846]), json!(["Stoel north", 10008])]
+    );
+    let last = search(&app, &format!("{query}&offset=4")).await;
+    assert_eq!(
+        found(
+            &app,
+            "postCode=1000AA&distance=25000&sortBy=location&offset=4&limit=2"
+        )
+        .await,
+        expected(&[("south", Some(22239))])
+    );
+    assert!(last["_links"].get("next").is_none());
+    let past = search(&app, &format!("{query}&offset=6")).await;
+    assert!(results(&past).is_empty());
+    assert_eq!(past["totalCount"], 5);
+}
+
+async fn a_distance_is_shown_only_with_a_postcode(app: TestApp) {
+    corpus(&app).await;
+    assert_eq!(
+        found(&app, "postCode=1002AA").await,
+        expected(&[
+            ("near", Some(6846)),
+            ("nowhere", None),
+            ("south", Some(23269)),
+            ("east", Some(0)),
+            ("north", Some(12125)),
+            ("here", Some(6846)),
+        ]),
+        "newest first, each with its distance (none for an unknown place)"
+    );
+    let answer = search(&app, "query=stoel").await;
+    for result in results(&answer) {
+        assert!(result.get("distance").is_none(), "{result}");
+    }
+    // The distance follows the table: an import that moves an area moves its ads at once.
+    let moved = vec![Location {
+        postcode: Postcode::of_country(Country::Netherlands, "1001").unwrap(),
+        place: "Verhuisd".into(),
+        province: "Test".into(),
+        province_code: "TE".into(),
+        point: Point {
+            latitude: 52.0,
+            longitude: 5.0,
+        },
+    }];
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::locations::upsert(conn, &moved, |_| {}).await })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        found(&app, "postCode=1000AA&distance=1").await,
+        expected(&[("near", Some(0)), ("north", Some(0)), ("here", Some(0))])
+    );
+}
+
+async fn bad_locations_are_field_errors(app: TestApp) {
+    corpus(&app).await;
+    let bad = |query: &'static str| {
+        let app = &app;
+        async move { expect_json(app.get(&format!("/v1/search?{query}")).await, 400).await }
+    };
+    assert_eq!(
+        field_codes(&bad("postCode=12").await),
+        pairs(&[("postCode", "invalid-postcode")])
+    );
+    assert_eq!(
+        field_codes(&bad("postCode=9999&distance=1000").await),
+        pairs(&[("postCode", "unknown-postcode")]),
+        "well-formed, but no known place to measure from"
+    );
+    for distance in ["0", "250001", "-5", "abc", "1.5", "10km"] {
+        let answer = expect_json(
+            app.get(&format!("/v1/search?postCode=1000AA&distance={distance}"))
+                .await,
+            400,
+        )
+        .await;
+        assert_eq!(
+            field_codes(&answer),
+            pairs(&[("distance", "out-of-range")]),
+            "{distance}"
+        );
+    }
+    for (query, fields) in [
+        ("distance=5000", json!(["postCode", "distance"])),
+        ("sortBy=location", json!(["postCode", "sortBy"])),
+        (
+            "sortBy=location&distance=5000",
+            json!(["postCode", "distance", "sortBy"]),
+        ),
+    ] {
+        let answer = bad(query).await;
+        assert_eq!(answer["code"], "validation-failure");
+        assert_eq!(answer["details"].as_array().unwrap().len(), 1, "{query}");
+        assert_eq!(answer["details"][0]["code"], "missing", "{query}");
+        assert_eq!(answer["details"][0]["fields"], fields, "{query}");
+    }
+    let answer = bad("sortBy=location&postCode=xyz&limit=0").await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("postCode", "invalid-postcode"), ("limit", "out-of-range")]),
+        "every problem at once, no second one for sortBy"
+    );
+    assert!(
+        search(&app, "postCode=1000AA&distance=250000").await["totalCount"].as_i64() == Some(5)
+    );
+}
