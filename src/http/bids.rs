@@ -36,7 +36,6 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{\"amount\": cents}`, an integer from 1 to 1,000,000,000. Only online ads whose price model is `bidding` take bids (409 `conflicting-state` for another model). The first bid must be at least the ad's `minimalBid`; every later bid must beat the highest by at least 1% of it and at least 1 euro (`minimumNextBid` of the list says how much that is): else 400 `validation-failure` with `below-minimal-bid` or `not-above-highest-bid` on `amount`. Bidding on one's own ad is 403. Answers 201 with the bid.")
             .body("application/json", "NewBid")
             .ok(201, "The bid (Location: its address)", "Bid")
-            .json_body()
             .errors(&[Unauthorized, UserNotConfirmed, AdvertisementNotFound, ConflictingState]),
         place,
     )
@@ -70,7 +69,6 @@ pub fn routes(api: Api) -> Api {
             .description("Body `{message, phoneNumber}`: `message` 1 to 2,000 characters, `phoneNumber` optional (a number the bidder may call the seller on). The question is mailed to the bidder and counts in the ad's statistics (`numberOfAsqs`). Answers 200.")
             .body("application/json", "BidderQuestion")
             .ok(200, "The question was mailed", "BidderQuestionSent")
-            .json_body()
             .errors(&[Unauthorized]),
         ask,
     )
