@@ -57,8 +57,6 @@ pub struct SearchRequest {
     pub postcode: Option<Postcode>,
     /// Only ads at most this many metres from `postcode`.
     pub distance: Option<i64>,
-    /// Facet counts asked for (`facets=true`).
-    pub facets: bool,
 }
 
 /// Why a request was refused.
@@ -158,7 +156,6 @@ impl SearchRequest {
             number_ranges: Vec::new(),
             postcode: None,
             distance: None,
-            facets: false,
         };
         let mut sort_order = None;
         let mut seen: Vec<&str> = Vec::new();
@@ -244,7 +241,6 @@ impl SearchRequest {
                         format!("doit être un nombre entier de mètres de 1 à {MAX_DISTANCE}"),
                     )),
                 },
-                "facets" => request.facets = boolean(name, raw, &mut errors),
                 "price.from" => request.price_from = amount(name, raw, &mut errors),
                 "price.to" => request.price_to = amount(name, raw, &mut errors),
                 "offset" => match raw.parse::<i64>().ok().filter(|o| *o >= 0) {
