@@ -196,9 +196,10 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
         sellers.push(id);
     }
     // Something to look at: online ads of both demo users, valid for their categories,
-    // each with three images' metadata.
+    // each with three pictures.
     let leaves = crate::seed::open_leaves(db).await?;
-    crate::seed::seed_ads(db, &leaves, &sellers, DEMO_ADS, now).await?;
+    let blobs = crate::images::blobs::Blobs::open(&crate::state::blob_config(config))?;
+    crate::seed::seed_ads(db, &blobs, &leaves, &sellers, DEMO_ADS, now).await?;
     let auth = &config.auth_url;
     let base = &config.base_url;
     let encoded_callback: String = form_urlencoded::byte_serialize(callback.as_bytes()).collect();

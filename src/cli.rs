@@ -133,7 +133,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Seed { ads, users } => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let users = users.unwrap_or(ads / 20 + 1).max(1);
-            crate::seed::seed(&db, ads, users, Clock::default().now()).await
+            let blobs = crate::images::blobs::Blobs::open(&crate::state::blob_config(&config))?;
+            crate::seed::seed(&db, &blobs, ads, users, Clock::default().now()).await
         }
         Command::Ads(command) => {
             let db = app::prepare_database(&config, &Clock::default()).await?;

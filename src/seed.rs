@@ -1,9 +1,11 @@
 //! `souk seed --ads N [--users M]`: realistic generated data for demos and the benchmark
 //! harness. Ads are valid for their categories (the same checks as the API), spread over
 //! the open leaf categories, Dutch and Belgian postcodes, and a month of start dates. Each
-//! ad has three images' metadata (mediaId, size, type, hash); their bytes are not made, so
-//! their blob links do not answer yet.
+//! ad has three images, each one of a few drawn pictures whose renditions are stored once
+//! and shared (`pictures`), so that their blob links answer.
 //! Generation is deterministic (a fixed seed), so two runs make the same data.
+
+mod pictures;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Map, Value, json};
@@ -13,11 +15,13 @@ use crate::domain::category::{AttributeDefinition, AttributeType, Category, Cate
 use crate::domain::image::{ImageStatus, media_id};
 use crate::domain::locale::Locale;
 use crate::domain::user::{Email, UserStatus};
+use crate::images::blobs::Blobs;
 use crate::oauth::password;
 use crate::store::ads::{self, AdWrite, NewAd};
 use crate::store::images::{self, ImageRecord};
+use crate::store::renditions::{self, NewRendition, RecordError};
 use crate::store::users::{self, NewUser};
-use crate::store::{self as store, Conn, Db, DbError, categories};
+use crate::store::{self as store, Conn, Db, categories};
 
 /// Ads per INSERT statement, and statements per write transaction.
 const ROWS_PER_STATEMENT: usize = 200;
@@ -175,13 +179,13 @@ fn attributes(
 
 /// Seeds `users` confirmed users (all with the password `seed-password`) and `ads` online
 /// ads; prints progress and a summary.
-pub async fn seed(db: &Db, ads: u64, users: u64, now: i64) -> anyhow::Result<()> {
+pub async fn seed(db: &Db, blobs: &Blobs, ads: u64, users: u64, now: i64) -> anyhow::Result<()> {
     let leaves = open_leaves(db).await?;
     let started = std::time::Instant::now();
     // One hash for every seeded user: argon2 per user would take minutes.
     let hash = password::hash("seed-password".to_owned()).await;
     let sellers = insert_users(db, users, hash, now).await?;
-    seed_ads(db, &leaves, &sellers, ads, now).await?;
+    seed_ads(db, blobs, &leaves, &sellers, ads, now).await?;
     // The planner's statistics still describe the tables before the load: PostgreSQL
     // guessed 1,575 images per ad and read them with a bitmap scan. (Autovacuum would get
     // there, but not before the first reads.)
@@ -205,17 +209,19 @@ pub async fn open_leaves(db: &Db) -> anyhow::Result<Vec<Category>> {
     Ok(leaves)
 }
 
-/// `ads` online ads in `leaves`, spread over `sellers` (at least one), with a progress bar.
-/// Each is checked as the API checks a new ad: a generator that made an ad the API would
-/// refuse stops the seeding.
+/// `ads` online ads in `leaves`, spread over `sellers` (at least one), with a progress bar,
+/// and their images in `blobs`. Each is checked as the API checks a new ad: a generator
+/// that made an ad the API would refuse stops the seeding.
 pub async fn seed_ads(
     db: &Db,
+    blobs: &Blobs,
     leaves: &[Category],
     sellers: &[i64],
     ads: u64,
     now: i64,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(!sellers.is_empty(), "no sellers to seed ads for");
+    let pictures = pictures::store(blobs).await?;
     let bar = ProgressBar::new(ads);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} ads ({per_sec}, {eta} left)")
@@ -232,7 +238,7 @@ pub async fn seed_ads(
         let mut images = Vec::with_capacity(batch as usize);
         for _ in 0..batch {
             new_ads.push(new_ad(&mut generator, leaves, sellers, now)?);
-            images.push(image_records(&mut generator, &mut image_clock));
+            images.push(image_records(&mut generator, &mut image_clock, &pictures));
         }
         db.write(move |conn| Box::pin(insert_batch(conn, new_ads, images, now)))
             .await?;
@@ -243,13 +249,14 @@ pub async fn seed_ads(
     Ok(())
 }
 
-/// Stores a batch of generated ads and their images, `ROWS_PER_STATEMENT` ads per statement.
+/// Stores a batch of generated ads and their images with their renditions,
+/// `ROWS_PER_STATEMENT` ads per statement.
 async fn insert_batch(
     conn: &mut dyn Conn,
     ads: Vec<NewAd>,
-    images: Vec<Vec<ImageRecord>>,
+    images: Vec<Vec<SeededImage>>,
     now: i64,
-) -> Result<(), DbError> {
+) -> Result<(), RecordError> {
     for (ads, images) in ads
         .chunks(ROWS_PER_STATEMENT)
         .zip(images.chunks(ROWS_PER_STATEMENT))
@@ -258,47 +265,60 @@ async fn insert_batch(
         let by_ad: Vec<(i64, ImageRecord)> = numbers
             .iter()
             .zip(images)
-            .flat_map(|(number, images)| images.iter().map(|image| (*number, image.clone())))
+            .flat_map(|(number, images)| {
+                images.iter().map(|seeded| (*number, seeded.image.clone()))
+            })
             .collect();
         images::insert_many(conn, &by_ad, now).await?;
+        let rendered: Vec<(String, NewRendition)> = images
+            .iter()
+            .flatten()
+            .flat_map(|seeded| {
+                seeded
+                    .renditions
+                    .iter()
+                    .map(|rendition| (seeded.image.media_id.clone(), rendition.clone()))
+            })
+            .collect();
+        renditions::add_many(conn, &rendered).await?;
     }
     Ok(())
+}
+
+/// An image of a seeded ad, and the renditions of its picture.
+struct SeededImage {
+    image: ImageRecord,
+    renditions: Vec<NewRendition>,
 }
 
 /// Every seeded ad has this many images (the benchmark's R1 reads ads with three).
 const IMAGES_PER_AD: i64 = 3;
 
-/// The metadata of an ad's photos (from a phone or a camera); the bytes are not made.
-fn image_records(generator: &mut Generator, image_clock: &mut u64) -> Vec<ImageRecord> {
-    const SHAPES: &[(i64, i64)] = &[
-        (4032, 3024),
-        (3024, 4032),
-        (4000, 3000),
-        (1920, 1080),
-        (1600, 1200),
-        (1024, 768),
-    ];
+/// An ad's photos: each one of the stored pictures.
+fn image_records(
+    generator: &mut Generator,
+    image_clock: &mut u64,
+    pictures: &[pictures::Picture],
+) -> Vec<SeededImage> {
     (1..=IMAGES_PER_AD)
         .map(|position| {
             let mut random = [0u8; 10];
             random[..8].copy_from_slice(&generator.next().to_le_bytes());
             random[8..].copy_from_slice(&generator.next().to_le_bytes()[..2]);
             *image_clock += 1;
-            let (width, height) = *generator.pick(SHAPES);
-            // A JPEG photo takes about a quarter to a half byte per pixel.
-            let bytes = (width * height) / 4 + generator.below((width * height / 4) as u64) as i64;
-            let sha256: String = (0..4)
-                .map(|_| format!("{:016x}", generator.next()))
-                .collect();
-            ImageRecord {
-                media_id: media_id(*image_clock, random),
-                position,
-                status: ImageStatus::Available,
-                content_type: "image/jpeg".into(),
-                width,
-                height,
-                bytes,
-                sha256,
+            let picture = generator.pick(pictures);
+            SeededImage {
+                image: ImageRecord {
+                    media_id: media_id(*image_clock, random),
+                    position,
+                    status: ImageStatus::Available,
+                    content_type: "image/jpeg".into(),
+                    width: i64::from(picture.width),
+                    height: i64::from(picture.height),
+                    bytes: picture.bytes as i64,
+                    sha256: picture.sha256.clone(),
+                },
+                renditions: picture.renditions.clone(),
             }
         })
         .collect()

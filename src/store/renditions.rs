@@ -3,7 +3,7 @@
 //! object store (`images::blobs`); these rows say which bytes exist and who needs them.
 
 use super::record::record;
-use super::{Conn, DbError, Record};
+use super::{Conn, DbError, Record, Value};
 use crate::domain::image::{Format, Size};
 use crate::params;
 
@@ -197,6 +197,65 @@ pub async fn references(conn: &mut dyn Conn, sha256: &str) -> Result<Option<i64>
         .await?
         .into_iter()
         .next())
+}
+
+/// Rendition rows per statement in [`add_many`] (six parameters each, well under both
+/// backends' limits).
+const RENDITIONS_PER_STATEMENT: usize = 1000;
+
+/// Gives many images renditions whose bytes are stored already, in bulk (`souk seed`: a few
+/// blobs shared by every seeded image): `(media_id, rendition)` rows, and each blob's
+/// reference count raised once by the number of rows that use it. Fails if a blob is being
+/// deleted (refs -1): the caller's transaction must roll back.
+pub async fn add_many(
+    conn: &mut dyn Conn,
+    renditions: &[(String, NewRendition)],
+) -> Result<(), RecordError> {
+    let mut uses: Vec<(&NewRendition, i64)> = Vec::new();
+    for (_, rendition) in renditions {
+        match uses.iter_mut().find(|(r, _)| r.sha256 == rendition.sha256) {
+            Some((_, count)) => *count += 1,
+            None => uses.push((rendition, 1)),
+        }
+    }
+    let blobs: Vec<NewRendition> = uses.iter().map(|(r, _)| (*r).clone()).collect();
+    register_blobs(conn, &blobs).await?;
+    for (rendition, count) in &uses {
+        let referenced = conn
+            .execute(
+                "UPDATE image_blobs SET refs = refs + $2 WHERE sha256 = $1 AND refs >= 0",
+                params![rendition.sha256.as_str(), *count],
+            )
+            .await?;
+        if referenced == 0 {
+            return Err(RecordError::BlobBeingDeleted);
+        }
+    }
+    for chunk in renditions.chunks(RENDITIONS_PER_STATEMENT) {
+        let values: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(media_id, r)| {
+                [
+                    Value::from(media_id),
+                    Value::from(r.size.as_str()),
+                    Value::from(r.format.as_str()),
+                    Value::Int(i64::from(r.width)),
+                    Value::Int(i64::from(r.height)),
+                    Value::from(&r.sha256),
+                ]
+            })
+            .collect();
+        conn.execute(
+            &format!(
+                "INSERT INTO image_renditions (media_id, size, format, width, height, sha256) \
+                 VALUES {}",
+                super::placeholders(chunk.len(), 6)
+            ),
+            &values,
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// A job claimed by a worker.

@@ -146,6 +146,17 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
                 .len(),
             3
         );
+        // Real pictures: the blob links answer.
+        let picture = &first["_embedded"]["svc:advertisement-images"]["_embedded"]
+            ["svc:advertisement-image"][0]["_links"]["medium"]["href"];
+        let blob = server
+            .request(Method::GET, picture.as_str().unwrap())
+            .token(&token)
+            .send()
+            .await;
+        assert_eq!(blob.status(), 200, "{picture}");
+        assert_eq!(blob.headers()["content-type"], "image/jpeg");
+        image::load_from_memory(&blob.bytes().await.unwrap()).expect("a whole JPEG");
         let mut demo_ads = 0;
         for seller in [1, 2] {
             let user = get(format!("/v1/users/{seller}")).await;

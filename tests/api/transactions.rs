@@ -762,9 +762,16 @@ async fn view_counts_are_written_in_bulk_and_add_up(app: TestApp) {
 
     let seller = app.create_user("bulk@souk.test", "password-of-bulk").await;
     let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
-    souk::seed::seed_ads(&app.db, &leaves, &[seller], 1234, app.clock.now())
-        .await
-        .unwrap();
+    souk::seed::seed_ads(
+        &app.db,
+        &app.blobs,
+        &leaves,
+        &[seller],
+        1234,
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
     let views = ViewCounter::default();
     let expected = |item: i64| item % 3 + 1;
     for round in 1..=2 {

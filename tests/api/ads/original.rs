@@ -318,9 +318,16 @@ async fn changes_answer_with_what_a_read_finds(app: TestApp) {
     assert!(published["startDate"].is_string() && published["closeDate"].is_string());
 
     let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
-    souk::seed::seed_ads(&app.db, &leaves, &[seller.id], 1, app.clock.now())
-        .await
-        .unwrap();
+    souk::seed::seed_ads(
+        &app.db,
+        &app.blobs,
+        &leaves,
+        &[seller.id],
+        1,
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
     let own = expect_json(
         app.get_with("/v1/advertisements?limit=1", &seller.token)
             .await,

@@ -64,6 +64,42 @@ async fn seeded_ads_are_valid(app: TestApp) {
             );
         }
     }
+    // Their blobs exist: a seeded image serves its renditions, whole, with their type.
+    let image = &own["_embedded"]["svc:advertisement"][0]["_embedded"]["svc:advertisement-images"]
+        ["_embedded"]["svc:advertisement-image"][0];
+    let media_id = image["mediaId"].as_str().unwrap();
+    for size in ["small", "medium", "large", "xlarge"] {
+        let meta = app
+            .get_json(&format!("/v1/images/{media_id}/{size}/meta"), 200)
+            .await;
+        assert_eq!(meta["contentType"], "image/jpeg");
+        let blob = app
+            .get(image["_links"][size]["href"].as_str().unwrap())
+            .await;
+        assert_eq!(blob.status(), 200, "{media_id} {size}");
+        assert_eq!(blob.headers()["content-type"], "image/jpeg");
+        let bytes = blob.bytes().await.unwrap();
+        assert_eq!(souk::images::blobs::sha256_hex(&bytes), meta["sha256"]);
+        image::load_from_memory(&bytes).expect("a whole JPEG");
+    }
+    // A few pictures' blobs are shared by all 1,800 images, each counting its references.
+    let (blobs, references) = app
+        .db
+        .read(|conn| {
+            Box::pin(async move {
+                let row = conn
+                    .query_one(
+                        "SELECT COUNT(*) AS n, CAST(SUM(refs) AS BIGINT) AS refs FROM image_blobs",
+                        &[],
+                    )
+                    .await?;
+                Ok::<_, souk::store::DbError>((row.get::<i64>("n")?, row.get::<i64>("refs")?))
+            })
+        })
+        .await
+        .unwrap();
+    assert!(blobs <= 24, "a few pictures, four sizes each: {blobs}");
+    assert_eq!(references, 600 * 3 * 4);
     // One ad read alone embeds the same images.
     let first = &own["_embedded"]["svc:advertisement"][0];
     let alone = app
