@@ -274,6 +274,7 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::User) => ErrorCode::UserNotFound.into(),
             Error::NotFound(Thing::Image) => ErrorCode::ImageNotFound.into(),
             Error::NotFound(Thing::SavedSearch) => ErrorCode::SavedsearchNotFound.into(),
+            Error::NotFound(Thing::Bid) => ErrorCode::BidNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),
@@ -315,6 +316,10 @@ fn conflict_message(conflict: Conflict) -> Text {
         Conflict::EmailTaken => Text::new(
             "Dit e-mailadres is intussen door een ander account in gebruik genomen",
             "Cette adresse e-mail est entre-temps utilisée par un autre compte",
+        ),
+        Conflict::NoBidding => Text::new(
+            "Op deze advertentie kan niet worden geboden: haar prijstype is niet `bidding`",
+            "Cette annonce ne prend pas d'offres : son type de prix n'est pas `bidding`",
         ),
     }
 }

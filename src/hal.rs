@@ -59,7 +59,9 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     AdvertisementFeatures = ("advertisement-features", "The paid features that can be bought for the advertisement.");
     AdvertisementPurchasedFeatures = ("advertisement-purchased-features", "The features bought for the advertisement (seller only).");
     AdvertisementStatistics = ("advertisement-statistics", "Counts of what happened to the advertisement: views, questions, bids, clicks (seller only).");
-    Bids = ("bids", "The bids on the advertisement.");
+    Bids = ("bids", "The bids on the advertisement, highest first (POST here to place one).");
+    Bid = ("bid", "One bid on an advertisement; in the bids collection's `_embedded`, each of them, highest first.");
+    Bidder = ("bidder", "The user who placed the bid (shown to the advertisement's seller and to the bidder only).");
     AdvertisementTransactions = ("advertisement-transactions", "The transactions (sales) of the advertisement.");
     AdvertisementTransaction = ("advertisement-transaction", "One transaction of an advertisement; in the collection's `_embedded`, each of them, newest first.");
     Buyer = ("buyer", "The user who buys in a transaction.");
@@ -81,6 +83,9 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     Transaction = ("transaction", "A sale of an advertisement: `transactionId` (numbered within the ad: 1, 2, ...), `buyerId`, `amount` and `shippingCosts` (integer cents), `status` (`CREATED`, then `COMPLETED` by the seller or `CANCELLED` by the seller or the buyer).");
     ImageList = ("image-list", "The images of an advertisement, in order, under `_embedded[\"<prefix>:advertisement-image\"]`, each with its `self` and `advertisement` links; also what an upload answers (its new images).");
     TransactionList = ("transaction-list", "The transactions of an advertisement, newest first, under `_embedded[\"<prefix>:advertisement-transaction\"]`.");
+    Bid = ("bid", "A bid on an advertisement: `bidId` (and `id`, the same value, as the original's examples had it), `amount` (integer cents), `placeDate`, and `bidder`: `{id, nickName}` with a `bidder` link to the seller of the advertisement and to the bidder themself; to anyone else `{nickName}` only, an anonymous label.");
+    BidList = ("bid-list", "A page of an advertisement's bids, highest first, under `_embedded[\"<prefix>:bid\"]`, with `totalCount`, `offset`, `limit`, `first`/`prev`/`next`/`last` links, and `minimumNextBid` (the least amount a new bid may have now) while the advertisement takes bids.");
+    BidderQuestion = ("bidder-question", "The answer to a seller's question to a bidder: `message` says that it was mailed to the bidder.");
     Statistics = ("statistics", "Counts of what happened to an advertisement: `numberOfViews` (by others than the seller), `numberOfAsqs` (questions), `numberOfBids`, `numberOfUrlClicks`, `numberOfPhoneClicks` (phone calls, including confirmed upcalls), `numberOfFavoriteClicks`.");
     Brands = ("brands", "The brands a user (typically a dealer) sells: `brands`, an array of names in the user's order, possibly empty. The user sets them with PUT `{\"brands\": [...]}`.");
     ChangeEmail = ("change-email", "The answer to an e-mail change: `message` says that a confirmation link went to the new address.");

@@ -1,6 +1,7 @@
 //! Types and rules of the marketplace, free of HTTP and SQL so they are unit-tested alone.
 
 pub mod advertisement;
+pub mod bid;
 pub mod category;
 pub mod field_error;
 pub mod image;

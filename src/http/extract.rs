@@ -46,6 +46,9 @@ pub struct ItemPath(pub ItemId);
 /// The `{itemId}` and `{transactionId}` of the path, parsed.
 pub struct TransactionPath(pub ItemId, pub i64);
 
+/// The `{itemId}` and `{bidId}` of the path, parsed.
+pub struct BidPath(pub ItemId, pub i64);
+
 /// The `{userId}` of the path, parsed.
 pub struct UserPath(pub i64);
 
@@ -78,6 +81,15 @@ impl<S: Send + Sync> FromRequestParts<S> for SavedSearchPath {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let id = path_text::<String, S>(parts, state).await?;
         parse_id("savedSearchId", &id).map(SavedSearchPath)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for BidPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let (item, id) = path_text::<(String, String), S>(parts, state).await?;
+        Ok(BidPath(parse_item(&item)?, parse_id("bidId", &id)?))
     }
 }
 

@@ -4,6 +4,7 @@
 mod ads;
 mod api;
 mod auth;
+mod bids;
 mod categories;
 mod docs;
 mod extract;
@@ -50,6 +51,7 @@ fn api() -> api::Api {
     let api = ads::routes(api);
     let api = images::routes(api);
     let api = transactions::routes(api);
+    let api = bids::routes(api);
     let api = locations::routes(api);
     let api = search::routes(api);
     let api = saved_searches::routes(api);
@@ -127,6 +129,7 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Users", "description": "Accounts, `me` and the e-mail change."},
             {"name": "Transactions", "description": "Sales of an advertisement (served under `/v2` as in the original, and under `/v1`)."},
             {"name": "Advertisements", "description": "Placing, reading, changing and deleting advertisements; the seller's list and a user's online ads."},
+            {"name": "Bids", "description": "Bids on advertisements whose price model is `bidding`, and the seller's questions to bidders."},
             {"name": "Images", "description": "The images of an advertisement: uploads, renditions in four sizes, their bytes and descriptions."},
             {"name": "Locations", "description": "Postcodes: their place, province and province code."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},

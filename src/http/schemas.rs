@@ -333,6 +333,35 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["searchRequest"],
         ),
+        "Bid": object(
+            json!({
+                "_links": links(&["advertisement", "bidder"]),
+                "bidId": {"type": "integer"},
+                "id": {"type": "integer", "description": "The same as `bidId` (the original's examples used it)."},
+                "amount": {"type": "integer", "minimum": 1, "description": "Euro cents."},
+                "placeDate": {"type": "string", "format": "date-time"},
+                "bidder": described(
+                    "`id` (and the `bidder` link) only to the ad's seller and to the bidder; to anyone else `nickName` is an anonymous label.",
+                    object(json!({"id": {"type": "integer"}, "nickName": {"type": "string"}}), &["nickName"]),
+                ),
+            }),
+            &["bidId", "id", "amount", "placeDate", "bidder"],
+        ),
+        "BidList": object(
+            json!({
+                "_links": links(&["first", "prev", "next", "last", "advertisement"]),
+                "_embedded": embedded("bid", "Bid"),
+                "totalCount": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+                "minimumNextBid": {"type": "integer", "description": "The least amount a new bid may have now; absent when the ad takes no bids."},
+            }),
+            &["totalCount", "offset", "limit"],
+        ),
+        "BidderQuestionSent": object(
+            json!({"_links": links(&["bid"]), "message": {"type": "string"}}),
+            &["message"],
+        ),
         "Statistics": object(
             json!({
                 "_links": links(&["advertisement"]),
@@ -468,6 +497,17 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["buyerId", "amount", "shippingCosts"],
         )),
+        "NewBid": object(
+            json!({"amount": {"type": "integer", "minimum": 1, "maximum": 1_000_000_000, "description": "Euro cents."}}),
+            &["amount"],
+        ),
+        "BidderQuestion": object(
+            json!({
+                "message": {"type": "string", "minLength": 1, "maxLength": 2000},
+                "phoneNumber": {"type": "string", "description": "Optional: 6 to 20 digits, at most 32 characters with spaces, dashes, dots, parentheses and a leading +."},
+            }),
+            &["message"],
+        ),
         "UpcallConfirmation": described(
             "Phone numbers of 6 to 20 digits (at most 32 characters with spaces, dashes, dots, parentheses and a leading +); times ISO 8601 with an offset, `endTime` not before `startTime`.",
             string_members(&["callerPhoneNumber", "calleePhoneNumber", "startTime", "endTime"], &[]),

@@ -36,7 +36,8 @@ const MIGRATIONS: &[Migration] = &[
     migration!(13, "0013_locations"),
     migration!(14, "0014_search"),
     migration!(15, "0015_search_location_attributes"),
-    migration!(16, "0016_saved_searches"),
+    migration!(16, "0016_bids"),
+    migration!(17, "0017_saved_searches"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

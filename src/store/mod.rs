@@ -22,6 +22,7 @@ mod sqlite;
 mod value;
 
 pub mod ads;
+pub mod bids;
 pub mod categories;
 pub mod idempotency;
 pub mod images;

@@ -14,6 +14,7 @@
 pub mod accounts;
 pub mod advertisements;
 pub mod authorization;
+pub mod bids;
 pub mod images;
 pub mod moderation;
 pub mod renditions;
@@ -78,6 +79,7 @@ pub enum Thing {
     User,
     Image,
     SavedSearch,
+    Bid,
 }
 
 /// What state stands in the way.
@@ -89,6 +91,8 @@ pub enum Conflict {
     Finished(TransactionStatus),
     /// Another account took the address meanwhile.
     EmailTaken,
+    /// The ad's price model is not `bidding`: it takes no bids.
+    NoBidding,
 }
 
 impl<R> From<DbError> for Error<R> {

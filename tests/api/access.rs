@@ -219,6 +219,38 @@ fn rows() -> Vec<Row> {
             ..owner_only()
         },
         Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/bids",
+            path: "/v1/advertisements/{bidad}/bids",
+            body: Some(json!({"amount": "{next}"})),
+            other_user: Allowed,
+            buyer: Allowed,
+            owner: Status(403),
+            ..owner_only()
+        },
+        read_all(
+            "/v1/advertisements/{itemId}/bids",
+            "/v1/advertisements/{bidad}/bids",
+        ),
+        read_all(
+            "/v1/advertisements/{itemId}/bids/{bidId}",
+            "/v1/advertisements/{bidad}/bids/{bid}",
+        ),
+        Row {
+            method: "delete",
+            template: "/v1/advertisements/{itemId}/bids/{bidId}",
+            path: "/v1/advertisements/{bidad}/bids/{bid}",
+            buyer: Allowed,
+            ..owner_only()
+        },
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/bids/{bidId}/actions/ask-bidder-question",
+            path: "/v1/advertisements/{bidad}/bids/{bid}/actions/ask-bidder-question",
+            body: Some(json!({"message": "Kun je zaterdag ophalen?"})),
+            ..owner_only()
+        },
+        Row {
             method: "get",
             template: "/v1/advertisements/{itemId}/statistics",
             path: "/v1/advertisements/{ad}/statistics",
@@ -405,6 +437,42 @@ async fn owners_ad(app: &TestApp, users: &Users) -> String {
         .to_owned()
 }
 
+/// A bidding ad of the owner; its item id.
+async fn owners_bidding_ad(app: &TestApp, users: &Users) -> String {
+    let mut body = ad_body();
+    body["priceModel"] = json!({"modelType": "bidding", "minimalBid": 1000});
+    let response = app
+        .post("/v1/advertisements")
+        .token(&users.owner.token)
+        .json(&body)
+        .send()
+        .await;
+    expect_json(response, 201).await["itemId"]
+        .as_str()
+        .expect("the ad was placed")
+        .to_owned()
+}
+
+/// The least amount a new bid on `item` may have now.
+async fn next_bid(app: &TestApp, item: &str) -> i64 {
+    app.get_json(&format!("/v1/advertisements/{item}/bids"), 200)
+        .await["minimumNextBid"]
+        .as_i64()
+        .expect("the ad takes bids")
+}
+
+/// A bid of the buyer on `item`; its bidId.
+async fn buyers_bid(app: &TestApp, users: &Users, item: &str) -> i64 {
+    let amount = next_bid(app, item).await;
+    let response = app
+        .post(&format!("/v1/advertisements/{item}/bids"))
+        .token(&users.buyer.token)
+        .json(&json!({"amount": amount}))
+        .send()
+        .await;
+    expect_json(response, 201).await["bidId"].as_i64().unwrap()
+}
+
 /// A sale of `item` from the owner to the buyer; its transactionId.
 async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
     let response = app
@@ -449,6 +517,7 @@ async fn the_access_table_holds(app: TestApp) {
     let item = owners_ad(&app, &users).await;
     sale(&app, &users, &item).await;
     let ready = crate::images::available_image(&app, &users.owner.token, &item).await;
+    let bidding = owners_bidding_ad(&app, &users).await;
     let mut n = 0;
     for row in rows() {
         for (who, token, expected) in [
@@ -472,11 +541,16 @@ async fn the_access_table_holds(app: TestApp) {
                 if path.contains("{tx}") {
                     path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
                 }
-                path = path.replace("{ready}", &ready);
                 if path.contains("{saved}") {
                     let saved = saved_search(&app, &users.owner).await;
                     path = path.replace("{saved}", &saved.to_string());
                 }
+                path = path.replace("{ready}", &ready).replace("{bidad}", &bidding);
+                if path.contains("{bid}") {
+                    let bid = buyers_bid(&app, &users, &bidding).await;
+                    path = path.replace("{bid}", &bid.to_string());
+                }
+                let next = next_bid(&app, &bidding).await;
                 if path.contains("{img}") {
                     let image = crate::images::new_image(&app, &users.owner.token, &item).await;
                     path = path.replace("{img}", &image);
@@ -491,6 +565,7 @@ async fn the_access_table_holds(app: TestApp) {
                         .replace("{n}", &n.to_string())
                         .replace("\"{me}\"", &users.owner.id.to_string())
                         .replace("\"{buyer}\"", &users.buyer.id.to_string())
+                        .replace("\"{next}\"", &next.to_string())
                 });
                 let response = send(
                     &app,
