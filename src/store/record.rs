@@ -23,7 +23,7 @@ pub trait Record: Sized {
 /// `in`, if given), or from the column given after `=`. Fields after `..` are not columns;
 /// they start as their default and the query fills them (an ad's images).
 ///
-/// ```ignore
+/// ```text
 /// record! {
 ///     /// A user.
 ///     pub struct User {
