@@ -191,6 +191,11 @@ async fn bad_saved_searches_are_field_errors_and_store_nothing(app: TestApp) {
         field_codes(&missing),
         pairs(&[("alert", "invalid-value"), ("searchRequest", "missing")])
     );
+    let null_alert = refused(json!({"searchRequest": {}, "alert": null})).await;
+    assert_eq!(
+        field_codes(&null_alert),
+        pairs(&[("alert", "invalid-value")])
+    );
     let shapes = refused(json!({"searchRequest": {
         "query": 7, "categoryId": "101", "sortBy": "price",
         "filters": {"price": {"from": 500, "to": 100, "step": 5}, "fuel": "diesel"}}}))

@@ -32,7 +32,14 @@ text_enum! {
 #[serde(rename_all = "camelCase")]
 pub struct SavedSearchInput {
     pub search_request: Option<Value>,
+    /// `None` only when absent: an explicit `null` is a value, and not one of the choices.
+    #[serde(default, deserialize_with = "present")]
     pub alert: Option<Value>,
+}
+
+/// A member that is there, `null` included (serde reads `null` as `None` otherwise).
+fn present<'de, D: serde::Deserializer<'de>>(member: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(member).map(Some)
 }
 
 impl SavedSearchInput {
