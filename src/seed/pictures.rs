@@ -6,9 +6,10 @@
 use image::{Rgb, RgbImage};
 
 use crate::domain::image::Format;
-use crate::images::blobs::{Blobs, sha256_hex};
+use crate::images::blobs::Blobs;
 use crate::images::render;
 use crate::store::renditions::NewRendition;
+use crate::usecase::renditions;
 
 /// One picture and its renditions, as stored.
 #[derive(Clone, Debug)]
@@ -47,20 +48,7 @@ pub async fn store(blobs: &Blobs) -> anyhow::Result<Vec<Picture>> {
     .await??;
     let mut pictures = Vec::with_capacity(rendered.len());
     for (width, height, made) in rendered {
-        let mut renditions = Vec::with_capacity(made.len());
-        for rendition in made {
-            let sha256 = sha256_hex(&rendition.bytes);
-            let bytes = rendition.bytes.len();
-            blobs.put_blob(&sha256, rendition.bytes.into()).await?;
-            renditions.push(NewRendition {
-                size: rendition.size,
-                format: rendition.format,
-                width: rendition.width,
-                height: rendition.height,
-                sha256,
-                bytes,
-            });
-        }
+        let renditions = renditions::store_blobs(blobs, made).await?;
         let largest = renditions
             .last()
             .ok_or_else(|| anyhow::anyhow!("a picture without renditions"))?;
@@ -115,6 +103,7 @@ fn draw(width: u32, height: u32, colour: [u8; 3]) -> RgbImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::images::blobs::sha256_hex;
 
     #[tokio::test]
     async fn pictures_are_stored_once_with_four_renditions() {

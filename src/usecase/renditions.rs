@@ -103,19 +103,18 @@ async fn webp_phase(db: &Db, blobs: &Blobs, job: &Job, image: RgbImage) -> Resul
 /// Writes the renditions' bytes, then records them in one transaction and moves the job
 /// on (the image `available` after JPEG; the job done and the original deleted after
 /// WebP). False if the job was not there any more, or must wait.
-async fn record(
-    db: &Db,
+/// Writes rendered bytes to blob storage, each under its SHA-256, and returns what the
+/// database records of them. Storing a blob again is harmless: its name is its content.
+pub async fn store_blobs(
     blobs: &Blobs,
-    job: &Job,
-    phase: Format,
     made: Vec<Rendered>,
-) -> Result<bool, RunError> {
-    let mut new = Vec::with_capacity(made.len());
+) -> Result<Vec<NewRendition>, BlobError> {
+    let mut stored = Vec::with_capacity(made.len());
     for rendition in made {
         let sha256 = sha256_hex(&rendition.bytes);
         let bytes = rendition.bytes.len();
         blobs.put_blob(&sha256, rendition.bytes.into()).await?;
-        new.push(NewRendition {
+        stored.push(NewRendition {
             size: rendition.size,
             format: rendition.format,
             width: rendition.width,
@@ -124,6 +123,17 @@ async fn record(
             bytes,
         });
     }
+    Ok(stored)
+}
+
+async fn record(
+    db: &Db,
+    blobs: &Blobs,
+    job: &Job,
+    phase: Format,
+    made: Vec<Rendered>,
+) -> Result<bool, RunError> {
+    let new = store_blobs(blobs, made).await?;
     let media_id = job.media_id.clone();
     let recorded = db
         .write(move |conn| {
