@@ -20,9 +20,8 @@ record! {
 }
 
 /// Stores a saved search of `user`, unless they have [`MAX_PER_USER`] already (then `None`).
-/// The count and the insert are one statement; two concurrent saves on PostgreSQL may
-/// still both see room for the last one, so the bound is exact on SQLite and may be passed
-/// by one there.
+/// The bound holds under concurrent saves only when the caller holds the user's lock
+/// ([`super::users::lock`]): otherwise two transactions on PostgreSQL may count the same rows.
 pub async fn insert(
     conn: &mut dyn Conn,
     user: i64,

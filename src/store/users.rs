@@ -5,7 +5,7 @@ use crate::domain::user::{DealerPackage, Email, UserStatus};
 use crate::params;
 
 use super::record::record;
-use super::{Conn, DbError, Record, Value};
+use super::{Backend, Conn, DbError, Record, Value};
 
 record! {
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +83,23 @@ pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
     conn.query_one("SELECT COUNT(*) AS n FROM users", &[])
         .await?
         .get("n")
+}
+
+/// Holds user `id`'s row until the transaction ends, so that a rule over all of a user's
+/// rows (a limit per user) is checked by one transaction at a time. SQLite has one writer
+/// and no row locks: a write transaction is serialized already.
+pub async fn lock(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    match conn.backend() {
+        Backend::Postgres => {
+            conn.query(
+                "SELECT user_id FROM users WHERE user_id = $1 FOR UPDATE",
+                params![id],
+            )
+            .await?;
+            Ok(())
+        }
+        Backend::Sqlite => Ok(()),
+    }
 }
 
 pub async fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {

@@ -5,8 +5,8 @@
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::domain::search::saved::{MAX_PER_USER, SavedRequest, SavedSearchInput};
-use crate::store::Conn;
 use crate::store::saved_searches::{self, SavedSearch};
+use crate::store::{Conn, users};
 
 use super::{Error, Thing, search};
 
@@ -18,6 +18,8 @@ pub async fn create<R>(
     now: i64,
 ) -> Result<SavedSearch, Error<R>> {
     let (request, alert) = checked(conn, input).await?;
+    // Concurrent saves of one user wait here, so each counts the others' searches.
+    users::lock(conn, user).await?;
     saved_searches::insert(conn, user, &request.query_string(), alert, now)
         .await?
         .ok_or_else(|| {

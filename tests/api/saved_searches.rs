@@ -276,10 +276,19 @@ async fn bad_saved_searches_are_field_errors_and_store_nothing(app: TestApp) {
 
 async fn a_user_keeps_at_most_a_hundred(app: TestApp) {
     let user = app.user("verzamelaar@souk.test").await;
-    for n in 0..100 {
+    for n in 0..90 {
         let body = json!({"searchRequest": {"query": format!("fiets{n}")}});
         expect_json(save(&app, &user.token, body).await, 201).await;
     }
+    // Twenty at once for the last ten places: exactly ten are kept.
+    let racing = (90..110).map(|n| {
+        let body = json!({"searchRequest": {"query": format!("fiets{n}")}});
+        let (app, token) = (&app, &user.token);
+        async move { save(app, token, body).await.status().as_u16() }
+    });
+    let mut statuses = futures_util::future::join_all(racing).await;
+    statuses.sort();
+    assert_eq!(statuses, [[201; 10], [400; 10]].concat());
     let over = save(&app, &user.token, json!({"searchRequest": {}})).await;
     let over = expect_json(over, 400).await;
     assert_eq!(field_codes(&over), pairs(&[("searchRequest", "too-many")]));
