@@ -802,6 +802,28 @@ async fn scopes_are_needed(app: TestApp) {
             format!("/v1/users/{}/brands", users.owner.id),
             json(json!({"brands": ["Ford"]})),
         ),
+        (
+            "post",
+            format!("{path}/bids"),
+            json(json!({"amount": 5000})),
+        ),
+        ("delete", format!("{path}/bids/1"), None),
+        (
+            "post",
+            format!("{path}/bids/1/actions/ask-bidder-question"),
+            json(json!({"message": "Nog te koop?", "phoneNumber": "0612345678"})),
+        ),
+        (
+            "post",
+            "/v1/savedsearches".into(),
+            json(json!({"searchRequest": {"query": "fiets"}})),
+        ),
+        (
+            "put",
+            "/v1/savedsearches/1".into(),
+            json(json!({"searchRequest": {"query": "fiets"}})),
+        ),
+        ("delete", "/v1/savedsearches/1".into(), None),
     ];
     for (method, path, body) in &needs_write {
         let response = send(&app, method, path, Some(&read_only), body.clone()).await;
@@ -813,6 +835,8 @@ async fn scopes_are_needed(app: TestApp) {
         format!("{path}/transactions"),
         format!("{path}/transactions/1"),
         "/v1/me".to_owned(),
+        "/v1/savedsearches".to_owned(),
+        "/v1/savedsearches/1".to_owned(),
     ];
     for path in &needs_read {
         let response = send(&app, "get", path, Some(&write_only), None).await;
@@ -846,4 +870,6 @@ async fn scopes_are_needed(app: TestApp) {
     assert_eq!(expect_json(brands, 200).await["brands"], json!([]));
     let own = app.get_with("/v1/advertisements", owner).await;
     assert_eq!(expect_json(own, 200).await["totalCount"], 1);
+    let saved = app.get_with("/v1/savedsearches", owner).await;
+    assert_eq!(expect_json(saved, 200).await["totalCount"], 0);
 }
