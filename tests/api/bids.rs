@@ -249,16 +249,7 @@ async fn bidding_rules_are_enforced(app: TestApp) {
     .await;
     assert_eq!(unknown["code"], "advertisement-not-found");
     // A confirmed user only.
-    let response = app
-        .post("/v1/users")
-        .token(&app.token)
-        .json(&json!({"email": "nieuw@souk.test", "password": "a good password"}))
-        .send()
-        .await;
-    expect_json(response, 201).await;
-    let (unconfirmed, _) = app
-        .user_token(&app.app_client, "nieuw@souk.test", "a good password", None)
-        .await;
+    let unconfirmed = app.unconfirmed_user_token("nieuw@souk.test").await;
     let early = expect_json(bid(&app, &unconfirmed, &item, json!(5000)).await, 403).await;
     assert_eq!(early["code"], "user-not-confirmed");
     // A user token with `write`: not `read` alone, not a client token.
@@ -399,19 +390,6 @@ async fn withdrawing_and_removing_bids(app: TestApp) {
     assert_eq!(statistics(&app, &seller, &item).await["numberOfBids"], 2);
 }
 
-/// The mails in the outbox, oldest first.
-fn outbox(app: &TestApp) -> Vec<String> {
-    let dir = app.config.data_dir.join("outbox");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
-        .unwrap_or_default();
-    names.sort();
-    names
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect()
-}
-
 async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
     let seller = app.user("verkoper@souk.test").await;
     let bidder = app.user("bieder@souk.test").await;
@@ -422,7 +400,7 @@ async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
         "/v1/advertisements/{item}/bids/{}/actions/ask-bidder-question",
         placed["bidId"]
     );
-    let before = outbox(&app).len();
+    let before = app.outbox().len();
     let question = json!({"message": "Kun je zaterdag ophalen?", "phoneNumber": "0612345678"});
     // Only the seller asks; neither the bidder nor anyone else, nor without `write`.
     let read_only = app.token_of(&seller, Some("read")).await;
@@ -461,7 +439,7 @@ async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
     )
     .await;
     assert_eq!(missing["code"], "bid-not-found");
-    assert_eq!(outbox(&app).len(), before, "no refusal mails anything");
+    assert_eq!(app.outbox().len(), before, "no refusal mails anything");
     assert_eq!(statistics(&app, &seller, &item).await["numberOfAsqs"], 0);
     let answer = expect_json(
         app.post(&ask)
@@ -473,7 +451,7 @@ async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
     )
     .await;
     assert!(answer["message"].is_string());
-    let mails = outbox(&app);
+    let mails = app.outbox();
     assert_eq!(mails.len(), before + 1);
     let mail = mails.last().unwrap();
     assert!(mail.starts_with("To: bieder@souk.test\n"), "{mail}");

@@ -18,19 +18,6 @@ both_backends!(
     control_characters_are_refused_in_accounts_and_brands,
 );
 
-/// The mails in the outbox, oldest first.
-fn outbox(app: &TestApp) -> Vec<String> {
-    let dir = app.config.data_dir.join("outbox");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
-        .unwrap_or_default();
-    names.sort();
-    names
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect()
-}
-
 fn link_in(mail: &str) -> String {
     let start = mail.find("http://").expect("a link");
     mail[start..].split_whitespace().next().unwrap().to_owned()
@@ -85,7 +72,7 @@ async fn a_client_creates_an_unconfirmed_account_confirmed_by_mail(app: TestApp)
         .await;
     let me = app.get_with("/v1/me", &token).await;
     assert_eq!(me.headers()["location"], format!("/v1/users/{id}"));
-    let mails = outbox(&app);
+    let mails = app.outbox();
     assert_eq!(mails.len(), 1);
     assert!(mails[0].starts_with("To: nieuw@souk.test"));
     assert!(
@@ -119,7 +106,7 @@ async fn a_client_creates_an_unconfirmed_account_confirmed_by_mail(app: TestApp)
 async fn account_without_password_chooses_one_when_confirming(app: TestApp) {
     let response = post_user(&app, json!({"email": "zonder@souk.test", "name": "Zonder"})).await;
     expect_json(response, 201).await;
-    let link = link_in(&outbox(&app)[0]);
+    let link = link_in(&app.outbox()[0]);
     assert_eq!(
         confirm(&app, &link, Some("chosen password")).await.status(),
         200
@@ -142,7 +129,7 @@ async fn new_accounts_are_validated_all_at_once(app: TestApp) {
     );
     let missing = expect_json(post_user(&app, json!({})).await, 400).await;
     assert_eq!(missing["details"][0]["code"], "missing");
-    assert!(outbox(&app).is_empty(), "nothing was created");
+    assert!(app.outbox().is_empty(), "nothing was created");
 }
 
 async fn bodies_must_be_json(app: TestApp) {
@@ -263,7 +250,7 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
     );
     let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
     assert_eq!(own["email"], "jan@souk.test", "unchanged until confirmed");
-    let mails = outbox(&app);
+    let mails = app.outbox();
     let mail = mails
         .iter()
         .find(|m| m.starts_with("To: jan.nieuw@souk.test"))
@@ -290,7 +277,7 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
     assert_eq!(again.headers()["idempotency-replayed"], "true");
     assert_eq!(again.headers()["location"].to_str().unwrap(), location);
     assert_eq!(expect_json(again, 201).await, first, "the same answer");
-    assert_eq!(outbox(&app).len(), 1, "the account was created once");
+    assert_eq!(app.outbox().len(), 1, "the account was created once");
     let other = post(
         "key-1",
         json!({"email": "twice@souk.test", "password": "a good password"}),
@@ -335,7 +322,7 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
             "{bad:?}"
         );
     }
-    assert_eq!(outbox(&app).len(), 1, "nothing was created");
+    assert_eq!(app.outbox().len(), 1, "nothing was created");
     // After 24 hours the key is forgotten and the request runs anew.
     app.clock.advance(86_401);
     let token = app.client_token(&app.app_client, None).await;
@@ -516,7 +503,7 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
             ("name".to_owned(), "input-invalid".to_owned())
         ]
     );
-    assert!(outbox(&app).is_empty(), "nothing was created");
+    assert!(app.outbox().is_empty(), "nothing was created");
     let User { id: jan, token, .. } = app.user("jan@souk.test").await;
     let changed = app
         .post(&format!("/v1/users/{jan}/change-email"))
@@ -528,7 +515,7 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
         expect_json(changed, 400).await["details"][0]["code"],
         "input-invalid"
     );
-    assert!(outbox(&app).is_empty(), "no confirmation was mailed");
+    assert!(app.outbox().is_empty(), "no confirmation was mailed");
     let path = format!("/v1/users/{jan}/brands");
     let set = |brands: Value| {
         app.put(&path)
@@ -583,9 +570,9 @@ async fn an_idempotency_key_left_pending_by_a_stopped_replica_is_freed(app: Test
         "idempotency-key-reused",
         "the claim still holds the key"
     );
-    assert!(outbox(&app).is_empty(), "nothing ran");
+    assert!(app.outbox().is_empty(), "nothing ran");
     app.clock.advance(2);
     let late = post().await;
     expect_json(late, 201).await;
-    assert_eq!(outbox(&app).len(), 1, "the retry ran, once");
+    assert_eq!(app.outbox().len(), 1, "the retry ran, once");
 }

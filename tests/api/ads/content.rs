@@ -463,16 +463,7 @@ async fn control_characters_are_refused_where_text_is_stored(app: TestApp) {
 }
 
 async fn unconfirmed_users_cannot_publish(app: TestApp) {
-    let response = app
-        .post("/v1/users")
-        .token(&app.token)
-        .json(&json!({"email": "nieuw@souk.test", "password": "a good password"}))
-        .send()
-        .await;
-    expect_json(response, 201).await;
-    let (token, _) = app
-        .user_token(&app.app_client, "nieuw@souk.test", "a good password", None)
-        .await;
+    let token = app.unconfirmed_user_token("nieuw@souk.test").await;
     let error = expect_json(create(&app, &token, &minimal("Te vroeg")).await, 403).await;
     assert_eq!(error["code"], "user-not-confirmed");
     // Whatever the body: who may not publish learns nothing about it.

@@ -183,6 +183,34 @@ impl TestApp {
         }
     }
 
+    /// A token of a user who signed up through `POST /v1/users` and has not followed the
+    /// confirmation link yet (password `a good password`).
+    pub async fn unconfirmed_user_token(&self, email: &str) -> String {
+        let response = self
+            .post("/v1/users")
+            .token(&self.token)
+            .json(&serde_json::json!({"email": email, "password": "a good password"}))
+            .send()
+            .await;
+        assert_eq!(response.status(), 201, "signing up {email}");
+        self.user_token(&self.app_client, email, "a good password", None)
+            .await
+            .0
+    }
+
+    /// The mails in the outbox, oldest first.
+    pub fn outbox(&self) -> Vec<String> {
+        let dir = self.config.data_dir.join("outbox");
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
     /// A new access token of `user` (tokens live a day), with `scope` or all.
     pub async fn token_of(&self, user: &User, scope: Option<&str>) -> String {
         self.user_token(&self.app_client, &user.email, &user.password, scope)

@@ -93,13 +93,7 @@ async fn killed_while_making_renditions(backend: Backend) {
     assert_eq!(media_ids.len(), PHOTOS as usize);
 
     // Clients watch the images from the upload on, through the crash and the restart.
-    let watching = Arc::new(AtomicBool::new(true));
-    let watcher = tokio::spawn(watch(
-        server.clone(),
-        token.clone(),
-        media_ids.clone(),
-        watching.clone(),
-    ));
+    let watcher = Watcher::start(&server, &token, &media_ids);
     // Killed as soon as a worker has claimed a job: renditions are being made.
     wait_for(&db, "a claimed rendition job", |db| async move {
         count(
@@ -113,7 +107,8 @@ async fn killed_while_making_renditions(backend: Backend) {
     let _log = first.kill();
     let unfinished = count(&db, "SELECT COUNT(*) AS n FROM image_jobs").await;
     assert!(unfinished > 0, "killed before the work was done");
-    let seen_before = watcher.await.expect("no client saw half an image");
+    // The server is gone: the watcher stops by itself.
+    let seen_before = watcher.seen().await;
     // In the database too: an image is processing without renditions, or available with
     // its four JPEG sizes.
     assert_eq!(
@@ -131,20 +126,13 @@ async fn killed_while_making_renditions(backend: Backend) {
     let restarted = Instant::now();
     let second = Served::start(&env);
     let server = Http::connect(&second.base_url).await;
-    let watching = Arc::new(AtomicBool::new(true));
-    let watcher = tokio::spawn(watch(
-        server.clone(),
-        token.clone(),
-        media_ids.clone(),
-        watching.clone(),
-    ));
+    let watcher = Watcher::start(&server, &token, &media_ids);
     wait_for(&db, "every rendition job done", |db| async move {
         count(&db, "SELECT COUNT(*) AS n FROM image_jobs").await == 0
     })
     .await;
     let finished_in = restarted.elapsed();
-    watching.store(false, Ordering::SeqCst);
-    let seen_after = watcher.await.expect("no client saw half an image");
+    let seen_after = watcher.stop().await;
     assert!(
         seen_after.passes > 0,
         "the watcher looked at least once after the restart"
@@ -307,6 +295,35 @@ struct Seen {
     passes: u64,
     available: u64,
     processing: u64,
+}
+
+/// A client that watches the images in the background.
+struct Watcher {
+    watching: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<Seen>,
+}
+
+impl Watcher {
+    fn start(server: &Http, token: &str, media_ids: &[String]) -> Watcher {
+        let watching = Arc::new(AtomicBool::new(true));
+        let task = tokio::spawn(watch(
+            server.clone(),
+            token.to_owned(),
+            media_ids.to_vec(),
+            watching.clone(),
+        ));
+        Watcher { watching, task }
+    }
+
+    /// What it saw until it stopped by itself (its server went away).
+    async fn seen(self) -> Seen {
+        self.task.await.expect("no client saw half an image")
+    }
+
+    async fn stop(self) -> Seen {
+        self.watching.store(false, Ordering::SeqCst);
+        self.seen().await
+    }
 }
 
 /// Reads every image and what it serves, again and again, until `watching` is false or
