@@ -91,6 +91,8 @@ error_codes! {
         "The advertisement has no transaction with this id.");
     SavedsearchNotFound = (404, "savedsearch-not-found", "Zoekopdracht niet gevonden", "Recherche introuvable",
         "No saved search of this user has this id.");
+    ReviewNotFound = (404, "review-not-found", "Beoordeling niet gevonden", "Avis introuvable",
+        "The user has no review with this id.");
     LocationNotFound = (404, "location-not-found", "Locatie niet gevonden", "Lieu introuvable",
         "Souk knows no location with this postcode.");
     UserNotFound = (404, "user-not-found", "Gebruiker niet gevonden", "Utilisateur introuvable",
@@ -275,6 +277,7 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::Image) => ErrorCode::ImageNotFound.into(),
             Error::NotFound(Thing::SavedSearch) => ErrorCode::SavedsearchNotFound.into(),
             Error::NotFound(Thing::Bid) => ErrorCode::BidNotFound.into(),
+            Error::NotFound(Thing::Review) => ErrorCode::ReviewNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),
@@ -316,6 +319,20 @@ fn conflict_message(conflict: Conflict) -> Text {
         Conflict::EmailTaken => Text::new(
             "Dit e-mailadres is intussen door een ander account in gebruik genomen",
             "Cette adresse e-mail est entre-temps utilisée par un autre compte",
+        ),
+        Conflict::NotCompleted(status) => Text::new(
+            format!(
+                "Alleen een voltooide (COMPLETED) transactie kan beoordeeld worden; deze is {}",
+                status.as_str()
+            ),
+            format!(
+                "Seule une transaction terminée (COMPLETED) peut être évaluée ; celle-ci est {}",
+                status.as_str()
+            ),
+        ),
+        Conflict::Reviewed => Text::new(
+            "Deze transactie is al beoordeeld",
+            "Cette transaction a déjà été évaluée",
         ),
         Conflict::NoBidding => Text::new(
             "Op deze advertentie kan niet worden geboden: haar prijstype is niet `bidding`",

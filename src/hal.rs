@@ -49,6 +49,8 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     CategoryAttributes = ("category-attributes", "The attribute definitions of a leaf (L2) category: which attributes an ad in it carries and how they are checked.");
     CategoryFees = ("category-fees", "The listing fees of a leaf (L2) category: insertion fee and running subscriptions (under construction, subject to change).");
     UserBrands = ("user-brands", "The brands a user sells.");
+    UserReviews = ("user-reviews", "The reviews of a user as a seller, newest first, with the averages of their scores.");
+    UserReview = ("user-review", "One review of a seller by the buyer of a completed transaction; in the reviews collection's `_embedded`, each of them, newest first.");
     UserAdvertisements = ("user-advertisements", "The online advertisements of a user.");
     Advertisement = ("advertisement", "An advertisement; in a collection's `_embedded`, each of its items.");
     Seller = ("seller", "The user who placed the advertisement.");
@@ -93,6 +95,8 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     SearchResults = ("search-results", "A page of search results: `_embedded[\"<prefix>:search-result\"]` (online advertisements, in the order asked for), `totalCount` (exact), `offset`, `limit`, and `first`/`prev`/`next`/`last` links within the first 5,000 results, which keep the request's parameters.");
     SavedSearch = ("saved-search", "A saved search: `savedSearchId`, `userId`, `searchRequest` (`{query, categoryId, sellerId, filters: {price: {from, to}, postCode, distance, <attributeKey>: [values]}}`, as saved), `alert` (`none`, `immediate` or `daily`), `createdDate`, `updatedDate`; its `search` link runs it.");
     SavedSearchList = ("saved-search-list", "The calling user's saved searches, newest first, under `_embedded[\"<prefix>:saved-search\"]`, and `totalCount`.");
+    Review = ("review", "A review of a seller by the buyer of a completed transaction: `reviewId`, `name` (the reviewer's name), `place` (the reviewer's town when they wrote it, empty where unknown), `date`, `reason` (the title of the advertisement the transaction was about), `overallScore` (1 to 5), `content`, `subScores` (`[{key, description, score}]` for the aspects the reviewer scored: `communication`, `accuracy`, `delivery`).");
+    ReviewList = ("review-list", "A page of a seller's reviews, newest first, under `_embedded[\"<prefix>:user-review\"]`, with `numberOfReviews` (also as `totalCount`), `averageScore` and `averageSubScores` (`[{key, description, score}]`, one decimal, 0 where there is nothing to average) over all of them, `offset`, `limit` and `first`/`prev`/`next`/`last` links.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
 }
 

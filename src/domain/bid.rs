@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::advertisement::AMOUNT_MAX;
 use super::field_error::FieldError;
 use super::locale::Text;
-use super::text::{is_multiline, required_text};
+use super::text::message_text;
 use super::user::plausible_phone;
 
 /// The least step by which a bid must beat the highest: one euro.
@@ -109,38 +109,9 @@ pub struct Question {
 /// fine, other control characters are not) and an optional plausible phone number.
 pub fn check_question(request: &QuestionRequest) -> Result<Question, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let message = match required_text("message", request.message.as_ref()) {
-        Err(e) => {
-            errors.push(e);
-            None
-        }
-        Ok(text) if text.is_empty() || text.chars().count() > QUESTION_MAX_CHARS => {
-            errors.push(
-                FieldError::new(
-                    "message",
-                    "invalid-length",
-                    Text::new(
-                        format!("moet 1 tot {QUESTION_MAX_CHARS} tekens lang zijn"),
-                        format!("doit compter de 1 à {QUESTION_MAX_CHARS} caractères"),
-                    ),
-                )
-                .with_value(text.chars().count() as i64),
-            );
-            None
-        }
-        Ok(text) if !is_multiline(&text) => {
-            errors.push(FieldError::new(
-                "message",
-                "control-characters",
-                Text::new(
-                    "mag geen stuurtekens bevatten",
-                    "ne peut pas contenir de caractères de contrôle",
-                ),
-            ));
-            None
-        }
-        Ok(text) => Some(text),
-    };
+    let message = message_text("message", request.message.as_ref(), QUESTION_MAX_CHARS)
+        .map_err(|e| errors.push(e))
+        .ok();
     let phone_number = match request.phone_number.as_ref() {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) if plausible_phone(text.trim()) => Some(text.trim().to_owned()),

@@ -7,6 +7,7 @@ pub mod field_error;
 pub mod image;
 pub mod locale;
 pub mod places;
+pub mod review;
 pub mod sale;
 pub mod search;
 pub mod taxonomy;

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::field_error::FieldError;
+use super::locale::Text;
 
 /// The text a required field of a JSON body holds, trimmed: `missing` when it is absent or
 /// null, `invalid-value` when it is not text.
@@ -27,6 +28,40 @@ pub fn is_multiline(text: &str) -> bool {
     !text
         .chars()
         .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+}
+
+/// A required message of several lines (a question, a review), trimmed: 1 to `max_chars`
+/// characters (`invalid-length`), no control characters but line breaks and tabs
+/// (`control-characters`).
+pub fn message_text(
+    field: &str,
+    value: Option<&Value>,
+    max_chars: usize,
+) -> Result<String, FieldError> {
+    let text = required_text(field, value)?;
+    let length = text.chars().count();
+    if text.is_empty() || length > max_chars {
+        return Err(FieldError::new(
+            field,
+            "invalid-length",
+            Text::new(
+                format!("moet 1 tot {max_chars} tekens lang zijn"),
+                format!("doit compter de 1 à {max_chars} caractères"),
+            ),
+        )
+        .with_value(length as i64));
+    }
+    if !is_multiline(&text) {
+        return Err(FieldError::new(
+            field,
+            "control-characters",
+            Text::new(
+                "mag geen stuurtekens bevatten",
+                "ne peut pas contenir de caractères de contrôle",
+            ),
+        ));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

@@ -101,6 +101,21 @@ impl<S: Send + Sync> FromRequestParts<S> for UserPath {
     }
 }
 
+/// The `{userId}` and `{reviewId}` of the path, parsed.
+pub struct ReviewPath(pub i64, pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for ReviewPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let (user, id) = path_text::<(String, String), S>(parts, state).await?;
+        Ok(ReviewPath(
+            parse_id("userId", &user)?,
+            parse_id("reviewId", &id)?,
+        ))
+    }
+}
+
 /// The path's parameters as text (the route names them, so they are there).
 async fn path_text<T, S>(parts: &mut Parts, state: &S) -> Result<T, ApiError>
 where

@@ -14,6 +14,7 @@ mod locations;
 mod oauth;
 mod pages;
 mod render;
+mod reviews;
 mod root;
 mod saved_searches;
 mod schemas;
@@ -55,6 +56,7 @@ fn api() -> api::Api {
     let api = locations::routes(api);
     let api = search::routes(api);
     let api = saved_searches::routes(api);
+    let api = reviews::routes(api);
     docs::routes(api)
 }
 

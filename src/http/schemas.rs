@@ -120,7 +120,7 @@ pub fn all(prefix: &str) -> Value {
         ),
         "User": object(
             json!({
-                "_links": links(&["change-email", "user-brands"]),
+                "_links": links(&["change-email", "user-brands", "user-reviews"]),
                 "userId": {"type": "integer"},
                 "name": {"type": "string", "maxLength": 30},
                 "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
@@ -358,6 +358,39 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["totalCount", "offset", "limit"],
         ),
+        "Review": object(
+            json!({
+                "_links": links(&["user-reviews"]),
+                "reviewId": {"type": "integer"},
+                "name": {"type": "string", "description": "The reviewer's name."},
+                "place": {"type": "string", "description": "The reviewer's town when they wrote the review; empty where unknown."},
+                "date": {"type": "string", "format": "date-time"},
+                "reason": {"type": "string", "description": "The title of the advertisement the transaction was about."},
+                "overallScore": {"type": "integer", "minimum": 1, "maximum": 5},
+                "content": {"type": "string"},
+                "subScores": {"type": "array", "items": object(
+                    json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "description": {"type": "string"}, "score": {"type": "integer", "minimum": 1, "maximum": 5}}),
+                    &["key", "description", "score"],
+                )},
+            }),
+            &["reviewId", "name", "place", "date", "reason", "overallScore", "content", "subScores"],
+        ),
+        "ReviewList": object(
+            json!({
+                "_links": links(&["first", "prev", "next", "last"]),
+                "_embedded": embedded("user-review", "Review"),
+                "numberOfReviews": {"type": "integer"},
+                "averageScore": {"type": "number", "description": "One decimal; 0 without reviews."},
+                "averageSubScores": {"type": "array", "items": object(
+                    json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "description": {"type": "string"}, "score": {"type": "number"}}),
+                    &["key", "description", "score"],
+                )},
+                "totalCount": {"type": "integer"},
+                "offset": {"type": "integer"},
+                "limit": {"type": "integer"},
+            }),
+            &["numberOfReviews", "averageScore", "averageSubScores", "totalCount", "offset", "limit"],
+        ),
         "BidderQuestionSent": object(
             json!({"_links": links(&["bid"]), "message": {"type": "string"}}),
             &["message"],
@@ -500,6 +533,17 @@ pub fn all(prefix: &str) -> Value {
         "NewBid": object(
             json!({"amount": {"type": "integer", "minimum": 1, "maximum": 1_000_000_000, "description": "Euro cents."}}),
             &["amount"],
+        ),
+        "NewReview": object(
+            json!({
+                "overallScore": {"type": "integer", "minimum": 1, "maximum": 5},
+                "content": {"type": "string", "minLength": 1, "maxLength": 1000},
+                "subScores": {"type": "array", "maxItems": 3, "items": object(
+                    json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "score": {"type": "integer", "minimum": 1, "maximum": 5}}),
+                    &["key", "score"],
+                )},
+            }),
+            &["overallScore", "content"],
         ),
         "BidderQuestion": object(
             json!({

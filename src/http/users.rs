@@ -104,6 +104,7 @@ fn user_json(hal: &Hal, user: &User, private: bool) -> Value {
             .links(&path, Resource::User)
             .rel(Rel::ChangeEmail, format!("{path}/change-email"))
             .rel(Rel::UserBrands, format!("{path}/brands"))
+            .rel(Rel::UserReviews, format!("{path}/reviews"))
             .build(),
         "userId": user.id,
         "name": user.name,

@@ -38,6 +38,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(15, "0015_search_location_attributes"),
     migration!(16, "0016_bids"),
     migration!(17, "0017_saved_searches"),
+    migration!(18, "0018_reviews"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

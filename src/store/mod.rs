@@ -30,6 +30,7 @@ pub mod locations;
 pub mod migrations;
 pub mod oauth;
 pub mod renditions;
+pub mod reviews;
 pub mod saved_searches;
 pub mod search;
 pub mod transactions;

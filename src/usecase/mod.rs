@@ -18,6 +18,7 @@ pub mod bids;
 pub mod images;
 pub mod moderation;
 pub mod renditions;
+pub mod reviews;
 pub mod sales;
 pub mod saved_searches;
 pub mod search;
@@ -80,6 +81,7 @@ pub enum Thing {
     Image,
     SavedSearch,
     Bid,
+    Review,
 }
 
 /// What state stands in the way.
@@ -93,6 +95,10 @@ pub enum Conflict {
     EmailTaken,
     /// The ad's price model is not `bidding`: it takes no bids.
     NoBidding,
+    /// Only a completed transaction is reviewed; this one is created or cancelled.
+    NotCompleted(TransactionStatus),
+    /// The transaction has its review already.
+    Reviewed,
 }
 
 impl<R> From<DbError> for Error<R> {

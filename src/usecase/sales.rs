@@ -62,7 +62,7 @@ pub async fn transaction(
     user: i64,
     now: i64,
 ) -> Result<Transaction, Error> {
-    let (_, transaction) = visible_transaction(conn, item, id, user, now).await?;
+    let (_, transaction, _) = visible_transaction(conn, item, id, user, now).await?;
     Ok(transaction)
 }
 
@@ -76,7 +76,7 @@ pub async fn finish(
     to: TransactionStatus,
     now: i64,
 ) -> Result<Transaction, Error> {
-    let (party, transaction) = visible_transaction(conn, item, id, user, now).await?;
+    let (party, transaction, _) = visible_transaction(conn, item, id, user, now).await?;
     if !may_finish(party, to) {
         return Err(Error::Forbidden);
     }
@@ -151,15 +151,15 @@ async fn ad_for_transactions<R>(
     Ok(ad)
 }
 
-/// A transaction and the part `user` has in it: the seller and the buyer see it, others
+/// A transaction, its ad and the part `user` has in it: the seller and the buyer see it, others
 /// are forbidden (or not found, for an ad that is not online: see [`ad_for_transactions`]).
-async fn visible_transaction(
+pub(super) async fn visible_transaction<R>(
     conn: &mut dyn Conn,
     item: ItemId,
     id: i64,
     user: i64,
     now: i64,
-) -> Result<(Party, Transaction), Error> {
+) -> Result<(Party, Transaction, AdRecord), Error<R>> {
     let ad = ad_for_transactions(conn, item, user, now).await?;
     let transaction = transactions::get(conn, ad.number, id)
         .await?
@@ -171,5 +171,5 @@ async fn visible_transaction(
     } else {
         return Err(Error::Forbidden);
     };
-    Ok((party, transaction))
+    Ok((party, transaction, ad))
 }

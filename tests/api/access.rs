@@ -250,6 +250,21 @@ fn rows() -> Vec<Row> {
             body: Some(json!({"message": "Kun je zaterdag ophalen?"})),
             ..owner_only()
         },
+        // Only the buyer of a completed sale reviews its seller.
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/transactions/{transactionId}/review",
+            path: "/v1/advertisements/{ad}/transactions/{done}/review",
+            body: Some(json!({"overallScore": 5, "content": "Prima verkoper"})),
+            buyer: Allowed,
+            owner: Status(403),
+            ..owner_only()
+        },
+        read_all("/v1/users/{userId}/reviews", "/v1/users/{me}/reviews"),
+        read_all(
+            "/v1/users/{userId}/reviews/{reviewId}",
+            "/v1/users/{me}/reviews/{review}",
+        ),
         Row {
             method: "get",
             template: "/v1/advertisements/{itemId}/statistics",
@@ -486,6 +501,21 @@ async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
         .unwrap()
 }
 
+/// A sale of `item` from the owner to the buyer, completed; its transactionId.
+async fn completed_sale(app: &TestApp, users: &Users, item: &str) -> i64 {
+    let id = sale(app, users, item).await;
+    let response = app
+        .post(&format!(
+            "/v1/advertisements/{item}/transactions/{id}/actions/complete"
+        ))
+        .token(&users.owner.token)
+        .json(&json!({}))
+        .send()
+        .await;
+    expect_json(response, 200).await;
+    id
+}
+
 /// A saved search of `owner`; its id.
 async fn saved_search(app: &TestApp, owner: &User) -> i64 {
     let response = app
@@ -540,6 +570,25 @@ async fn the_access_table_holds(app: TestApp) {
                     .replace("{ad}", &item);
                 if path.contains("{tx}") {
                     path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
+                }
+                if path.contains("{done}") {
+                    path = path.replace(
+                        "{done}",
+                        &completed_sale(&app, &users, &item).await.to_string(),
+                    );
+                }
+                if path.contains("{review}") {
+                    let done = completed_sale(&app, &users, &item).await;
+                    let review = app
+                        .post(&format!(
+                            "/v1/advertisements/{item}/transactions/{done}/review"
+                        ))
+                        .token(&users.buyer.token)
+                        .json(&json!({"overallScore": 4, "content": "Goed"}))
+                        .send()
+                        .await;
+                    let review = expect_json(review, 201).await["reviewId"].to_string();
+                    path = path.replace("{review}", &review);
                 }
                 if path.contains("{saved}") {
                     let saved = saved_search(&app, &users.owner).await;
@@ -686,6 +735,11 @@ async fn an_ad_that_is_not_online_is_not_found(app: TestApp) {
             format!("{ad}/transactions/1/actions/complete"),
             json("{}"),
         ),
+        (
+            "post",
+            format!("{ad}/transactions/1/review"),
+            json(r#"{"overallScore": 5, "content": "Prima"}"#),
+        ),
         ("delete", ad.clone(), None),
     ];
     for (method, path, body) in &requests {
@@ -824,6 +878,11 @@ async fn scopes_are_needed(app: TestApp) {
             json(json!({"searchRequest": {"query": "fiets"}})),
         ),
         ("delete", "/v1/savedsearches/1".into(), None),
+        (
+            "post",
+            format!("{path}/transactions/1/review"),
+            json(json!({"overallScore": 5, "content": "Prima"})),
+        ),
     ];
     for (method, path, body) in &needs_write {
         let response = send(&app, method, path, Some(&read_only), body.clone()).await;

@@ -1,0 +1,335 @@
+//! Reviews on both backends: the buyer of a completed transaction reviews its seller once;
+//! anyone with a token reads a seller's reviews and their averages.
+
+use serde_json::{Value, json};
+use souk::accounts::{UserSpec, create_user};
+
+use crate::both_backends;
+use crate::helpers::{TestApp, User, expect_json, field_codes, location, pairs};
+
+both_backends!(
+    reviews_as_documented,
+    only_the_buyer_of_a_completed_sale_reviews_and_once,
+    bad_reviews_are_field_errors_and_store_nothing,
+    averages_and_pages_over_every_review,
+);
+
+/// An ad of `seller` with `sales` transactions to `buyer`, each completed; its path.
+async fn completed_sales(app: &TestApp, seller: &User, buyer: &User, sales: usize) -> String {
+    let body = json!({"title": "Eikenhouten tafel", "description": "Massief eiken.", "categoryId": 403,
+                      "location": {"postcode": "9000"}, "priceModel": {"modelType": "fixed", "askingPrice": 20000},
+                      "condition": "used"});
+    let ad = post(app, &seller.token, "/v1/advertisements", body).await;
+    let path = expect_json(ad, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for n in 1..=sales {
+        let sale = json!({"buyerId": buyer.id, "amount": 15000, "shippingCosts": 0});
+        expect_json(
+            post(app, &seller.token, &format!("{path}/transactions"), sale).await,
+            201,
+        )
+        .await;
+        let complete = format!("{path}/transactions/{n}/actions/complete");
+        expect_json(post(app, &seller.token, &complete, json!({})).await, 200).await;
+    }
+    path
+}
+
+async fn post(app: &TestApp, token: &str, path: &str, body: Value) -> reqwest::Response {
+    app.post(path).token(token).json(&body).send().await
+}
+
+async fn review(app: &TestApp, token: &str, sale: &str, body: Value) -> reqwest::Response {
+    post(app, token, &format!("{sale}/review"), body).await
+}
+
+fn good_review() -> Value {
+    json!({"overallScore": 4, "content": "Snel geleverd,\nprecies zoals beschreven.",
+           "subScores": [{"key": "delivery", "score": 5}, {"key": "communication", "score": 3}]})
+}
+
+/// A confirmed user with a name and a postcode, signed in.
+async fn named_user(app: &TestApp, email: &str, name: &str, postcode: &str) -> User {
+    let password = format!("password of {email}");
+    let spec = UserSpec {
+        email: email.into(),
+        password: password.clone(),
+        name: Some(name.into()),
+        postcode: Some(postcode.into()),
+        locale: "nl-NL".into(),
+        ..UserSpec::default()
+    };
+    let id = create_user(&app.db, spec, app.clock.now()).await.unwrap();
+    let (token, _) = app
+        .user_token(&app.app_client, email, &password, None)
+        .await;
+    User {
+        id,
+        email: email.into(),
+        password,
+        token,
+    }
+}
+
+async fn reviews_as_documented(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = named_user(&app, "koper@souk.test", "Jan uit Gent", "9000").await;
+    let ad = completed_sales(&app, &seller, &buyer, 1).await;
+    let answer = review(
+        &app,
+        &buyer.token,
+        &format!("{ad}/transactions/1"),
+        good_review(),
+    )
+    .await;
+    let address = location(&answer);
+    let written = expect_json(answer, 201).await;
+    let list = format!("/v1/users/{}/reviews", seller.id);
+    assert_eq!(address, format!("{list}/{}", written["reviewId"]));
+    assert_eq!(written["_links"]["self"]["href"], address);
+    assert_eq!(written["_links"]["svc:user-reviews"]["href"], list);
+    assert_eq!(written["name"], "Jan uit Gent");
+    assert_eq!(written["place"], "Gent");
+    assert_eq!(written["reason"], "Eikenhouten tafel");
+    assert_eq!(written["overallScore"], 4);
+    assert_eq!(
+        written["content"],
+        "Snel geleverd,\nprecies zoals beschreven."
+    );
+    assert_eq!(
+        written["subScores"],
+        json!([
+            {"key": "communication", "description": "Communicatie", "score": 3},
+            {"key": "delivery", "description": "Levering", "score": 5},
+        ])
+    );
+    assert!(written["date"].as_str().unwrap().ends_with("+00:00"));
+    // Read back with a client token, as one review and in the list; the user links to it.
+    let one = expect_json(app.get_with(&address, &app.token).await, 200).await;
+    assert_eq!(one, written);
+    let listed = expect_json(app.get_with(&list, &app.token).await, 200).await;
+    assert_eq!(listed["_embedded"]["svc:user-review"], json!([written]));
+    assert_eq!(listed["numberOfReviews"], 1);
+    assert_eq!(listed["totalCount"], 1);
+    assert_eq!(listed["averageScore"], 4.0);
+    assert_eq!(
+        listed["averageSubScores"],
+        json!([
+            {"key": "communication", "description": "Communicatie", "score": 3.0},
+            {"key": "accuracy", "description": "Zoals beschreven", "score": 0.0},
+            {"key": "delivery", "description": "Levering", "score": 5.0},
+        ])
+    );
+    let user = expect_json(
+        app.get_with(&format!("/v1/users/{}", seller.id), &app.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(user["_links"]["svc:user-reviews"]["href"], list);
+    // A seller without reviews, and ones that do not exist.
+    let none = expect_json(
+        app.get_with(&format!("/v2/users/{}/reviews", buyer.id), &buyer.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(none["numberOfReviews"], 0);
+    assert_eq!(none["averageScore"], 0.0);
+    assert_eq!(none["_embedded"]["svc:user-review"], json!([]));
+    let missing = app.get_with("/v1/users/999999/reviews", &app.token).await;
+    assert_eq!(expect_json(missing, 404).await["code"], "user-not-found");
+    let missing = app.get_with(&format!("{list}/999999"), &app.token).await;
+    assert_eq!(expect_json(missing, 404).await["code"], "review-not-found");
+    // A review is found under its seller only.
+    let elsewhere = format!("/v1/users/{}/reviews/{}", buyer.id, written["reviewId"]);
+    let missing = app.get_with(&elsewhere, &app.token).await;
+    assert_eq!(expect_json(missing, 404).await["code"], "review-not-found");
+}
+
+async fn only_the_buyer_of_a_completed_sale_reviews_and_once(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
+    let outsider = app.user("ander@souk.test").await;
+    let ad = completed_sales(&app, &seller, &buyer, 1).await;
+    let sale = format!("{ad}/transactions/1");
+    // A created sale, and a cancelled one.
+    for (n, finish) in [(2, None), (3, Some("cancel"))] {
+        let body = json!({"buyerId": buyer.id, "amount": 100, "shippingCosts": 0});
+        expect_json(
+            post(&app, &seller.token, &format!("{ad}/transactions"), body).await,
+            201,
+        )
+        .await;
+        if let Some(action) = finish {
+            let path = format!("{ad}/transactions/{n}/actions/{action}");
+            expect_json(post(&app, &buyer.token, &path, json!({})).await, 200).await;
+        }
+        let early = review(
+            &app,
+            &buyer.token,
+            &format!("{ad}/transactions/{n}"),
+            good_review(),
+        )
+        .await;
+        assert_eq!(expect_json(early, 409).await["code"], "conflicting-state");
+    }
+    // Not the seller, not someone else, not a client, not without `write`.
+    let read_only = app.token_of(&buyer, Some("read")).await;
+    for (token, status) in [
+        (&seller.token, 403),
+        (&outsider.token, 403),
+        (&app.token, 403),
+        (&read_only, 403),
+    ] {
+        let refused = review(&app, token, &sale, good_review()).await;
+        assert_eq!(refused.status(), status);
+    }
+    let unknown = review(
+        &app,
+        &buyer.token,
+        &format!("{ad}/transactions/9"),
+        good_review(),
+    )
+    .await;
+    assert_eq!(
+        expect_json(unknown, 404).await["code"],
+        "transaction-not-found"
+    );
+    let unknown = review(
+        &app,
+        &buyer.token,
+        "/v1/advertisements/m999999/transactions/1",
+        good_review(),
+    )
+    .await;
+    assert_eq!(
+        expect_json(unknown, 404).await["code"],
+        "advertisement-not-found"
+    );
+    let list = format!("/v1/users/{}/reviews", seller.id);
+    let listed = expect_json(app.get_with(&list, &app.token).await, 200).await;
+    assert_eq!(listed["numberOfReviews"], 0, "no refusal stored anything");
+    // Two at once: one is kept, the other is told the sale has its review.
+    let (first, second) = tokio::join!(
+        review(&app, &buyer.token, &sale, good_review()),
+        review(&app, &buyer.token, &sale, good_review()),
+    );
+    let mut statuses = [first.status().as_u16(), second.status().as_u16()];
+    statuses.sort();
+    assert_eq!(statuses, [201, 409]);
+    let again = review(&app, &buyer.token, &sale, good_review()).await;
+    assert_eq!(expect_json(again, 409).await["code"], "conflicting-state");
+    let listed = expect_json(app.get_with(&list, &app.token).await, 200).await;
+    assert_eq!(listed["numberOfReviews"], 1);
+}
+
+async fn bad_reviews_are_field_errors_and_store_nothing(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
+    let ad = completed_sales(&app, &seller, &buyer, 1).await;
+    let sale = format!("{ad}/transactions/1");
+    let cases = [
+        (
+            json!({}),
+            vec![("overallScore", "missing"), ("content", "missing")],
+        ),
+        (
+            json!({"overallScore": 6, "content": "", "subScores": [{"key": "geur", "score": 1}]}),
+            vec![
+                ("overallScore", "invalid-value"),
+                ("content", "invalid-length"),
+                ("subScores[0].key", "invalid-value"),
+            ],
+        ),
+        (
+            json!({"overallScore": "5", "content": "a\u{0}b",
+                   "subScores": [{"key": "delivery", "score": 0}, {"key": "delivery", "score": 2}]}),
+            vec![
+                ("overallScore", "invalid-value"),
+                ("content", "control-characters"),
+                ("subScores[0].score", "invalid-value"),
+                ("subScores[1].key", "duplicate"),
+            ],
+        ),
+        (
+            json!({"overallScore": 3, "content": "x".repeat(1001), "subScores": "goed"}),
+            vec![
+                ("content", "invalid-length"),
+                ("subScores", "invalid-value"),
+            ],
+        ),
+    ];
+    for (body, expected) in cases {
+        let refused = expect_json(review(&app, &buyer.token, &sale, body.clone()).await, 400).await;
+        assert_eq!(field_codes(&refused), pairs(&expected), "{body}");
+    }
+    let broken = app
+        .post(&format!("{sale}/review"))
+        .token(&buyer.token)
+        .body("application/json", "{\"overallScore\": ")
+        .send()
+        .await;
+    assert_eq!(expect_json(broken, 400).await["code"], "invalid-json");
+    let list = format!("/v1/users/{}/reviews", seller.id);
+    let listed = expect_json(app.get_with(&list, &app.token).await, 200).await;
+    assert_eq!(listed["numberOfReviews"], 0);
+    // The sale can still be reviewed: the refusals took nothing.
+    expect_json(review(&app, &buyer.token, &sale, good_review()).await, 201).await;
+}
+
+async fn averages_and_pages_over_every_review(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
+    let ad = completed_sales(&app, &seller, &buyer, 3).await;
+    let bodies = [
+        json!({"overallScore": 5, "content": "Top", "subScores": [{"key": "communication", "score": 5}]}),
+        json!({"overallScore": 4, "content": "Goed", "subScores": [{"key": "communication", "score": 2}, {"key": "accuracy", "score": 4}]}),
+        json!({"overallScore": 4, "content": "Prima"}),
+    ];
+    let mut ids = Vec::new();
+    for (n, body) in bodies.into_iter().enumerate() {
+        let sale = format!("{ad}/transactions/{}", n + 1);
+        let written = expect_json(review(&app, &buyer.token, &sale, body).await, 201).await;
+        ids.push(written["reviewId"].as_i64().unwrap());
+    }
+    let list = format!("/v1/users/{}/reviews", seller.id);
+    let first = expect_json(
+        app.get_with(&format!("{list}?limit=2"), &app.token).await,
+        200,
+    )
+    .await;
+    assert_eq!(first["numberOfReviews"], 3);
+    assert_eq!(
+        first["averageScore"], 4.3,
+        "(5 + 4 + 4) / 3 with one decimal"
+    );
+    let averages: Vec<f64> = first["averageSubScores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(averages, [3.5, 4.0, 0.0], "over the reviews that gave one");
+    let page_ids = |page: &Value| -> Vec<i64> {
+        page["_embedded"]["svc:user-review"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["reviewId"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(page_ids(&first), [ids[2], ids[1]], "newest first");
+    let next = first["_links"]["next"]["href"].as_str().unwrap().to_owned();
+    let second = expect_json(app.get_with(&next, &app.token).await, 200).await;
+    assert_eq!(page_ids(&second), [ids[0]]);
+    assert_eq!(
+        second["averageScore"], 4.3,
+        "the averages are over every review"
+    );
+    let bad = app.get_with(&format!("{list}?limit=101"), &app.token).await;
+    let bad = expect_json(bad, 400).await;
+    assert_eq!(bad["code"], "pagination-invalid");
+}
