@@ -5,6 +5,7 @@
 //! and shared (`pictures`), so that their blob links answer.
 //! Generation is deterministic (a fixed seed), so two runs make the same data.
 
+mod dealings;
 mod pictures;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,6 +23,8 @@ use crate::store::images::{self, ImageRecord};
 use crate::store::renditions::{self, NewRendition, RecordError};
 use crate::store::users::{self, NewUser};
 use crate::store::{self as store, Conn, Db, categories};
+
+use dealings::Dealing;
 
 /// Ads per INSERT statement, and statements per write transaction.
 const ROWS_PER_STATEMENT: usize = 200;
@@ -236,12 +239,25 @@ pub async fn seed_ads(
         let batch = (ads - done).min((ROWS_PER_STATEMENT * STATEMENTS_PER_WRITE) as u64);
         let mut new_ads = Vec::with_capacity(batch as usize);
         let mut images = Vec::with_capacity(batch as usize);
-        for _ in 0..batch {
-            new_ads.push(new_ad(&mut generator, leaves, sellers, now)?);
+        let mut planned = Vec::new();
+        for n in 0..batch as usize {
+            let (ad, price) = new_ad(&mut generator, leaves, sellers, now)?;
+            if let Some(dealing) = dealing(&mut generator, sellers, ad.seller_id, price) {
+                planned.push((n, ad.seller_id, dealing));
+            }
+            new_ads.push(ad);
             images.push(image_records(&mut generator, &mut image_clock, &pictures));
         }
-        db.write(move |conn| Box::pin(insert_batch(conn, new_ads, images, now)))
+        let numbers = db
+            .write(move |conn| Box::pin(insert_batch(conn, new_ads, images, now)))
             .await?;
+        let dealings = planned
+            .into_iter()
+            .map(|(n, seller, dealing)| (numbers[n], seller, dealing))
+            .collect();
+        db.write(move |conn| Box::pin(dealings::apply(conn, dealings, now)))
+            .await
+            .map_err(|e| anyhow::anyhow!("a seeded dealing was refused: {e:?}"))?;
         done += batch;
         bar.set_position(done);
     }
@@ -256,7 +272,8 @@ async fn insert_batch(
     ads: Vec<NewAd>,
     images: Vec<Vec<SeededImage>>,
     now: i64,
-) -> Result<(), RecordError> {
+) -> Result<Vec<i64>, RecordError> {
+    let mut all_numbers = Vec::with_capacity(ads.len());
     for (ads, images) in ads
         .chunks(ROWS_PER_STATEMENT)
         .zip(images.chunks(ROWS_PER_STATEMENT))
@@ -281,8 +298,9 @@ async fn insert_batch(
             })
             .collect();
         renditions::add_many(conn, &rendered).await?;
+        all_numbers.extend(numbers);
     }
-    Ok(())
+    Ok(all_numbers)
 }
 
 /// An image of a seeded ad, and the renditions of its picture.
@@ -325,12 +343,19 @@ fn image_records(
 }
 
 /// A generated online ad, checked as the API checks a new one.
+/// A generated ad's price: what it asks, and its minimal bid if it takes bids.
+#[derive(Clone, Copy)]
+struct Price {
+    asking: i64,
+    minimal_bid: Option<i64>,
+}
+
 fn new_ad(
     generator: &mut Generator,
     leaves: &[Category],
     sellers: &[i64],
     now: i64,
-) -> anyhow::Result<NewAd> {
+) -> anyhow::Result<(NewAd, Price)> {
     let leaf = generator.pick(leaves);
     let Some(details) = leaf.leaf.as_ref() else {
         anyhow::bail!("category {} is not a leaf", leaf.id);
@@ -349,10 +374,15 @@ fn new_ad(
         .collect::<Vec<_>>()
         .join(" ");
     let asking = (generator.below(2000) + 1) as i64 * 500;
-    let price = if generator.below(5) == 0 {
+    let bidding = generator.below(5) == 0;
+    let price = if bidding {
         json!({"modelType": "bidding", "minimalBid": asking / 2, "askingPrice": asking})
     } else {
         json!({"modelType": "fixed", "askingPrice": asking})
+    };
+    let price_of = Price {
+        asking,
+        minimal_bid: bidding.then_some(asking / 2),
     };
     let start = now - generator.below(20 * 86_400) as i64;
     let seller = *generator.pick(sellers);
@@ -373,11 +403,44 @@ fn new_ad(
             leaf.id
         )
     })?;
-    Ok(NewAd {
+    let ad = NewAd {
         seller_id: seller,
         content: AdWrite::from_content(&content, seller, leaf.parent_id),
         status: AdStatus::Online,
         dates: Dates::published(start, details.fees.running_days),
+    };
+    Ok((ad, price_of))
+}
+
+/// Whether other users deal with a new ad of `seller`, one ad in [`dealings::ONE_IN`]: one
+/// to three of them bid on a bidding ad; someone buys any other and reviews the seller.
+fn dealing(
+    generator: &mut Generator,
+    sellers: &[i64],
+    seller: i64,
+    price: Price,
+) -> Option<Dealing> {
+    if sellers.len() < 2 || generator.below(dealings::ONE_IN) != 0 {
+        return None;
+    }
+    let (bidders, score) = (1 + generator.below(3), 3 + generator.below(3) as usize);
+    let mut someone_else = || loop {
+        let user = *generator.pick(sellers);
+        if user != seller {
+            break user;
+        }
+    };
+    Some(match price.minimal_bid {
+        Some(minimal_bid) => Dealing::Bids {
+            minimal_bid,
+            bidders: (0..bidders).map(|_| someone_else()).collect(),
+        },
+        None => Dealing::Sale {
+            buyer: someone_else(),
+            price: price.asking,
+            overall_score: score as i64,
+            content: dealings::REVIEWS[score - 1],
+        },
     })
 }
 

@@ -106,6 +106,52 @@ async fn seeded_ads_are_valid(app: TestApp) {
         .get_json(first["_links"]["self"]["href"].as_str().unwrap(), 200)
         .await;
     assert_eq!(alone["_embedded"], first["_embedded"]);
+    // Some ads were dealt with, through the same rules as the API: bids on bidding ads,
+    // each beating the one before, and completed sales reviewed by their buyers.
+    let (bids, bid_ads, reviews, sellers) = app
+        .db
+        .read(|conn| {
+            Box::pin(async move {
+                let row = conn
+                    .query_one(
+                        "SELECT (SELECT COUNT(*) FROM bids) AS bids, \
+                         (SELECT COUNT(DISTINCT item_number) FROM bids) AS bid_ads, \
+                         (SELECT COUNT(*) FROM reviews) AS reviews",
+                        &[],
+                    )
+                    .await?;
+                let sellers = conn
+                    .column::<i64>("SELECT DISTINCT seller_id FROM reviews", &[])
+                    .await?;
+                Ok::<_, souk::store::DbError>((
+                    row.get::<i64>("bids")?,
+                    row.get::<i64>("bid_ads")?,
+                    row.get::<i64>("reviews")?,
+                    sellers,
+                ))
+            })
+        })
+        .await
+        .unwrap();
+    assert!(
+        bid_ads > 0 && bids >= bid_ads,
+        "{bids} bids on {bid_ads} ads"
+    );
+    assert!(reviews > 5, "about one ad in 25: {reviews}");
+    let mut seen = 0;
+    for seller in &sellers {
+        let listed = app
+            .get_json(&format!("/v1/users/{seller}/reviews"), 200)
+            .await;
+        let count = listed["numberOfReviews"].as_i64().unwrap();
+        seen += count;
+        assert!(count > 0);
+        let score = listed["averageScore"].as_f64().unwrap();
+        assert!((3.0..=5.0).contains(&score), "{listed}");
+        let review = &listed["_embedded"]["svc:user-review"][0];
+        assert!(review["content"].as_str().unwrap().len() > 10, "{review}");
+    }
+    assert_eq!(seen, reviews, "every review is listed under its seller");
     // Every ad of this seller survives a PUT of itself: it is valid for its category.
     for ad in own["_embedded"]["svc:advertisement"]
         .as_array()
