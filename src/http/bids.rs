@@ -2,7 +2,6 @@
 //! the seller's question to a bidder. Each handler runs one use case of `usecase::bids`.
 
 use axum::extract::Query;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
@@ -19,7 +18,7 @@ use crate::usecase::bids::{self, Asked, Shown};
 
 use super::api::{Api, Operation, delete, get, post};
 use super::auth::{UserWith, need};
-use super::extract::{BidPath, Context, ItemPath, JsonBody, parse_page};
+use super::extract::{BidPath, Context, ItemPath, JsonBody, PageQuery};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -126,19 +125,13 @@ async fn place(
     ))
 }
 
-#[derive(Deserialize)]
-struct PageQuery {
-    offset: Option<String>,
-    limit: Option<String>,
-}
-
 async fn list(
     Context { state, hal }: Context,
     caller: Caller,
     ItemPath(item): ItemPath,
     Query(query): Query<PageQuery>,
 ) -> Result<Json, ApiError> {
-    let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
+    let page = query.page(30, 100)?;
     let (reader, now) = (reader(&caller), state.clock.now());
     let listed = state
         .db

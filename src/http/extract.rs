@@ -116,6 +116,32 @@ impl<S: Send + Sync> FromRequestParts<S> for ReviewPath {
     }
 }
 
+/// The `{orderId}` of the path, parsed.
+pub struct OrderPath(pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for OrderPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        parse_id("orderId", &path_text::<String, S>(parts, state).await?).map(OrderPath)
+    }
+}
+
+/// The `{orderId}` and `{productId}` of the path, parsed.
+pub struct ProductPath(pub i64, pub i64);
+
+impl<S: Send + Sync> FromRequestParts<S> for ProductPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let (order, id) = path_text::<(String, String), S>(parts, state).await?;
+        Ok(ProductPath(
+            parse_id("orderId", &order)?,
+            parse_id("productId", &id)?,
+        ))
+    }
+}
+
 /// The path's parameters as text (the route names them, so they are there).
 async fn path_text<T, S>(parts: &mut Parts, state: &S) -> Result<T, ApiError>
 where
@@ -183,6 +209,21 @@ pub fn parse_flag(field: &str, raw: Option<&str>) -> Result<bool, ApiError> {
             )
             .with_value(other),
         ])),
+    }
+}
+
+/// The `offset` and `limit` query parameters of a collection, as text until
+/// [`PageQuery::page`] checks them.
+#[derive(serde::Deserialize)]
+pub struct PageQuery {
+    offset: Option<String>,
+    limit: Option<String>,
+}
+
+impl PageQuery {
+    /// The page asked for, by [`parse_page`]'s rules.
+    pub fn page(&self, default: u64, max: u64) -> Result<crate::hal::Page, ApiError> {
+        parse_page(self.offset.as_deref(), self.limit.as_deref(), default, max)
     }
 }
 

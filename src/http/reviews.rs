@@ -2,7 +2,6 @@
 //! reads a seller's. Each handler runs one use case of `usecase::reviews`.
 
 use axum::extract::Query;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
@@ -16,7 +15,7 @@ use crate::usecase::reviews;
 
 use super::api::{Api, get, post};
 use super::auth::{UserWith, need};
-use super::extract::{Context, JsonBody, ReviewPath, TransactionPath, UserPath, parse_page};
+use super::extract::{Context, JsonBody, PageQuery, ReviewPath, TransactionPath, UserPath};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -107,19 +106,13 @@ async fn write(
     Ok(Json::created(location, body))
 }
 
-#[derive(Deserialize)]
-struct PageQuery {
-    offset: Option<String>,
-    limit: Option<String>,
-}
-
 async fn list(
     Context { state, hal }: Context,
     _caller: Caller,
     UserPath(seller): UserPath,
     Query(query): Query<PageQuery>,
 ) -> Result<Json, ApiError> {
-    let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
+    let page = query.page(30, 100)?;
     let (listed, totals) = state
         .db
         .read(move |conn| Box::pin(reviews::of_seller(conn, seller, page.bounds())))
