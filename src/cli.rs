@@ -49,6 +49,9 @@ pub enum Command {
     /// Moderate advertisements.
     #[command(subcommand)]
     Ads(AdsCommand),
+    /// Orders: confirm payments (until a payment provider does).
+    #[command(subcommand)]
+    Orders(OrdersCommand),
     /// Generate realistic users and online ads (for demos and benchmarks).
     Seed {
         /// How many ads.
@@ -70,6 +73,13 @@ pub enum AdsCommand {
     },
     /// Restore a rejected advertisement.
     Restore { item_id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OrdersCommand {
+    /// Confirm the payment of an order that waits for it (`payment required`) and apply
+    /// what it bought, in one transaction; prints the order.
+    Pay { order_id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +161,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     println!("{item} restored: {}", state.as_str());
                 }
             }
+            Ok(())
+        }
+        Command::Orders(OrdersCommand::Pay { order_id }) => {
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            let now = Clock::default().now();
+            let paid = db
+                .write(move |conn| Box::pin(crate::usecase::orders::pay(conn, order_id, now)))
+                .await
+                .map_err(|e| match e {
+                    crate::usecase::Error::NotFound(_) => {
+                        anyhow::anyhow!("there is no order {order_id}")
+                    }
+                    crate::usecase::Error::Purchase(_) => {
+                        anyhow::anyhow!("order {order_id} is not waiting for a payment")
+                    }
+                    other => anyhow::anyhow!("order {order_id}: {other:?}"),
+                })?;
+            println!(
+                "{}",
+                json!({"orderId": paid.order.id, "status": paid.order.status.as_str(), "price": paid.price()})
+            );
             Ok(())
         }
         Command::User(UserCommand::Create(spec)) => {

@@ -45,6 +45,8 @@ pub struct Config {
     /// Given empty: the base URL.
     pub auth_url: String,
     pub region: Locale,
+    /// The VAT rate of the region in percent, included in every price Souk charges.
+    pub vat_percent: u32,
     pub environment: Environment,
     pub curie_prefix: String,
     pub log_format: LogFormat,
@@ -96,6 +98,7 @@ impl Default for Config {
             base_url: String::new(),
             auth_url: String::new(),
             region: Locale::NlNl,
+            vat_percent: 21,
             environment: Environment::Sandbox,
             curie_prefix: "svc".to_owned(),
             log_format: LogFormat::Human,

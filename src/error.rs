@@ -13,7 +13,7 @@ use std::convert::Infallible;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Language, Text};
 use crate::store::DbError;
-use crate::usecase::{self, Conflict, Thing, UploadRefusal};
+use crate::usecase::{self, Conflict, PurchaseRefusal, Thing, UploadRefusal};
 
 macro_rules! error_codes {
     ($( $variant:ident = ($status:literal, $code:literal, $nl:literal, $fr:literal, $doc:literal); )+) => {
@@ -58,7 +58,7 @@ error_codes! {
     InvalidItemId = (400, "invalid-item-id", "Ongeldig advertentienummer", "Numéro d'annonce invalide",
         "An `itemId` in the request body is not of the form `m` followed by digits.");
     InvalidExpiration = (400, "invalid-expiration", "Ongeldige einddatum", "Date d'expiration invalide",
-        "The requested expiration of the resource is not allowed.");
+        "The advertisement cannot be renewed now: renewal is allowed in the last 7 days before its `closeDate` and, once it expired, for 30 days after it.");
     ExtensionNotSupported = (400, "extension-not-supported", "Verlengen is niet mogelijk", "La prolongation n'est pas possible",
         "The advertisement cannot be renewed now (renewal is allowed in the last 7 days before its `closeDate`).");
     FeatureNotAllowed = (400, "feature-not-allowed", "Deze feature is niet toegestaan", "Cette option n'est pas autorisée",
@@ -278,6 +278,7 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::SavedSearch) => ErrorCode::SavedsearchNotFound.into(),
             Error::NotFound(Thing::Bid) => ErrorCode::BidNotFound.into(),
             Error::NotFound(Thing::Review) => ErrorCode::ReviewNotFound.into(),
+            Error::NotFound(Thing::Order) => ErrorCode::OrderNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),
@@ -293,6 +294,11 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
                 };
                 ApiError::new(code).with_details(details)
             }
+            Error::Purchase(refusal) => ApiError::new(match refusal {
+                PurchaseRefusal::NotRenewable => ErrorCode::InvalidExpiration,
+                PurchaseRefusal::UnknownOrder => ErrorCode::UnknownOrder,
+                PurchaseRefusal::OrderNotOpen => ErrorCode::InvalidOrderState,
+            }),
             Error::Db(e) => e.into(),
         }
     }

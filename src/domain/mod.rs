@@ -6,6 +6,7 @@ pub mod category;
 pub mod field_error;
 pub mod image;
 pub mod locale;
+pub mod order;
 pub mod places;
 pub mod review;
 pub mod sale;

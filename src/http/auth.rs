@@ -82,6 +82,7 @@ pub mod need {
     needs!(
         Read = Read,
         Write = Write,
+        Purchase = Purchase,
         CreateAccount = CreateAccount,
         ConfirmUpcall = ConfirmUpcall
     );

@@ -12,6 +12,7 @@ mod idempotency;
 mod images;
 mod locations;
 mod oauth;
+mod orders;
 mod pages;
 mod render;
 mod reviews;
@@ -57,6 +58,7 @@ fn api() -> api::Api {
     let api = search::routes(api);
     let api = saved_searches::routes(api);
     let api = reviews::routes(api);
+    let api = orders::routes(api);
     docs::routes(api)
 }
 

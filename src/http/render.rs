@@ -57,7 +57,7 @@ impl Json {
         }
     }
 
-    /// 201 with `Location` (the new resource's `self` href).
+    /// 201 with `Location` and `Content-Location` (the new resource's `self` href).
     pub fn created(location: String, body: impl Serialize) -> Self {
         Json {
             status: StatusCode::CREATED,
@@ -206,6 +206,9 @@ fn finish(
             HeaderValue::from_static("application/json"),
         );
         if let Some(location) = json.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+            // The body of a 201 is the new resource's representation: it is at `Location`
+            // (clients of the original's purchases read `Content-Location`).
+            headers.insert(header::CONTENT_LOCATION, location.clone());
             headers.insert(header::LOCATION, location);
         }
         let tag = match json.etag {

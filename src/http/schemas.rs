@@ -7,6 +7,8 @@ use crate::domain::search::request::MAX_DISTANCE;
 
 /// An object schema with these members, of which those in `required` must be present
 /// (an empty list writes no `required`).
+mod commerce;
+
 fn object(properties: Value, required: &[&str]) -> Value {
     let mut schema = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
@@ -74,7 +76,7 @@ pub fn all(prefix: &str) -> Value {
     // An `_embedded` member: a list of the component schema `schema` under the rel `rel`.
     let embedded =
         |rel: &str, schema: &str| object(json!({format!("{prefix}:{rel}"): list_of(schema)}), &[]);
-    json!({
+    let mut schemas = json!({
         "Link": object(
             json!({"href": {"type": "string"}, "templated": {"type": "boolean"}, "type": {"type": "string"}}),
             &["href"],
@@ -358,39 +360,6 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["totalCount", "offset", "limit"],
         ),
-        "Review": object(
-            json!({
-                "_links": links(&["user-reviews"]),
-                "reviewId": {"type": "integer"},
-                "name": {"type": "string", "description": "The reviewer's name."},
-                "place": {"type": "string", "description": "The reviewer's town when they wrote the review; empty where unknown."},
-                "date": {"type": "string", "format": "date-time"},
-                "reason": {"type": "string", "description": "The title of the advertisement the transaction was about."},
-                "overallScore": {"type": "integer", "minimum": 1, "maximum": 5},
-                "content": {"type": "string"},
-                "subScores": {"type": "array", "items": object(
-                    json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "description": {"type": "string"}, "score": {"type": "integer", "minimum": 1, "maximum": 5}}),
-                    &["key", "description", "score"],
-                )},
-            }),
-            &["reviewId", "name", "place", "date", "reason", "overallScore", "content", "subScores"],
-        ),
-        "ReviewList": object(
-            json!({
-                "_links": links(&["first", "prev", "next", "last"]),
-                "_embedded": embedded("user-review", "Review"),
-                "numberOfReviews": {"type": "integer"},
-                "averageScore": {"type": "number", "description": "One decimal; 0 without reviews."},
-                "averageSubScores": {"type": "array", "items": object(
-                    json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "description": {"type": "string"}, "score": {"type": "number"}}),
-                    &["key", "description", "score"],
-                )},
-                "totalCount": {"type": "integer"},
-                "offset": {"type": "integer"},
-                "limit": {"type": "integer"},
-            }),
-            &["numberOfReviews", "averageScore", "averageSubScores", "totalCount", "offset", "limit"],
-        ),
         "BidderQuestionSent": object(
             json!({"_links": links(&["bid"]), "message": {"type": "string"}}),
             &["message"],
@@ -534,17 +503,6 @@ pub fn all(prefix: &str) -> Value {
             json!({"amount": {"type": "integer", "minimum": 1, "maximum": 1_000_000_000, "description": "Euro cents."}}),
             &["amount"],
         ),
-        "NewReview": object(
-            json!({
-                "overallScore": {"type": "integer", "minimum": 1, "maximum": 5},
-                "content": {"type": "string", "minLength": 1, "maxLength": 1000},
-                "subScores": {"type": "array", "maxItems": 3, "items": object(
-                    json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "score": {"type": "integer", "minimum": 1, "maximum": 5}}),
-                    &["key", "score"],
-                )},
-            }),
-            &["overallScore", "content"],
-        ),
         "BidderQuestion": object(
             json!({
                 "message": {"type": "string", "minLength": 1, "maxLength": 2000},
@@ -671,5 +629,12 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["insertionFee", "runningSubscriptions"],
         )),
-    })
+    });
+    if let (Some(schemas), Value::Object(more)) = (
+        schemas.as_object_mut(),
+        commerce::schemas(&links, &embedded),
+    ) {
+        schemas.extend(more);
+    }
+    schemas
 }

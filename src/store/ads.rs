@@ -361,6 +361,18 @@ pub async fn set_status(
         == 1)
 }
 
+/// Renews an ad: its `closeDate` becomes `close`, and an expired ad comes back online (a
+/// paused one stays paused; one stored online past its old date is online again).
+pub async fn renew(conn: &mut dyn Conn, number: i64, close: i64, now: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE advertisements SET close_date = $2, \
+         status = CASE WHEN status = 'expired' THEN 'online' ELSE status END, \
+         version = version + 1, updated_at = $3 WHERE item_number = $1",
+        params![number, close, now],
+    )
+    .await
+}
+
 /// The state a rejected ad was in before its rejection (None for an ad rejected before
 /// Souk kept it, or one not rejected).
 pub async fn status_before_rejection(

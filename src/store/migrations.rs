@@ -39,6 +39,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(16, "0016_bids"),
     migration!(17, "0017_saved_searches"),
     migration!(18, "0018_reviews"),
+    migration!(19, "0019_orders"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -29,6 +29,7 @@ pub mod images;
 pub mod locations;
 pub mod migrations;
 pub mod oauth;
+pub mod orders;
 pub mod renditions;
 pub mod reviews;
 pub mod saved_searches;

@@ -10,6 +10,7 @@ use crate::domain::advertisement::AdStatus;
 use crate::domain::category::CategoryStatus;
 use crate::domain::image::{Format, ImageStatus, Size};
 use crate::domain::locale::Locale;
+use crate::domain::order::{OrderStatus, ProductKind};
 use crate::domain::sale::TransactionStatus;
 use crate::domain::search::saved::Alert;
 use crate::domain::user::{DealerPackage, Email, UserStatus};
@@ -176,6 +177,8 @@ from_text!(
     Format => Format::parse,
     ImageStatus => ImageStatus::parse,
     Locale => Locale::parse,
+    OrderStatus => OrderStatus::parse,
+    ProductKind => ProductKind::parse,
     Size => Size::parse,
     TransactionStatus => TransactionStatus::parse,
     UserStatus => UserStatus::parse,

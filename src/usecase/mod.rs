@@ -17,6 +17,7 @@ pub mod authorization;
 pub mod bids;
 pub mod images;
 pub mod moderation;
+pub mod orders;
 pub mod renditions;
 pub mod reviews;
 pub mod sales;
@@ -58,6 +59,8 @@ pub enum Error<R = Infallible> {
     /// Files that are not images Souk takes (`usecase::images`): how to answer, and the
     /// problem of each.
     Upload(UploadRefusal, Vec<FieldError>),
+    /// A purchase that cannot be made (`usecase::orders`).
+    Purchase(PurchaseRefusal),
     Db(DbError),
 }
 
@@ -72,6 +75,17 @@ pub enum UploadRefusal {
     Invalid,
 }
 
+/// Why a purchase cannot be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PurchaseRefusal {
+    /// The ad is outside its renewal window and grace period.
+    NotRenewable,
+    /// The `orderId` names no order of the buyer's.
+    UnknownOrder,
+    /// The order is paid, refused or closed: it takes no more products.
+    OrderNotOpen,
+}
+
 /// What was not found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Thing {
@@ -82,6 +96,7 @@ pub enum Thing {
     SavedSearch,
     Bid,
     Review,
+    Order,
 }
 
 /// What state stands in the way.

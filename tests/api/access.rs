@@ -250,6 +250,40 @@ fn rows() -> Vec<Row> {
             body: Some(json!({"message": "Kun je zaterdag ophalen?"})),
             ..owner_only()
         },
+        // Only the seller renews; a new ad is not in its renewal window yet.
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/renew",
+            path: "/v1/advertisements/{ad}/renew",
+            body: Some(json!({"pay": true})),
+            owner: Status(400),
+            ..owner_only()
+        },
+        // Someone else's order does not exist for them.
+        Row {
+            method: "get",
+            template: "/v1/orders/{orderId}",
+            path: "/v1/orders/{order}",
+            other_user: Status(404),
+            buyer: Status(404),
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/orders/{orderId}/products",
+            path: "/v1/orders/{order}/products",
+            other_user: Status(404),
+            buyer: Status(404),
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/orders/{orderId}/products/{productId}",
+            path: "/v1/orders/{order}/products/1",
+            other_user: Status(404),
+            buyer: Status(404),
+            ..owner_only()
+        },
         // Only the buyer of a completed sale reviews its seller.
         Row {
             method: "post",
@@ -501,6 +535,31 @@ async fn sale(app: &TestApp, users: &Users, item: &str) -> i64 {
         .unwrap()
 }
 
+/// An order of `buyer` with one product for `item` (made in the database: a renewal
+/// through the API needs the ad in its last week); its id.
+async fn order_of(app: &TestApp, buyer: &User, item: &str) -> i64 {
+    use souk::domain::order::{OrderStatus, ProductKind};
+    use souk::store::orders::{self, NewProduct};
+    let (buyer, number, now) = (buyer.id, item[1..].parse::<i64>().unwrap(), app.clock.now());
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                let order = orders::create(conn, buyer, OrderStatus::Paid, now).await?;
+                let product = NewProduct {
+                    kind: ProductKind::Renewal,
+                    item_number: number,
+                    description: "Verlenging",
+                    price: 295,
+                    vat: 51,
+                };
+                orders::add_product(conn, order, &product).await?;
+                Ok::<_, souk::store::DbError>(order)
+            })
+        })
+        .await
+        .unwrap()
+}
+
 /// A sale of `item` from the owner to the buyer, completed; its transactionId.
 async fn completed_sale(app: &TestApp, users: &Users, item: &str) -> i64 {
     let id = sale(app, users, item).await;
@@ -533,6 +592,8 @@ async fn saved_search(app: &TestApp, owner: &User) -> i64 {
 fn code_of(status: u16, path: &str) -> &'static str {
     match status {
         404 if path.contains("/savedsearches/") => "savedsearch-not-found",
+        404 if path.contains("/orders/") => "order-not-found",
+        400 if path.ends_with("/renew") => "invalid-expiration",
         400 => "validation-failure",
         415 => "unsupported-media-type",
         401 => "unauthenticated",
@@ -570,6 +631,12 @@ async fn the_access_table_holds(app: TestApp) {
                     .replace("{ad}", &item);
                 if path.contains("{tx}") {
                     path = path.replace("{tx}", &sale(&app, &users, &item).await.to_string());
+                }
+                if path.contains("{order}") {
+                    path = path.replace(
+                        "{order}",
+                        &order_of(&app, &users.owner, &item).await.to_string(),
+                    );
                 }
                 if path.contains("{done}") {
                     path = path.replace(
@@ -901,6 +968,15 @@ async fn scopes_are_needed(app: TestApp) {
         let response = send(&app, "get", path, Some(&write_only), None).await;
         assert_eq!(response.status(), 403, "GET {path} without read");
     }
+    let response = send(
+        &app,
+        "post",
+        &format!("{path}/renew"),
+        Some(&write_only),
+        json(json!({"pay": true})),
+    )
+    .await;
+    assert_eq!(response.status(), 403, "renew without purchase");
     let response = send(
         &app,
         "post",

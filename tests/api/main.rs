@@ -17,6 +17,7 @@ mod images;
 mod locations;
 mod oauth;
 mod operations;
+mod orders;
 mod reviews;
 mod saved_searches;
 mod search;

@@ -7,7 +7,10 @@ use crate::domain::text_enum;
 
 /// Renewal is allowed in the last days before `closeDate`.
 pub const RENEW_WINDOW_DAYS: i64 = 7;
-const DAY: i64 = 86_400;
+/// An expired ad can still be renewed this many days after its `closeDate`.
+pub const RENEW_GRACE_DAYS: i64 = 30;
+/// Seconds in a day.
+pub const DAY: i64 = 86_400;
 
 text_enum! {
     /// The states of an advertisement.
@@ -71,10 +74,11 @@ pub fn effective_status(stored: AdStatus, close_date: Option<i64>, now: i64) -> 
     }
 }
 
-/// Renewal is possible in the last week before `closeDate`, and after expiry.
+/// Renewal is possible in the last week before `closeDate`, and in the grace period after
+/// it: an ad expired for at most [`RENEW_GRACE_DAYS`] comes back online when renewed.
 pub fn renew_possible(status: AdStatus, close_date: Option<i64>, now: i64) -> bool {
     match (status, close_date) {
-        (AdStatus::Expired, _) => true,
+        (AdStatus::Expired, Some(close)) => now - close <= RENEW_GRACE_DAYS * DAY,
         (AdStatus::Online | AdStatus::Paused, Some(close)) => {
             close - now <= RENEW_WINDOW_DAYS * DAY
         }

@@ -1,0 +1,125 @@
+//! Orders and their products (migration 0019). The rules are `usecase::orders`'.
+
+use crate::domain::order::{OrderStatus, ProductKind};
+use crate::params;
+
+use super::record::record;
+use super::{Conn, DbError, Record};
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Order {
+        pub id: i64 = "order_id",
+        pub buyer_id: i64,
+        pub status: OrderStatus,
+        pub created_at: i64,
+        pub paid_at: Option<i64>,
+    }
+}
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Product {
+        pub order_id: i64,
+        pub id: i64 = "product_id",
+        pub kind: ProductKind,
+        pub item_number: i64,
+        pub description: String,
+        pub price: i64,
+        pub vat: i64,
+    }
+}
+
+/// A new order of `buyer`; its id.
+pub async fn create(
+    conn: &mut dyn Conn,
+    buyer: i64,
+    status: OrderStatus,
+    now: i64,
+) -> Result<i64, DbError> {
+    conn.query_one(
+        "INSERT INTO orders (buyer_id, status, created_at) VALUES ($1, $2, $3) RETURNING order_id",
+        params![buyer, status.as_str(), now],
+    )
+    .await?
+    .get("order_id")
+}
+
+/// Order `id`, locked for the rest of the transaction where the backend has row locks (a
+/// payment and a purchase into the same order take turns).
+pub async fn get_for_update(conn: &mut dyn Conn, id: i64) -> Result<Option<Order>, DbError> {
+    let lock = match conn.backend() {
+        super::Backend::Postgres => " FOR UPDATE",
+        super::Backend::Sqlite => "",
+    };
+    conn.record(
+        &format!(
+            "SELECT {} FROM orders WHERE order_id = $1{lock}",
+            Order::COLUMNS
+        ),
+        params![id],
+    )
+    .await
+}
+
+pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Order>, DbError> {
+    conn.record(
+        &format!("SELECT {} FROM orders WHERE order_id = $1", Order::COLUMNS),
+        params![id],
+    )
+    .await
+}
+
+/// What a new product is.
+pub struct NewProduct<'a> {
+    pub kind: ProductKind,
+    pub item_number: i64,
+    pub description: &'a str,
+    pub price: i64,
+    pub vat: i64,
+}
+
+/// Adds a product to order `order`, numbered after its others; its id.
+pub async fn add_product(
+    conn: &mut dyn Conn,
+    order: i64,
+    product: &NewProduct<'_>,
+) -> Result<i64, DbError> {
+    conn.query_one(
+        "INSERT INTO order_products (order_id, product_id, kind, item_number, description, \
+         price, vat) \
+         SELECT $1, 1 + COALESCE(MAX(product_id), 0), $2, $3, $4, $5, $6 \
+         FROM order_products WHERE order_id = $1 RETURNING product_id",
+        params![
+            order,
+            product.kind.as_str(),
+            product.item_number,
+            product.description,
+            product.price,
+            product.vat
+        ],
+    )
+    .await?
+    .get("product_id")
+}
+
+/// The products of an order, in the order they were added.
+pub async fn products(conn: &mut dyn Conn, order: i64) -> Result<Vec<Product>, DbError> {
+    conn.records(
+        &format!(
+            "SELECT {} FROM order_products WHERE order_id = $1 ORDER BY product_id",
+            Product::COLUMNS
+        ),
+        params![order],
+    )
+    .await
+}
+
+/// Marks an order paid at `now`.
+pub async fn set_paid(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE orders SET status = $2, paid_at = $3 WHERE order_id = $1",
+        params![id, OrderStatus::Paid.as_str(), now],
+    )
+    .await
+}

@@ -1,0 +1,175 @@
+//! Orders: buying a renewal, paying an order and applying what it bought, and who sees an
+//! order.
+//!
+//! A purchase adds a product to an order (a new one, or an open one of the buyer's). Where
+//! payment is immediate (the sandbox) the order is paid in the same transaction and each
+//! product's effect applied with it; otherwise the order waits in `payment required` until
+//! [`pay`] confirms it (today the operator's `souk orders pay`; a payment provider's
+//! confirmation would call the same function), and the effect is applied then, again in
+//! the transaction that marks the order paid. So a paid order without its effect, or an
+//! effect without its paid order, cannot be committed.
+
+use crate::domain::advertisement::{AdStatus, DAY, ItemId, renew_possible};
+use crate::domain::locale::Language;
+use crate::domain::order::{
+    OrderStatus, ProductKind, PurchaseRequest, check_purchase, vat_included,
+};
+use crate::store::orders::{self, NewProduct, Order, Product};
+use crate::store::{Conn, ads, categories};
+
+use super::advertisements::own_existing;
+use super::{Error, PurchaseRefusal, Thing};
+
+/// How this deployment takes payment, and its VAT.
+#[derive(Clone, Copy, Debug)]
+pub struct Till {
+    /// The sandbox: every order is paid at once.
+    pub pays_at_once: bool,
+    pub vat_percent: u32,
+    pub language: Language,
+}
+
+/// An order with its products.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderWithProducts {
+    pub order: Order,
+    pub products: Vec<Product>,
+}
+
+impl OrderWithProducts {
+    /// The order's price: its products' together.
+    pub fn price(&self) -> i64 {
+        self.products.iter().map(|p| p.price).sum()
+    }
+}
+
+/// `user` renews their ad `item` (`request`: see [`Error::Request`]): in its renewal window
+/// or its grace period only; the price is the category's insertion fee.
+pub async fn renew<R>(
+    conn: &mut dyn Conn,
+    user: i64,
+    item: ItemId,
+    request: Result<PurchaseRequest, R>,
+    till: Till,
+    now: i64,
+) -> Result<OrderWithProducts, Error<R>> {
+    let ad = own_existing(conn, user, item, now).await?;
+    let open_order = check_purchase(&request.map_err(Error::Request)?)?;
+    if !renew_possible(ad.status_at(now), ad.close_date, now) {
+        return Err(Error::Purchase(PurchaseRefusal::NotRenewable));
+    }
+    let fees = categories::get(conn, ad.category_id)
+        .await?
+        .and_then(|category| category.leaf)
+        .map(|leaf| leaf.fees)
+        .ok_or(Error::NotFound(Thing::Advertisement))?;
+    let description = match till.language {
+        Language::Dutch => format!(
+            "Verlenging van \"{}\" ({item}) met {} dagen",
+            ad.title, fees.running_days
+        ),
+        Language::French => format!(
+            "Prolongation de « {} » ({item}) de {} jours",
+            ad.title, fees.running_days
+        ),
+    };
+    let product = NewProduct {
+        kind: ProductKind::Renewal,
+        item_number: ad.number,
+        description: &description,
+        price: fees.insertion_fee,
+        vat: vat_included(fees.insertion_fee, till.vat_percent),
+    };
+    let order = match open_order {
+        Some(id) => {
+            let order = orders::get_for_update(conn, id)
+                .await?
+                .filter(|order| order.buyer_id == user)
+                .ok_or(Error::Purchase(PurchaseRefusal::UnknownOrder))?;
+            if !order.status.is_open() {
+                return Err(Error::Purchase(PurchaseRefusal::OrderNotOpen));
+            }
+            order.id
+        }
+        None => orders::create(conn, user, OrderStatus::PaymentRequired, now).await?,
+    };
+    orders::add_product(conn, order, &product).await?;
+    if till.pays_at_once {
+        settle(conn, order, now).await?;
+    }
+    Ok(with_products(conn, order).await?)
+}
+
+/// Confirms the payment of order `id` and applies what it bought, in the caller's
+/// transaction: the operator's command, and the seam where a payment provider's
+/// confirmation plugs in.
+pub async fn pay(conn: &mut dyn Conn, id: i64, now: i64) -> Result<OrderWithProducts, Error> {
+    let order = orders::get_for_update(conn, id)
+        .await?
+        .ok_or(Error::NotFound(Thing::Order))?;
+    if order.status != OrderStatus::PaymentRequired && order.status != OrderStatus::New {
+        return Err(Error::Purchase(PurchaseRefusal::OrderNotOpen));
+    }
+    settle(conn, id, now).await?;
+    with_products(conn, id).await.map_err(Error::Db)
+}
+
+/// Order `id` with its products, to its buyer; to anyone else it does not exist.
+pub async fn of_buyer(
+    conn: &mut dyn Conn,
+    buyer: i64,
+    id: i64,
+) -> Result<OrderWithProducts, Error> {
+    let found = with_products(conn, id).await;
+    match found {
+        Ok(order) if order.order.buyer_id == buyer => Ok(order),
+        Ok(_) | Err(crate::store::DbError::NotFound) => Err(Error::NotFound(Thing::Order)),
+        Err(e) => Err(Error::Db(e)),
+    }
+}
+
+/// Marks the order paid and applies each product's effect.
+async fn settle(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), crate::store::DbError> {
+    orders::set_paid(conn, id, now).await?;
+    for product in orders::products(conn, id).await? {
+        apply(conn, &product, now).await?;
+    }
+    Ok(())
+}
+
+/// What a paid product does.
+async fn apply(
+    conn: &mut dyn Conn,
+    product: &Product,
+    now: i64,
+) -> Result<(), crate::store::DbError> {
+    match product.kind {
+        ProductKind::Renewal => {
+            let Some(ad) = ads::get(conn, product.item_number).await? else {
+                return Ok(());
+            };
+            let running_days = categories::get(conn, ad.category_id)
+                .await?
+                .and_then(|category| category.leaf)
+                .map_or(0, |leaf| leaf.fees.running_days);
+            // From the old date while it runs; from now once it has passed (an expired ad
+            // renewed in its grace period gets a whole period).
+            let from = ad.close_date.unwrap_or(now).max(now);
+            if ad.status != AdStatus::Deleted {
+                ads::renew(conn, ad.number, from + running_days * DAY, now).await?;
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn with_products(
+    conn: &mut dyn Conn,
+    id: i64,
+) -> Result<OrderWithProducts, crate::store::DbError> {
+    let order = orders::get(conn, id)
+        .await?
+        .ok_or(crate::store::DbError::NotFound)?;
+    let products = orders::products(conn, id).await?;
+    Ok(OrderWithProducts { order, products })
+}

@@ -1,0 +1,327 @@
+//! Renewal and orders on both backends: the window and the grace period, the order a
+//! renewal makes (paid at once in the sandbox, waiting for `souk orders pay` in
+//! production), VAT, and who sees an order.
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, location, pairs};
+
+both_backends!(
+    a_renewal_in_its_window_is_an_order_paid_at_once,
+    an_expired_ad_comes_back_within_its_grace_period,
+    renewal_is_refused_as_documented_and_changes_nothing,
+    only_the_buyer_sees_an_order,
+);
+
+const DAY: i64 = 86_400;
+
+/// A room to let (category 1903: insertion fee 295 cents, 28 running days); its path.
+async fn room(app: &TestApp, seller: &User) -> String {
+    let body = json!({"title": "Kamer in Gent", "description": "Gemeubelde studentenkamer.",
+                      "categoryId": 1903, "surface": 14, "location": {"postcode": "9000"},
+                      "priceModel": {"modelType": "fixed", "askingPrice": 45000}});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&body)
+        .send()
+        .await;
+    expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn renew(app: &TestApp, token: &str, ad: &str, body: Value) -> reqwest::Response {
+    app.post(&format!("{ad}/renew"))
+        .token(token)
+        .json(&body)
+        .send()
+        .await
+}
+
+async fn close_date(app: &TestApp, ad: &str, token: &str) -> (String, String) {
+    let read = expect_json(app.get_with(ad, token).await, 200).await;
+    (
+        read["closeDate"].as_str().unwrap().to_owned(),
+        read["status"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// Moves the clock; tokens live a day, so the app's and `users`' are issued again.
+async fn advance(app: &mut TestApp, seconds: i64, users: &mut [&mut User]) {
+    app.clock.advance(seconds);
+    app.token = app.client_token(&app.app_client, None).await;
+    for user in users.iter_mut() {
+        user.token = app.token_of(user, None).await;
+    }
+}
+
+fn timestamp(seconds: i64) -> String {
+    souk::domain::time::format_timestamp(seconds)
+}
+
+fn parse(text: &str) -> i64 {
+    souk::domain::time::parse_timestamp(text).unwrap()
+}
+
+async fn a_renewal_in_its_window_is_an_order_paid_at_once(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let (close, _) = close_date(&app, &ad, &seller.token).await;
+    let close = parse(&close);
+    // Into the last week: renewPossible, and a renewal costs the insertion fee.
+    let by = close - app.clock.now() - 3 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(read["renewPossible"], true);
+    let answer = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    let address = location(&answer);
+    assert_eq!(answer.headers()["content-location"], address.as_str());
+    let order = expect_json(answer, 201).await;
+    assert_eq!(address, format!("/v1/orders/{}", order["orderId"]));
+    assert_eq!(order["_links"]["self"]["href"], address);
+    assert_eq!(order["status"], "paid", "the sandbox pays at once");
+    assert_eq!(order["price"], 295);
+    assert_eq!(order["vat"], 51, "21% included in 295 cents");
+    assert!(order["paidDate"].is_string());
+    let products = order["_embedded"]["svc:order-products"].as_array().unwrap();
+    assert_eq!(products.len(), 1);
+    assert_eq!(products[0]["productId"], 1);
+    assert_eq!(products[0]["type"], "renewal");
+    assert_eq!(products[0]["price"], 295);
+    assert_eq!(products[0]["vat"], 51);
+    assert!(
+        products[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("Kamer in Gent"),
+        "{}",
+        products[0]
+    );
+    assert_eq!(
+        products[0]["_links"]["svc:advertisement"]["href"],
+        ad.as_str()
+    );
+    // The ad runs 28 more days from its old closeDate.
+    let (renewed, status) = close_date(&app, &ad, &seller.token).await;
+    assert_eq!(renewed, timestamp(close + 28 * DAY));
+    assert_eq!(status, "online");
+    // The order and its products, read back by their buyer.
+    let read = expect_json(app.get_with(&address, &seller.token).await, 200).await;
+    assert_eq!(read, order);
+    let listed = expect_json(
+        app.get_with(&format!("{address}/products"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(listed["_embedded"]["svc:order-products"], json!(products));
+    let one = expect_json(
+        app.get_with(&format!("{address}/products/1"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(one, products[0]);
+    let missing = app
+        .get_with(&format!("{address}/products/2"), &seller.token)
+        .await;
+    assert_eq!(expect_json(missing, 404).await["code"], "order-not-found");
+    // Out of the window again: the next renewal waits for the next last week.
+    let again = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    assert_eq!(expect_json(again, 400).await["code"], "invalid-expiration");
+}
+
+async fn an_expired_ad_comes_back_within_its_grace_period(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let (close, _) = close_date(&app, &ad, &seller.token).await;
+    let close = parse(&close);
+    // Ten days after its closeDate it is expired, and may still be renewed.
+    let by = close - app.clock.now() + 10 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let token = seller.token.clone();
+    let (_, status) = close_date(&app, &ad, &token).await;
+    assert_eq!(status, "expired");
+    let order = expect_json(renew(&app, &token, &ad, json!({"pay": true})).await, 201).await;
+    assert_eq!(order["status"], "paid");
+    let (renewed, status) = close_date(&app, &ad, &token).await;
+    assert_eq!(status, "online");
+    assert_eq!(
+        renewed,
+        timestamp(app.clock.now() + 28 * DAY),
+        "a whole period from now"
+    );
+    let found = app.get_json("/v1/search?query=kamer", 200).await;
+    assert_eq!(found["totalCount"], 1, "online again, so found again");
+    // Past the grace period there is no way back.
+    let other = room(&app, &seller).await;
+    let (close, _) = close_date(&app, &other, &token).await;
+    let by = parse(&close) - app.clock.now() + 31 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let token = seller.token.clone();
+    let read = expect_json(app.get_with(&other, &token).await, 200).await;
+    assert_eq!(read["renewPossible"], false);
+    let late = renew(&app, &token, &other, json!({"pay": true})).await;
+    assert_eq!(expect_json(late, 400).await["code"], "invalid-expiration");
+}
+
+async fn renewal_is_refused_as_documented_and_changes_nothing(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let mut other = app.user("ander@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let others = room(&app, &other).await;
+    let (close, _) = close_date(&app, &ad, &seller.token).await;
+    let by = parse(&close) - app.clock.now() - DAY;
+    advance(&mut app, by, &mut [&mut seller, &mut other]).await;
+    let before = close_date(&app, &ad, &seller.token).await;
+    // Only a user token with `purchase`, only the seller.
+    let without_purchase = app.token_of(&seller, Some("read write")).await;
+    for token in [&without_purchase, &app.token, &other.token] {
+        let refused = renew(&app, token, &ad, json!({"pay": true})).await;
+        assert_eq!(refused.status(), 403);
+    }
+    let refused = expect_json(
+        renew(&app, &seller.token, &ad, json!({"pay": false})).await,
+        400,
+    )
+    .await;
+    assert_eq!(field_codes(&refused), pairs(&[("pay", "must-pay")]));
+    let unknown = renew(
+        &app,
+        &seller.token,
+        &ad,
+        json!({"pay": true, "orderId": 999}),
+    )
+    .await;
+    assert_eq!(expect_json(unknown, 400).await["code"], "unknown-order");
+    let missing = renew(
+        &app,
+        &seller.token,
+        "/v1/advertisements/m999999",
+        json!({"pay": true}),
+    )
+    .await;
+    assert_eq!(
+        expect_json(missing, 404).await["code"],
+        "advertisement-not-found"
+    );
+    assert_eq!(close_date(&app, &ad, &seller.token).await, before);
+    // A paid order takes no more products; another user's order is unknown.
+    let paid = expect_json(
+        renew(&app, &seller.token, &ad, json!({"pay": true})).await,
+        201,
+    )
+    .await;
+    let body = json!({"pay": true, "orderId": paid["orderId"]});
+    let refused = renew(&app, &other.token, &others, body).await;
+    assert_eq!(expect_json(refused, 400).await["code"], "unknown-order");
+}
+
+async fn only_the_buyer_sees_an_order(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let mut other = app.user("ander@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let (close, _) = close_date(&app, &ad, &seller.token).await;
+    let by = parse(&close) - app.clock.now() - DAY;
+    advance(&mut app, by, &mut [&mut seller, &mut other]).await;
+    let order = expect_json(
+        renew(&app, &seller.token, &ad, json!({"pay": true})).await,
+        201,
+    )
+    .await;
+    let path = format!("/v1/orders/{}", order["orderId"]);
+    for path in [
+        path.clone(),
+        format!("{path}/products"),
+        format!("{path}/products/1"),
+    ] {
+        let hidden = app.get_with(&path, &other.token).await;
+        assert_eq!(
+            expect_json(hidden, 404).await["code"],
+            "order-not-found",
+            "{path}"
+        );
+        let client = app.get_with(&path, &app.token).await;
+        assert_eq!(client.status(), 403, "{path}");
+        expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    }
+    let unknown = app.get_with("/v1/orders/999999", &seller.token).await;
+    assert_eq!(expect_json(unknown, 404).await["code"], "order-not-found");
+}
+
+/// In production a renewal waits for its payment: the order is `payment required` and the
+/// ad keeps its date until the operator confirms the payment; then both change together.
+async fn production_waits_for_the_payment(backend: Backend, test: &str) {
+    let mut app = TestApp::start_with(backend, test, &[("SOUK_ENVIRONMENT", "production")]).await;
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let (close, _) = close_date(&app, &ad, &seller.token).await;
+    let close = parse(&close);
+    let order = expect_json(
+        renew(&app, &seller.token, &ad, json!({"pay": true})).await,
+        400,
+    )
+    .await;
+    assert_eq!(order["code"], "invalid-expiration", "not yet in its window");
+    let by = close - app.clock.now() - 2 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let order = expect_json(
+        renew(&app, &seller.token, &ad, json!({"pay": true})).await,
+        201,
+    )
+    .await;
+    assert_eq!(order["status"], "payment required");
+    assert!(order.get("paidDate").is_none());
+    assert_eq!(
+        close_date(&app, &ad, &seller.token).await.0,
+        timestamp(close)
+    );
+    let id = order["orderId"].to_string();
+    let paid = app.souk(&["orders", "pay", &id]);
+    assert!(
+        paid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&paid.stdout).unwrap();
+    assert_eq!(printed["status"], "paid");
+    let read = expect_json(
+        app.get_with(&format!("/v1/orders/{id}"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(read["status"], "paid");
+    assert_eq!(
+        close_date(&app, &ad, &seller.token).await.0,
+        timestamp(close + 28 * DAY)
+    );
+    // Paid once: a second confirmation is refused and changes nothing.
+    let again = app.souk(&["orders", "pay", &id]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not waiting for a payment"));
+    assert_eq!(
+        close_date(&app, &ad, &seller.token).await.0,
+        timestamp(close + 28 * DAY)
+    );
+    let missing = app.souk(&["orders", "pay", "999999"]);
+    assert!(!missing.status.success());
+}
+
+mod production_waits_for_the_payment {
+    use crate::helpers::Backend;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::production_waits_for_the_payment(Backend::Sqlite, module_path!()).await;
+    }
+
+    #[tokio::test]
+    #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+    async fn postgres() {
+        super::production_waits_for_the_payment(Backend::Postgres, module_path!()).await;
+    }
+}
