@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 28);
+        assert_eq!(Config::keys().len(), 29);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");
