@@ -127,15 +127,21 @@ async fn renew(
     Ok(Json::created(location, order_json(&hal, &order)))
 }
 
+/// Order `id` if `user` bought it; to anyone else it does not exist.
+async fn buyers_order(state: &AppState, user: i64, id: i64) -> Result<OrderWithProducts, ApiError> {
+    let order = state
+        .db
+        .read(move |conn| Box::pin(orders::of_buyer(conn, user, id)))
+        .await?;
+    Ok(order)
+}
+
 async fn one_order(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
     OrderPath(id): OrderPath,
 ) -> Result<Json, ApiError> {
-    let order = state
-        .db
-        .read(move |conn| Box::pin(orders::of_buyer(conn, user, id)))
-        .await?;
+    let order = buyers_order(&state, user, id).await?;
     Ok(Json::ok(order_json(&hal, &order)))
 }
 
@@ -144,10 +150,7 @@ async fn products(
     UserWith(user, _): UserWith<need::Read>,
     OrderPath(id): OrderPath,
 ) -> Result<Json, ApiError> {
-    let order = state
-        .db
-        .read(move |conn| Box::pin(orders::of_buyer(conn, user, id)))
-        .await?;
+    let order = buyers_order(&state, user, id).await?;
     let path = hal.path(&format!("/orders/{id}"));
     let items: Vec<Value> = order
         .products
@@ -168,10 +171,7 @@ async fn one_product(
     UserWith(user, _): UserWith<need::Read>,
     ProductPath(id, product): ProductPath,
 ) -> Result<Json, ApiError> {
-    let order = state
-        .db
-        .read(move |conn| Box::pin(orders::of_buyer(conn, user, id)))
-        .await?;
+    let order = buyers_order(&state, user, id).await?;
     let found = order
         .products
         .iter()
