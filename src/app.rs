@@ -3,12 +3,16 @@
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::domain::feature::parse_price_list;
 use crate::domain::taxonomy::parse_taxonomy;
 use crate::state::AppState;
-use crate::store::{Db, DbOptions, categories, migrations};
+use crate::store::{Db, DbOptions, categories, features, migrations};
 
 /// The default taxonomy, shipped in the binary so that `souk` runs from any directory.
 pub const DEFAULT_TAXONOMY: &str = include_str!("../data/categories.json");
+
+/// The default feature price list, shipped in the binary for the same reason.
+pub const DEFAULT_FEATURE_PRICES: &str = include_str!("../data/features.json");
 
 pub fn db_options(config: &Config) -> DbOptions {
     DbOptions {
@@ -42,6 +46,20 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
         .await?;
     if let Some(summary) = loaded {
         tracing::info!(categories = summary.inserted, "default taxonomy loaded");
+    }
+    let prices = parse_price_list(DEFAULT_FEATURE_PRICES).map_err(anyhow::Error::msg)?;
+    let priced = db
+        .write(move |conn| {
+            Box::pin(async move {
+                if features::count(conn).await? > 0 {
+                    return Ok(false);
+                }
+                features::replace(conn, &prices).await.map(|()| true)
+            })
+        })
+        .await?;
+    if priced {
+        tracing::info!("default feature prices loaded (data/features.json)");
     }
     let postcodes = crate::locations::load_default(&db).await?;
     if postcodes > 0 {
@@ -199,7 +217,16 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     // each with three pictures.
     let leaves = crate::seed::open_leaves(db).await?;
     let blobs = crate::images::blobs::Blobs::open(&crate::state::blob_config(config))?;
-    crate::seed::seed_ads(db, &blobs, &leaves, &sellers, DEMO_ADS, now).await?;
+    crate::seed::seed_ads(
+        db,
+        &blobs,
+        &leaves,
+        &sellers,
+        DEMO_ADS,
+        crate::state::till(config),
+        now,
+    )
+    .await?;
     let auth = &config.auth_url;
     let base = &config.base_url;
     let encoded_callback: String = form_urlencoded::byte_serialize(callback.as_bytes()).collect();

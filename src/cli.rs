@@ -11,9 +11,11 @@ use crate::accounts;
 use crate::app;
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::domain::feature::parse_price_list;
 use crate::domain::taxonomy::parse_taxonomy;
 use crate::oauth::secret;
 use crate::store::{Db, categories, migrations, oauth as oauth_store};
+use crate::usecase::features;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,6 +51,9 @@ pub enum Command {
     /// Moderate advertisements.
     #[command(subcommand)]
     Ads(AdsCommand),
+    /// Manage the feature price list.
+    #[command(subcommand)]
+    Features(FeaturesCommand),
     /// Orders: confirm payments (until a payment provider does).
     #[command(subcommand)]
     Orders(OrdersCommand),
@@ -112,6 +117,13 @@ pub enum CategoriesCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum FeaturesCommand {
+    /// Replace the feature price list with a file's (the format of data/features.json); a
+    /// file with a mistake is refused with the reason, and then nothing changes.
+    Import { file: PathBuf },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum LocationsCommand {
     /// Add and update postcodes from a file in GeoNames' postal-code text format (tab
     /// separated; the format of data/locations.txt and of GeoNames' NL_full.txt and BE.txt).
@@ -144,7 +156,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let users = users.unwrap_or(ads / 20 + 1).max(1);
             let blobs = crate::images::blobs::Blobs::open(&crate::state::blob_config(&config))?;
-            crate::seed::seed(&db, &blobs, ads, users, Clock::default().now()).await
+            let till = crate::state::till(&config);
+            crate::seed::seed(&db, &blobs, ads, users, till, Clock::default().now()).await
         }
         Command::Ads(command) => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
@@ -197,6 +210,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Locations(LocationsCommand::Import { file }) => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             println!("{}", crate::locations::import(&db, &file).await?);
+            Ok(())
+        }
+        Command::Features(FeaturesCommand::Import { file }) => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let list = parse_price_list(&text)
+                .map_err(|e| anyhow::anyhow!("{} refused, nothing changed: {e}", file.display()))?;
+            let entries = list.entries.len();
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            db.write(move |conn| Box::pin(async move { features::import(conn, &list).await }))
+                .await?;
+            println!("{}: {entries} prices loaded", file.display());
             Ok(())
         }
         Command::Categories(CategoriesCommand::Import { file, replace }) => {

@@ -279,6 +279,7 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::Bid) => ErrorCode::BidNotFound.into(),
             Error::NotFound(Thing::Review) => ErrorCode::ReviewNotFound.into(),
             Error::NotFound(Thing::Order) => ErrorCode::OrderNotFound.into(),
+            Error::NotFound(Thing::Feature) => ErrorCode::FeatureNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),
@@ -298,6 +299,8 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
                 PurchaseRefusal::NotRenewable => ErrorCode::InvalidExpiration,
                 PurchaseRefusal::UnknownOrder => ErrorCode::UnknownOrder,
                 PurchaseRefusal::OrderNotOpen => ErrorCode::InvalidOrderState,
+                PurchaseRefusal::UnknownFeature => ErrorCode::InvalidFeatureType,
+                PurchaseRefusal::FeatureNotAllowed => ErrorCode::FeatureNotAllowed,
             }),
             Error::Db(e) => e.into(),
         }

@@ -24,6 +24,7 @@ use crate::store::renditions::{self, NewRendition, RecordError};
 use crate::store::users::{self, NewUser};
 use crate::store::{self as store, Conn, Db, categories};
 
+use crate::usecase::orders::Till;
 use dealings::Dealing;
 
 /// Ads per INSERT statement, and statements per write transaction.
@@ -182,13 +183,20 @@ fn attributes(
 
 /// Seeds `users` confirmed users (all with the password `seed-password`) and `ads` online
 /// ads; prints progress and a summary.
-pub async fn seed(db: &Db, blobs: &Blobs, ads: u64, users: u64, now: i64) -> anyhow::Result<()> {
+pub async fn seed(
+    db: &Db,
+    blobs: &Blobs,
+    ads: u64,
+    users: u64,
+    till: Till,
+    now: i64,
+) -> anyhow::Result<()> {
     let leaves = open_leaves(db).await?;
     let started = std::time::Instant::now();
     // One hash for every seeded user: argon2 per user would take minutes.
     let hash = password::hash("seed-password".to_owned()).await;
     let sellers = insert_users(db, users, hash, now).await?;
-    seed_ads(db, blobs, &leaves, &sellers, ads, now).await?;
+    seed_ads(db, blobs, &leaves, &sellers, ads, till, now).await?;
     // The planner's statistics still describe the tables before the load: PostgreSQL
     // guessed 1,575 images per ad and read them with a bitmap scan. (Autovacuum would get
     // there, but not before the first reads.)
@@ -221,6 +229,7 @@ pub async fn seed_ads(
     leaves: &[Category],
     sellers: &[i64],
     ads: u64,
+    till: Till,
     now: i64,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(!sellers.is_empty(), "no sellers to seed ads for");
@@ -255,7 +264,7 @@ pub async fn seed_ads(
             .into_iter()
             .map(|(n, seller, dealing)| (numbers[n], seller, dealing))
             .collect();
-        db.write(move |conn| Box::pin(dealings::apply(conn, dealings, now)))
+        db.write(move |conn| Box::pin(dealings::apply(conn, dealings, till, now)))
             .await
             .map_err(|e| anyhow::anyhow!("a seeded dealing was refused: {e:?}"))?;
         done += batch;
@@ -413,7 +422,8 @@ fn new_ad(
 }
 
 /// Whether other users deal with a new ad of `seller`, one ad in [`dealings::ONE_IN`]: one
-/// to three of them bid on a bidding ad; someone buys any other and reviews the seller.
+/// to three of them bid on a bidding ad; the seller buys a feature for a third of the
+/// others, and someone buys the rest and reviews the seller.
 fn dealing(
     generator: &mut Generator,
     sellers: &[i64],
@@ -424,6 +434,7 @@ fn dealing(
         return None;
     }
     let (bidders, score) = (1 + generator.below(3), 3 + generator.below(3) as usize);
+    let promotion = (generator.below(3) == 0).then(|| *generator.pick(&dealings::PROMOTIONS));
     let mut someone_else = || loop {
         let user = *generator.pick(sellers);
         if user != seller {
@@ -435,11 +446,14 @@ fn dealing(
             minimal_bid,
             bidders: (0..bidders).map(|_| someone_else()).collect(),
         },
-        None => Dealing::Sale {
-            buyer: someone_else(),
-            price: price.asking,
-            overall_score: score as i64,
-            content: dealings::REVIEWS[score - 1],
+        None => match promotion {
+            Some(feature) => Dealing::Promotion { feature },
+            None => Dealing::Sale {
+                buyer: someone_else(),
+                price: price.asking,
+                overall_score: score as i64,
+                content: dealings::REVIEWS[score - 1],
+            },
         },
     })
 }

@@ -72,6 +72,16 @@ impl AppState {
     }
 }
 
+/// How this deployment takes payment, from its settings: the sandbox pays every order at
+/// once; production waits for a confirmed payment.
+pub fn till(config: &Config) -> crate::usecase::orders::Till {
+    crate::usecase::orders::Till {
+        pays_at_once: config.environment == crate::config::Environment::Sandbox,
+        vat_percent: config.vat_percent,
+        language: config.region.language(),
+    }
+}
+
 /// Where image blobs go: S3 when a bucket is configured, else the data directory.
 pub fn blob_config(config: &Config) -> BlobConfig {
     if config.s3_bucket.is_empty() {

@@ -3,6 +3,7 @@
 pub mod advertisement;
 pub mod bid;
 pub mod category;
+pub mod feature;
 pub mod field_error;
 pub mod image;
 pub mod locale;

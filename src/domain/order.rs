@@ -1,4 +1,4 @@
-//! Orders: what a user buys (today: the renewal of an ad), in integer euro cents with VAT
+//! Orders: what a user buys (the renewal of an ad, its features), in integer euro cents with VAT
 //! included, and the request that buys it (`{"pay": true, "orderId": ...}`).
 
 use serde_json::Value;
@@ -31,6 +31,8 @@ text_enum! {
     pub enum ProductKind {
         /// The ad runs another period of its category.
         Renewal = "renewal",
+        /// A feature of the ad (which one: the product's `feature`).
+        Feature = "feature",
     }
 }
 

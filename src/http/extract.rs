@@ -142,6 +142,18 @@ impl<S: Send + Sync> FromRequestParts<S> for ProductPath {
     }
 }
 
+/// The `{itemId}` and `{featureName}` of the path (the name is the use case's to judge).
+pub struct FeaturePath(pub ItemId, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for FeaturePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let (item, name) = path_text::<(String, String), S>(parts, state).await?;
+        Ok(FeaturePath(parse_item(&item)?, name))
+    }
+}
+
 /// The path's parameters as text (the route names them, so they are there).
 async fn path_text<T, S>(parts: &mut Parts, state: &S) -> Result<T, ApiError>
 where

@@ -8,6 +8,7 @@ mod bids;
 mod categories;
 mod docs;
 mod extract;
+mod features;
 mod idempotency;
 mod images;
 mod locations;
@@ -59,6 +60,7 @@ fn api() -> api::Api {
     let api = saved_searches::routes(api);
     let api = reviews::routes(api);
     let api = orders::routes(api);
+    let api = features::routes(api);
     docs::routes(api)
 }
 

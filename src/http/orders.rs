@@ -3,7 +3,6 @@
 
 use serde_json::{Value, json};
 
-use crate::config::Environment;
 use crate::domain::advertisement::ItemId;
 use crate::domain::order::PurchaseRequest;
 use crate::domain::time::format_timestamp;
@@ -63,7 +62,7 @@ pub fn routes(api: Api) -> Api {
 fn product_json(hal: &Hal, product: &Product) -> Value {
     let order = hal.path(&format!("/orders/{}", product.order_id));
     let item = ItemId::from_number(product.item_number);
-    json!({
+    let mut body = json!({
         "_links": hal
             .links(format!("{order}/products/{}", product.id), Resource::OrderProduct)
             .rel(Rel::Order, &order)
@@ -74,10 +73,14 @@ fn product_json(hal: &Hal, product: &Product) -> Value {
         "description": product.description,
         "price": product.price,
         "vat": product.vat,
-    })
+    });
+    if let Some(feature) = product.feature {
+        body["feature"] = json!(feature.as_str());
+    }
+    body
 }
 
-fn order_json(hal: &Hal, found: &OrderWithProducts) -> Value {
+pub(super) fn order_json(hal: &Hal, found: &OrderWithProducts) -> Value {
     let order = &found.order;
     let path = hal.path(&format!("/orders/{}", order.id));
     let products: Vec<Value> = found
@@ -103,12 +106,8 @@ fn order_json(hal: &Hal, found: &OrderWithProducts) -> Value {
     body
 }
 
-fn till(state: &AppState) -> Till {
-    Till {
-        pays_at_once: state.config.environment == Environment::Sandbox,
-        vat_percent: state.config.vat_percent,
-        language: state.config.region.language(),
-    }
+pub(super) fn till(state: &AppState) -> Till {
+    crate::state::till(&state.config)
 }
 
 async fn renew(

@@ -173,6 +173,7 @@ pub fn all(prefix: &str) -> Value {
                     &[],
                 ),
                 "rejectionReason": {"type": "string", "description": "Seller only, on a rejected ad."},
+                "activeFeatures": {"type": "array", "items": {"type": "string", "enum": ["dagtopper", "omhoogplaatsen", "opvalsticker", "url", "homepaginaAdvertentie"]}, "description": "The features whose effect runs now (`dagtopper` for any of the three top-of-the-day features)."},
                 "_embedded": object(
                     json!({
                         format!("{prefix}:advertisement-images"): object(

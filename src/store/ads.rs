@@ -3,6 +3,7 @@
 use std::sync::LazyLock;
 
 use crate::domain::advertisement::{AdContent, AdStatus, Dates, effective_status};
+use crate::domain::feature::Effect;
 use crate::domain::locale::Locale;
 use crate::domain::search::AdTerms;
 use crate::params;
@@ -48,6 +49,12 @@ record! {
         pub start_date: Option<i64>,
         pub close_date: Option<i64>,
         pub version: i64,
+        /// Until when each kind of feature lasts (`domain::feature::Effect`).
+        pub top_until: Option<i64>,
+        pub bumped_until: Option<i64>,
+        pub sticker_until: Option<i64>,
+        pub url_until: Option<i64>,
+        pub homepage_until: Option<i64>,
         ..
         /// In the ad's order.
         pub images: Vec<ImageRecord>,
@@ -59,6 +66,24 @@ impl AdRecord {
     /// `closeDate` is expired already (the sweep writes that down later).
     pub fn status_at(&self, now: i64) -> AdStatus {
         effective_status(self.status, self.close_date, now)
+    }
+
+    /// Until when `effect` lasts (it may have passed).
+    pub fn feature_until(&self, effect: Effect) -> Option<i64> {
+        match effect {
+            Effect::Bump => self.bumped_until,
+            Effect::Top => self.top_until,
+            Effect::Sticker => self.sticker_until,
+            Effect::Url => self.url_until,
+            Effect::Homepage => self.homepage_until,
+        }
+    }
+
+    /// The features' effects that run at `now`.
+    pub fn running_effects(&self, now: i64) -> impl Iterator<Item = Effect> + '_ {
+        Effect::ALL
+            .into_iter()
+            .filter(move |effect| self.feature_until(*effect).is_some_and(|until| until > now))
     }
 
     pub fn dates(&self) -> Dates {
@@ -268,6 +293,11 @@ pub fn inserted(
         start_date: dates.start,
         close_date: dates.close,
         version: 1,
+        top_until: None,
+        bumped_until: None,
+        sticker_until: None,
+        url_until: None,
+        homepage_until: None,
         images: Vec::new(),
     }
 }
@@ -369,6 +399,34 @@ pub async fn renew(conn: &mut dyn Conn, number: i64, close: i64, now: i64) -> Re
          status = CASE WHEN status = 'expired' THEN 'online' ELSE status END, \
          version = version + 1, updated_at = $3 WHERE item_number = $1",
         params![number, close, now],
+    )
+    .await
+}
+
+/// Sets until when a feature's effect lasts on ad `number`. A bump also ranks the ad
+/// after every ad placed so far (search sorts it by that rank while the bump lasts).
+pub async fn set_feature_until(
+    conn: &mut dyn Conn,
+    number: i64,
+    effect: Effect,
+    until: i64,
+    now: i64,
+) -> Result<(), DbError> {
+    let set = match effect {
+        Effect::Top => "top_until = $2",
+        Effect::Bump => {
+            "bumped_until = $2, bump_rank = (SELECT MAX(item_number) FROM advertisements)"
+        }
+        Effect::Sticker => "sticker_until = $2",
+        Effect::Url => "url_until = $2",
+        Effect::Homepage => "homepage_until = $2",
+    };
+    conn.run(
+        &format!(
+            "UPDATE advertisements SET {set}, version = version + 1, updated_at = $3 \
+             WHERE item_number = $1"
+        ),
+        params![number, until, now],
     )
     .await
 }

@@ -40,6 +40,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(17, "0017_saved_searches"),
     migration!(18, "0018_reviews"),
     migration!(19, "0019_orders"),
+    migration!(20, "0020_features"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

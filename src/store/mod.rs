@@ -24,6 +24,7 @@ mod value;
 pub mod ads;
 pub mod bids;
 pub mod categories;
+pub mod features;
 pub mod idempotency;
 pub mod images;
 pub mod locations;

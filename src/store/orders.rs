@@ -1,5 +1,6 @@
 //! Orders and their products (migration 0019). The rules are `usecase::orders`'.
 
+use crate::domain::feature::Feature;
 use crate::domain::order::{OrderStatus, ProductKind};
 use crate::params;
 
@@ -23,6 +24,10 @@ record! {
         pub order_id: i64,
         pub id: i64 = "product_id",
         pub kind: ProductKind,
+        /// The feature bought (kind `feature` only).
+        pub feature: Option<Feature>,
+        /// How long the feature lasts, as priced when it was bought.
+        pub days: Option<i64>,
         pub item_number: i64,
         pub description: String,
         pub price: i64,
@@ -73,6 +78,8 @@ pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Order>, DbError>
 /// What a new product is.
 pub struct NewProduct<'a> {
     pub kind: ProductKind,
+    pub feature: Option<Feature>,
+    pub days: Option<i64>,
     pub item_number: i64,
     pub description: &'a str,
     pub price: i64,
@@ -86,13 +93,15 @@ pub async fn add_product(
     product: &NewProduct<'_>,
 ) -> Result<i64, DbError> {
     conn.query_one(
-        "INSERT INTO order_products (order_id, product_id, kind, item_number, description, \
-         price, vat) \
-         SELECT $1, 1 + COALESCE(MAX(product_id), 0), $2, $3, $4, $5, $6 \
+        "INSERT INTO order_products (order_id, product_id, kind, feature, days, item_number, \
+         description, price, vat) \
+         SELECT $1, 1 + COALESCE(MAX(product_id), 0), $2, $3, $4, $5, $6, $7, $8 \
          FROM order_products WHERE order_id = $1 RETURNING product_id",
         params![
             order,
             product.kind.as_str(),
+            product.feature.map(Feature::as_str),
+            product.days,
             product.item_number,
             product.description,
             product.price,

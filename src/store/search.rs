@@ -14,7 +14,8 @@ use super::{Backend, Conn, DbError, Value};
 /// The order of the results; ties (equal prices) go newest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
-    /// Tier (every word in the title first), then newest placed first.
+    /// Tier (every word in the title first), then ads at the top of the day, then newest
+    /// placed (or bumped) first.
     Newest,
     /// Tier, then oldest first.
     Oldest,
@@ -186,6 +187,18 @@ impl Match<'_> {
     }
 }
 
+/// Which of the matching ads a statement reads: in the newest-first order, the featured
+/// ones (top of the day, or bumped, at `$1`) are placed among the others in Rust.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    All,
+    Featured,
+    Plain,
+}
+
+/// An ad whose top-of-the-day or bump runs at `$1` (each has a partial index).
+const FEATURED: &str = "(COALESCE(d.top_until, 0) > $1 OR COALESCE(d.bumped_until, 0) > $1)";
+
 /// One tier's `FROM ... WHERE ...`, its parameters, and (near a point, when `measure` or
 /// with a radius) the expression of the squared distance in metres. A count does not
 /// measure: PostgreSQL refuses parameters that the statement does not use.
@@ -195,11 +208,33 @@ struct Filter {
     squared_metres: Option<String>,
 }
 
-fn filter(query: &Query, backend: Backend, tier: Tier, now: i64, measure: bool) -> Filter {
+fn filter(
+    query: &Query,
+    backend: Backend,
+    tier: Tier,
+    part: Part,
+    now: i64,
+    measure: bool,
+) -> Filter {
     let mut values = vec![Value::Int(now)];
     let mut conditions = vec!["(d.close_date IS NULL OR d.close_date > $1)".to_owned()];
+    match part {
+        Part::All => {}
+        Part::Featured => conditions.push(FEATURED.to_owned()),
+        Part::Plain => conditions.push(format!("NOT {FEATURED}")),
+    }
     let matcher = Match { query, backend };
     let mut from = match matcher.condition(tier, 2) {
+        // The few featured ads are found by their index, each then held against the
+        // words (FTS5 looks a rowid up in its doclists).
+        Some((condition, expression)) if part == Part::Featured && backend == Backend::Sqlite => {
+            values.push(Value::Text(expression));
+            conditions.push(format!(
+                "EXISTS (SELECT 1 FROM search_fts WHERE {condition} \
+                 AND search_fts.rowid = d.item_number)"
+            ));
+            "search_docs d"
+        }
         Some((condition, expression)) => {
             values.push(Value::Text(expression));
             conditions.push(condition);
@@ -310,7 +345,7 @@ fn order_by(order: Order, squared_metres: Option<&str>) -> String {
 }
 
 async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Result<i64, DbError> {
-    let filter = filter(query, conn.backend(), tier, now, false);
+    let filter = filter(query, conn.backend(), tier, Part::All, now, false);
     conn.query_one(
         &format!("SELECT COUNT(*) AS n{}", filter.from_where),
         &filter.values,
@@ -323,24 +358,58 @@ async fn hits(
     conn: &mut dyn Conn,
     query: &Query,
     tier: Tier,
+    part: Part,
     now: i64,
     offset: i64,
     limit: i64,
 ) -> Result<Vec<Hit>, DbError> {
+    Ok(ranked_hits(conn, query, tier, part, now, offset, limit)
+        .await?
+        .into_iter()
+        .map(|(hit, _)| hit)
+        .collect())
+}
+
+/// Where an ad sorts newest first: top of the day first, then by date, a bumped ad's date
+/// being its bump (its rank: the last item number then, and after that ad).
+type Rank = (bool, i64, bool, i64);
+
+/// A page of hits, each with its [`Rank`] (read only for the featured part).
+async fn ranked_hits(
+    conn: &mut dyn Conn,
+    query: &Query,
+    tier: Tier,
+    part: Part,
+    now: i64,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<(Hit, Rank)>, DbError> {
     let Filter {
         from_where,
         mut values,
         squared_metres,
-    } = filter(query, conn.backend(), tier, now, true);
+    } = filter(query, conn.backend(), tier, part, now, true);
     values.push(Value::Int(limit));
     values.push(Value::Int(offset));
     let distance_column = squared_metres
         .as_deref()
         .map(|squared| format!(", {squared} AS squared_metres"))
         .unwrap_or_default();
+    let featured = part == Part::Featured;
+    let (rank_columns, order) = if featured {
+        (
+            ", d.top_until, d.bumped_until, d.bump_rank",
+            "(COALESCE(d.top_until, 0) > $1) DESC, \
+             CASE WHEN COALESCE(d.bumped_until, 0) > $1 THEN d.bump_rank ELSE d.item_number END DESC, \
+             (COALESCE(d.bumped_until, 0) > $1) DESC, d.item_number DESC"
+                .to_owned(),
+        )
+    } else {
+        ("", order_by(query.order, squared_metres.as_deref()))
+    };
     let sql = format!(
-        "SELECT d.item_number{distance_column}{from_where} ORDER BY {} LIMIT ${} OFFSET ${}",
-        order_by(query.order, squared_metres.as_deref()),
+        "SELECT d.item_number{distance_column}{rank_columns}{from_where} \
+         ORDER BY {order} LIMIT ${} OFFSET ${}",
         values.len() - 1,
         values.len()
     );
@@ -352,13 +421,73 @@ async fn hits(
                 Some(_) => row.get("squared_metres")?,
                 None => None,
             };
-            Ok(Hit {
-                number: row.get("item_number")?,
+            let number: i64 = row.get("item_number")?;
+            let rank = if featured {
+                let top: Option<i64> = row.get("top_until")?;
+                let bumped: Option<i64> = row.get("bumped_until")?;
+                let bump_rank: Option<i64> = row.get("bump_rank")?;
+                let bumped = bumped.is_some_and(|until| until > now);
+                (
+                    top.is_some_and(|until| until > now),
+                    bump_rank.filter(|_| bumped).unwrap_or(number),
+                    bumped,
+                    number,
+                )
+            } else {
+                (false, number, false, number)
+            };
+            let hit = Hit {
+                number,
                 // Rounded: an ad within the radius never shows more than the radius.
                 distance: squared.map(|s| s.sqrt().round() as i64),
-            })
+            };
+            Ok((hit, rank))
         })
         .collect()
+}
+
+/// A page of one tier in the query's order. Newest first, the featured ads of the tier
+/// (few: each is found by its index) are merged into the others, which keep their fast
+/// order by item number; the merge reads the first `offset + limit` of each.
+async fn page_of(
+    conn: &mut dyn Conn,
+    query: &Query,
+    tier: Tier,
+    now: i64,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<Hit>, DbError> {
+    if query.order != Order::Newest {
+        return hits(conn, query, tier, Part::All, now, offset, limit).await;
+    }
+    let reach = offset + limit;
+    let featured = ranked_hits(conn, query, tier, Part::Featured, now, 0, reach).await?;
+    if featured.is_empty() {
+        return hits(conn, query, tier, Part::All, now, offset, limit).await;
+    }
+    let plain = ranked_hits(conn, query, tier, Part::Plain, now, 0, reach).await?;
+    let mut merged = Vec::with_capacity(featured.len() + plain.len());
+    let (mut featured, mut plain) = (
+        featured.into_iter().peekable(),
+        plain.into_iter().peekable(),
+    );
+    loop {
+        let next = match (featured.peek(), plain.peek()) {
+            (Some(f), Some(p)) if f.1 >= p.1 => featured.next(),
+            (_, Some(_)) => plain.next(),
+            (Some(_), None) => featured.next(),
+            (None, None) => None,
+        };
+        match next {
+            Some((hit, _)) => merged.push(hit),
+            None => break,
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .skip(offset as usize)
+        .take(limit as usize)
+        .collect())
 }
 
 /// The page of `query` at `now` (ads past their close date are left out even before the
@@ -376,7 +505,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
         };
         let total = count(conn, query, tier, now).await?;
         let hits = if query.offset < total {
-            hits(conn, query, tier, now, query.offset, query.limit).await?
+            page_of(conn, query, tier, now, query.offset, query.limit).await?
         } else {
             Vec::new()
         };
@@ -388,12 +517,12 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
     let total = count(conn, query, Tier::Anywhere, now).await?;
     let mut page = Vec::new();
     if query.offset < in_title {
-        page = hits(conn, query, Tier::Title, now, query.offset, query.limit).await?;
+        page = page_of(conn, query, Tier::Title, now, query.offset, query.limit).await?;
     }
     let missing = query.limit - page.len() as i64;
     if missing > 0 && query.offset + (page.len() as i64) < total {
         let from = (query.offset - in_title).max(0);
-        page.extend(hits(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
+        page.extend(page_of(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
     }
     Ok(Page { total, hits: page })
 }

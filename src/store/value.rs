@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::DbError;
 use crate::domain::advertisement::AdStatus;
 use crate::domain::category::CategoryStatus;
+use crate::domain::feature::Feature;
 use crate::domain::image::{Format, ImageStatus, Size};
 use crate::domain::locale::Locale;
 use crate::domain::order::{OrderStatus, ProductKind};
@@ -174,6 +175,7 @@ from_text!(
     CategoryStatus => CategoryStatus::parse,
     DealerPackage => DealerPackage::parse,
     Email => Email::parse,
+    Feature => Feature::parse,
     Format => Format::parse,
     ImageStatus => ImageStatus::parse,
     Locale => Locale::parse,

@@ -15,6 +15,7 @@ pub mod accounts;
 pub mod advertisements;
 pub mod authorization;
 pub mod bids;
+pub mod features;
 pub mod images;
 pub mod moderation;
 pub mod orders;
@@ -84,6 +85,10 @@ pub enum PurchaseRefusal {
     UnknownOrder,
     /// The order is paid, refused or closed: it takes no more products.
     OrderNotOpen,
+    /// No feature has that name.
+    UnknownFeature,
+    /// The ad's category does not sell the feature, or the ad is not online.
+    FeatureNotAllowed,
 }
 
 /// What was not found.
@@ -97,6 +102,7 @@ pub enum Thing {
     Bid,
     Review,
     Order,
+    Feature,
 }
 
 /// What state stands in the way.

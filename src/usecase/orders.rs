@@ -1,4 +1,4 @@
-//! Orders: buying a renewal, paying an order and applying what it bought, and who sees an
+//! Orders: buying a renewal (a feature: `usecase::features`), paying an order and applying what it bought, and who sees an
 //! order.
 //!
 //! A purchase adds a product to an order (a new one, or an open one of the buyer's). Where
@@ -18,7 +18,7 @@ use crate::store::orders::{self, NewProduct, Order, Product};
 use crate::store::{Conn, ads, categories};
 
 use super::advertisements::own_existing;
-use super::{Error, PurchaseRefusal, Thing};
+use super::{Error, PurchaseRefusal, Thing, features};
 
 /// How this deployment takes payment, and its VAT.
 #[derive(Clone, Copy, Debug)]
@@ -75,11 +75,26 @@ pub async fn renew<R>(
     };
     let product = NewProduct {
         kind: ProductKind::Renewal,
+        feature: None,
+        days: None,
         item_number: ad.number,
         description: &description,
         price: fees.insertion_fee,
         vat: vat_included(fees.insertion_fee, till.vat_percent),
     };
+    buy(conn, user, open_order, &product, till, now).await
+}
+
+/// Adds `product` to `user`'s open order `open_order`, or to a new one, and pays for it
+/// where payment is immediate; the order as it is then.
+pub(super) async fn buy<R>(
+    conn: &mut dyn Conn,
+    user: i64,
+    open_order: Option<i64>,
+    product: &NewProduct<'_>,
+    till: Till,
+    now: i64,
+) -> Result<OrderWithProducts, Error<R>> {
     let order = match open_order {
         Some(id) => {
             let order = orders::get_for_update(conn, id)
@@ -93,7 +108,7 @@ pub async fn renew<R>(
         }
         None => orders::create(conn, user, OrderStatus::PaymentRequired, now).await?,
     };
-    orders::add_product(conn, order, &product).await?;
+    orders::add_product(conn, order, product).await?;
     if till.pays_at_once {
         settle(conn, order, now).await?;
     }
@@ -143,11 +158,14 @@ async fn apply(
     product: &Product,
     now: i64,
 ) -> Result<(), crate::store::DbError> {
-    match product.kind {
-        ProductKind::Renewal => {
-            let Some(ad) = ads::get(conn, product.item_number).await? else {
-                return Ok(());
-            };
+    let Some(ad) = ads::get(conn, product.item_number).await? else {
+        return Ok(());
+    };
+    if ad.status == AdStatus::Deleted {
+        return Ok(());
+    }
+    match (product.kind, product.feature) {
+        (ProductKind::Renewal, _) => {
             let running_days = categories::get(conn, ad.category_id)
                 .await?
                 .and_then(|category| category.leaf)
@@ -155,11 +173,22 @@ async fn apply(
             // From the old date while it runs; from now once it has passed (an expired ad
             // renewed in its grace period gets a whole period).
             let from = ad.close_date.unwrap_or(now).max(now);
-            if ad.status != AdStatus::Deleted {
-                ads::renew(conn, ad.number, from + running_days * DAY, now).await?;
-            }
-            Ok(())
+            ads::renew(conn, ad.number, from + running_days * DAY, now).await
         }
+        (ProductKind::Feature, Some(feature)) => {
+            let days = product.days.unwrap_or(1);
+            let effect = feature.effect();
+            ads::set_feature_until(
+                conn,
+                ad.number,
+                effect,
+                features::until(&ad, effect, days, now),
+                now,
+            )
+            .await
+        }
+        // The table's CHECK gives every feature product its feature.
+        (ProductKind::Feature, None) => Ok(()),
     }
 }
 

@@ -259,6 +259,28 @@ fn rows() -> Vec<Row> {
             owner: Status(400),
             ..owner_only()
         },
+        read_all(
+            "/v1/advertisements/{itemId}/features",
+            "/v1/advertisements/{ad}/features",
+        ),
+        read_all(
+            "/v1/advertisements/{itemId}/features/{featureName}",
+            "/v1/advertisements/{ad}/features/dagtopper",
+        ),
+        // Only the seller buys a feature, and only the seller sees what was bought.
+        Row {
+            method: "post",
+            template: "/v1/advertisements/{itemId}/features/{featureName}/buy-feature",
+            path: "/v1/advertisements/{ad}/features/opvalsticker/buy-feature",
+            body: Some(json!({"pay": true})),
+            ..owner_only()
+        },
+        Row {
+            method: "get",
+            template: "/v1/advertisements/{itemId}/purchased-features",
+            path: "/v1/advertisements/{ad}/purchased-features",
+            ..owner_only()
+        },
         // Someone else's order does not exist for them.
         Row {
             method: "get",
@@ -547,6 +569,8 @@ async fn order_of(app: &TestApp, buyer: &User, item: &str) -> i64 {
                 let order = orders::create(conn, buyer, OrderStatus::Paid, now).await?;
                 let product = NewProduct {
                     kind: ProductKind::Renewal,
+                    feature: None,
+                    days: None,
                     item_number: number,
                     description: "Verlenging",
                     price: 295,
@@ -960,6 +984,7 @@ async fn scopes_are_needed(app: TestApp) {
         format!("{path}/statistics"),
         format!("{path}/transactions"),
         format!("{path}/transactions/1"),
+        format!("{path}/purchased-features"),
         "/v1/me".to_owned(),
         "/v1/savedsearches".to_owned(),
         "/v1/savedsearches/1".to_owned(),
@@ -977,6 +1002,15 @@ async fn scopes_are_needed(app: TestApp) {
     )
     .await;
     assert_eq!(response.status(), 403, "renew without purchase");
+    let response = send(
+        &app,
+        "post",
+        &format!("{path}/features/dagtopper/buy-feature"),
+        Some(&write_only),
+        json(json!({"pay": true})),
+    )
+    .await;
+    assert_eq!(response.status(), 403, "buy-feature without purchase");
     let response = send(
         &app,
         "post",

@@ -12,6 +12,7 @@ mod categories;
 mod clients;
 mod conventions;
 mod docs;
+mod features;
 mod image_import;
 mod images;
 mod locations;

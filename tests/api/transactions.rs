@@ -768,6 +768,7 @@ async fn view_counts_are_written_in_bulk_and_add_up(app: TestApp) {
         &leaves,
         &[seller],
         1234,
+        souk::state::till(&app.config),
         app.clock.now(),
     )
     .await

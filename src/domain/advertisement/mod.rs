@@ -48,6 +48,8 @@ pub const STANDARD_FIELDS: &[&str] = &[
     // Written only in search results (metres from the asked postcode); reserved so that no
     // category attribute takes the name.
     "distance",
+    // The features whose effect runs (docs/API.md "Features").
+    "activeFeatures",
 ];
 
 /// The members of an advertisement that only Souk writes. PUT ignores them, so that a client
@@ -60,6 +62,7 @@ pub const READ_ONLY_FIELDS: &[&str] = &[
     "seller",
     "rejectionReason",
     "distance",
+    "activeFeatures",
 ];
 
 fn error(

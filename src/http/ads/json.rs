@@ -113,6 +113,13 @@ impl Serialize for AdJson<'_> {
         if self.for_seller && self.status == AdStatus::Rejected {
             map.serialize_entry("rejectionReason", &record.rejection_reason)?;
         }
+        map.serialize_entry(
+            "activeFeatures",
+            &ActiveFeatures {
+                record,
+                now: self.now,
+            },
+        )?;
         if let Some(distance) = self.distance {
             map.serialize_entry("distance", &distance)?;
         }
@@ -129,6 +136,18 @@ impl Serialize for AdJson<'_> {
             ),
         )?;
         map.end()
+    }
+}
+
+/// The names of the features whose effect runs (`Effect::name`).
+struct ActiveFeatures<'a> {
+    record: &'a AdRecord,
+    now: i64,
+}
+
+impl Serialize for ActiveFeatures<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.record.running_effects(self.now).map(|e| e.name()))
     }
 }
 

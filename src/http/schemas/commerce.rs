@@ -1,4 +1,4 @@
-//! The schemas of reviews, orders and purchases (a part of [`super::all`], kept apart
+//! The schemas of reviews, orders, features and purchases (a part of [`super::all`], kept apart
 //! to keep each file readable).
 
 use serde_json::{Value, json};
@@ -61,7 +61,8 @@ pub(super) fn schemas(
             json!({
                 "_links": links(&["order", "advertisement"]),
                 "productId": {"type": "integer"},
-                "type": {"type": "string", "enum": ["renewal"]},
+                "type": {"type": "string", "enum": ["renewal", "feature"]},
+                "feature": {"type": "string", "description": "The feature bought, for a product of type `feature`."},
                 "description": {"type": "string"},
                 "price": {"type": "integer", "description": "Euro cents, VAT included."},
                 "vat": {"type": "integer", "description": "The VAT in `price`, euro cents."},
@@ -70,6 +71,32 @@ pub(super) fn schemas(
         ),
         "OrderProductList": object(
             json!({"_links": links(&["order"]), "_embedded": embedded("order-products", "OrderProduct")}),
+            &[],
+        ),
+        "Feature": object(
+            json!({
+                "_links": links(&["advertisement", "buy-feature"]),
+                "name": {"type": "string", "enum": ["omhoogplaatsen", "dagtopper", "dagtopper3", "dagtopper7", "homepaginaAdvertentie", "url", "opvalsticker"]},
+                "price": {"type": "integer", "description": "Euro cents, VAT included; absent where the ad's category does not sell it."},
+                "days": {"type": "integer", "description": "How long its effect lasts."},
+                "available": {"type": "boolean"},
+                "active": {"type": "boolean"},
+            }),
+            &["name", "available", "active"],
+        ),
+        "FeatureList": object(
+            json!({"_links": links(&["advertisement"]), "_embedded": embedded("advertisement-feature", "Feature")}),
+            &[],
+        ),
+        "PurchasedFeature": object(
+            json!({
+                "name": {"type": "string"},
+                "purchaseDate": {"type": "string", "format": "date-time"},
+            }),
+            &["name", "purchaseDate"],
+        ),
+        "PurchasedFeatureList": object(
+            json!({"_links": links(&["advertisement"]), "_embedded": embedded("advertisement-purchased-feature", "PurchasedFeature")}),
             &[],
         ),
         "Purchase": object(

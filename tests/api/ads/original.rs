@@ -324,6 +324,7 @@ async fn changes_answer_with_what_a_read_finds(app: TestApp) {
         &leaves,
         &[seller.id],
         1,
+        souk::state::till(&app.config),
         app.clock.now(),
     )
     .await

@@ -152,6 +152,30 @@ async fn seeded_ads_are_valid(app: TestApp) {
         assert!(review["content"].as_str().unwrap().len() > 10, "{review}");
     }
     assert_eq!(seen, reviews, "every review is listed under its seller");
+    // Sellers bought features for some ads: paid orders, and the effect on the ad.
+    let promoted = app
+        .db
+        .read(|conn| {
+            Box::pin(async move {
+                conn.column::<i64>(
+                    "SELECT p.item_number FROM order_products p \
+                     JOIN orders o ON o.order_id = p.order_id \
+                     WHERE p.kind = 'feature' AND o.status = 'paid'",
+                    &[],
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    assert!(promoted.len() > 2, "about one ad in 75: {promoted:?}");
+    for number in promoted.iter().take(5) {
+        let ad = app
+            .get_json(&format!("/v1/advertisements/m{number}"), 200)
+            .await;
+        let running = ad["activeFeatures"].as_array().unwrap();
+        assert_eq!(running.len(), 1, "{}", ad["activeFeatures"]);
+    }
     // Every ad of this seller survives a PUT of itself: it is valid for its category.
     for ad in own["_embedded"]["svc:advertisement"]
         .as_array()

@@ -1,0 +1,515 @@
+//! Features on both backends: the price list (shipped default, a category's own prices,
+//! `souk features import`), buying one into an order, what each effect does while it
+//! lasts (top of the day and the bump in search, the sticker on the ad) and that it ends,
+//! the purchased features, and every refusal.
+
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, location, pairs};
+
+both_backends!(
+    a_feature_is_bought_into_a_paid_order_and_runs_for_its_days,
+    top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date,
+    buying_is_refused_as_documented_and_changes_nothing,
+);
+
+const DAY: i64 = 86_400;
+
+/// A room to let in category 1903 (the default prices); its path.
+async fn room(app: &TestApp, seller: &User, title: &str) -> String {
+    let body = json!({"title": title, "description": "Gemeubelde studentenkamer.",
+                      "categoryId": 1903, "surface": 14, "location": {"postcode": "9000"},
+                      "priceModel": {"modelType": "fixed", "askingPrice": 45000}});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&body)
+        .send()
+        .await;
+    expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn buy(
+    app: &TestApp,
+    token: &str,
+    ad: &str,
+    feature: &str,
+    body: Value,
+) -> reqwest::Response {
+    app.post(&format!("{ad}/features/{feature}/buy-feature"))
+        .token(token)
+        .json(&body)
+        .send()
+        .await
+}
+
+/// Moves the clock; tokens live a day, so the app's and `users`' are issued again.
+async fn advance(app: &mut TestApp, seconds: i64, users: &mut [&mut User]) {
+    app.clock.advance(seconds);
+    app.token = app.client_token(&app.app_client, None).await;
+    for user in users.iter_mut() {
+        user.token = app.token_of(user, None).await;
+    }
+}
+
+/// The features of `ad` by name, as the app's client token reads them.
+async fn features(app: &TestApp, ad: &str) -> Vec<Value> {
+    let list = expect_json(app.get(&format!("{ad}/features")).await, 200).await;
+    list["_embedded"]["svc:advertisement-feature"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn named<'a>(features: &'a [Value], name: &str) -> &'a Value {
+    features.iter().find(|f| f["name"] == name).unwrap()
+}
+
+async fn active_features(app: &TestApp, ad: &str) -> Value {
+    expect_json(app.get(ad).await, 200).await["activeFeatures"].clone()
+}
+
+async fn a_feature_is_bought_into_a_paid_order_and_runs_for_its_days(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    let offered = features(&app, &ad).await;
+    let names: Vec<&str> = offered
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "omhoogplaatsen",
+            "dagtopper",
+            "dagtopper3",
+            "dagtopper7",
+            "homepaginaAdvertentie",
+            "url",
+            "opvalsticker"
+        ]
+    );
+    let sticker = named(&offered, "opvalsticker");
+    assert_eq!(
+        (
+            &sticker["price"],
+            &sticker["days"],
+            &sticker["available"],
+            &sticker["active"]
+        ),
+        (&json!(245), &json!(7), &json!(true), &json!(false))
+    );
+    assert_eq!(
+        sticker["_links"]["svc:buy-feature"]["href"],
+        format!("{ad}/features/opvalsticker/buy-feature")
+    );
+    // The default list sells no homepage spot: listed, without a price or a link.
+    let homepage = named(&offered, "homepaginaAdvertentie");
+    assert_eq!(homepage["available"], false);
+    assert!(homepage.get("price").is_none());
+    assert!(homepage["_links"].get("svc:buy-feature").is_none());
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+
+    let answer = buy(
+        &app,
+        &seller.token,
+        &ad,
+        "opvalsticker",
+        json!({"pay": true}),
+    )
+    .await;
+    let address = location(&answer);
+    let order = expect_json(answer, 201).await;
+    assert_eq!(order["_links"]["self"]["href"], address);
+    assert_eq!(order["status"], "paid");
+    assert_eq!((&order["price"], &order["vat"]), (&json!(245), &json!(43)));
+    let product = &order["_embedded"]["svc:order-products"][0];
+    assert_eq!(
+        (&product["type"], &product["feature"], &product["price"]),
+        (&json!("feature"), &json!("opvalsticker"), &json!(245))
+    );
+    assert_eq!(
+        expect_json(app.get_with(&address, &seller.token).await, 200).await,
+        order
+    );
+
+    assert_eq!(active_features(&app, &ad).await, json!(["opvalsticker"]));
+    let one = expect_json(app.get(&format!("{ad}/features/opvalsticker")).await, 200).await;
+    assert_eq!(one["active"], true);
+    let bought = expect_json(
+        app.get_with(&format!("{ad}/purchased-features"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    let bought = bought["_embedded"]["svc:advertisement-purchased-feature"].clone();
+    assert_eq!(bought.as_array().unwrap().len(), 1);
+    assert_eq!(bought[0]["name"], "opvalsticker");
+    assert_eq!(
+        bought[0]["purchaseDate"],
+        souk::domain::time::format_timestamp(app.clock.now())
+    );
+
+    // A second sticker adds its 7 days to what is left: 13 days on, it still runs...
+    let again = buy(
+        &app,
+        &seller.token,
+        &ad,
+        "opvalsticker",
+        json!({"pay": true}),
+    )
+    .await;
+    expect_json(again, 201).await;
+    advance(&mut app, 13 * DAY, &mut [&mut seller]).await;
+    assert_eq!(active_features(&app, &ad).await, json!(["opvalsticker"]));
+    // ... and after 14 days it is over, while the purchases stay on record.
+    advance(&mut app, DAY + 1, &mut [&mut seller]).await;
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+    let offered = features(&app, &ad).await;
+    assert_eq!(named(&offered, "opvalsticker")["active"], false);
+    let bought = expect_json(
+        app.get_with(&format!("{ad}/purchased-features"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        bought["_embedded"]["svc:advertisement-purchased-feature"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // A car (L1 category 1) has its own top-of-the-day prices and sells the homepage.
+    let car = json!({"title": "Audi A4 Avant", "description": "Nette auto.", "categoryId": 101, "fuel": "diesel",
+                     "location": {"postcode": "9000"},
+                     "priceModel": {"modelType": "fixed", "askingPrice": 1250000}});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&car)
+        .send()
+        .await;
+    let car = expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let offered = features(&app, &car).await;
+    assert_eq!(named(&offered, "dagtopper")["price"], 495);
+    assert_eq!(named(&offered, "homepaginaAdvertentie")["available"], true);
+    assert_eq!(named(&offered, "opvalsticker")["price"], 245);
+}
+
+/// The item ids of a search, in order.
+async fn found(app: &TestApp, query: &str) -> Vec<String> {
+    let page = expect_json(app.get(&format!("/v1/search?{query}")).await, 200).await;
+    page["_embedded"]["svc:search-result"]
+        .as_array()
+        .map(|results| {
+            results
+                .iter()
+                .map(|r| r["itemId"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn item(path: &str) -> String {
+    path.rsplit('/').next().unwrap().to_owned()
+}
+
+async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let mut ads = Vec::new();
+    for n in 1..=3 {
+        ads.push(room(&app, &seller, &format!("Kamer bij de vuurtoren {n}")).await);
+    }
+    let [a, b, c] = [item(&ads[0]), item(&ads[1]), item(&ads[2])];
+    let (a, b, c) = (a.as_str(), b.as_str(), c.as_str());
+    let by_word = "query=vuurtoren";
+    let by_category = "categoryId=1903";
+    assert_eq!(found(&app, by_word).await, [c, b, a]);
+
+    let top = buy(
+        &app,
+        &seller.token,
+        &ads[0],
+        "dagtopper",
+        json!({"pay": true}),
+    )
+    .await;
+    expect_json(top, 201).await;
+    assert_eq!(found(&app, by_word).await, [a, c, b]);
+    assert_eq!(found(&app, by_category).await, [a, c, b]);
+    let page = expect_json(app.get(&format!("/v1/search?{by_word}")).await, 200).await;
+    assert_eq!(
+        page["_embedded"]["svc:search-result"][0]["activeFeatures"],
+        json!(["dagtopper"])
+    );
+
+    // The bump puts the oldest but one after the top ad, above the newest...
+    let bump = buy(
+        &app,
+        &seller.token,
+        &ads[1],
+        "omhoogplaatsen",
+        json!({"pay": true}),
+    )
+    .await;
+    expect_json(bump, 201).await;
+    assert_eq!(found(&app, by_word).await, [a, b, c]);
+    // ... and an ad placed after the bump goes above it.
+    let d = item(&room(&app, &seller, "Kamer bij de vuurtoren 4").await);
+    let d = d.as_str();
+    assert_eq!(found(&app, by_word).await, [a, d, b, c]);
+    assert_eq!(found(&app, by_category).await, [a, d, b, c]);
+    // Pages cut the merged order.
+    assert_eq!(
+        found(&app, &format!("{by_word}&offset=1&limit=2")).await,
+        [d, b]
+    );
+    assert_eq!(
+        found(&app, &format!("{by_word}&offset=3&limit=2")).await,
+        [c]
+    );
+    // Sorted by price, features change nothing (equal prices: newest first).
+    assert_eq!(
+        found(&app, &format!("{by_word}&sortBy=price&sortOrder=ascending")).await,
+        [d, c, b, a]
+    );
+
+    // The top of the day is over after a day, the bump after its 7 days.
+    advance(&mut app, DAY + 1, &mut [&mut seller]).await;
+    assert_eq!(found(&app, by_word).await, [d, b, c, a]);
+    advance(&mut app, 7 * DAY, &mut [&mut seller]).await;
+    assert_eq!(found(&app, by_word).await, [d, c, b, a]);
+    assert_eq!(found(&app, by_category).await, [d, c, b, a]);
+}
+
+async fn buying_is_refused_as_documented_and_changes_nothing(app: TestApp) {
+    let seller = app.user("verhuurder@souk.test").await;
+    let other = app.user("ander@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    let refused = |response, status, code: &'static str| async move {
+        let error = expect_json(response, status).await;
+        assert_eq!(error["code"], code);
+        error
+    };
+    refused(
+        app.get(&format!("{ad}/features/gratis")).await,
+        404,
+        "feature-not-found",
+    )
+    .await;
+    refused(
+        buy(&app, &seller.token, &ad, "gratis", json!({"pay": true})).await,
+        400,
+        "invalid-feature-type",
+    )
+    .await;
+    refused(
+        buy(
+            &app,
+            &seller.token,
+            &ad,
+            "homepaginaAdvertentie",
+            json!({"pay": true}),
+        )
+        .await,
+        400,
+        "feature-not-allowed",
+    )
+    .await;
+    let error = refused(
+        buy(&app, &seller.token, &ad, "url", json!({"pay": false})).await,
+        400,
+        "validation-failure",
+    )
+    .await;
+    assert_eq!(field_codes(&error), pairs(&[("pay", "must-pay")]));
+    refused(
+        buy(&app, &other.token, &ad, "url", json!({"pay": true})).await,
+        403,
+        "unauthorized",
+    )
+    .await;
+    refused(
+        buy(&app, &app.token, &ad, "url", json!({"pay": true})).await,
+        403,
+        "unauthorized",
+    )
+    .await;
+    // Another user's open order is no order of the seller's.
+    let others_ad = room(&app, &other, "Kamer in Brugge").await;
+    let bought = buy(&app, &other.token, &others_ad, "url", json!({"pay": true})).await;
+    let others_order = expect_json(bought, 201).await["orderId"].clone();
+    refused(
+        buy(
+            &app,
+            &seller.token,
+            &ad,
+            "url",
+            json!({"pay": true, "orderId": others_order}),
+        )
+        .await,
+        400,
+        "unknown-order",
+    )
+    .await;
+    // A paid order takes no more products.
+    refused(
+        buy(
+            &app,
+            &other.token,
+            &others_ad,
+            "url",
+            json!({"pay": true, "orderId": others_order}),
+        )
+        .await,
+        400,
+        "invalid-order-state",
+    )
+    .await;
+    // A draft is not online: nothing to promote.
+    let draft = json!({"title": "Kamer in opbouw", "description": "Nog niet klaar.",
+                       "categoryId": 1903, "surface": 10, "location": {"postcode": "9000"},
+                       "priceModel": {"modelType": "fixed", "askingPrice": 40000},
+                       "status": "draft"});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&draft)
+        .send()
+        .await;
+    let draft = expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    refused(
+        buy(
+            &app,
+            &seller.token,
+            &draft,
+            "dagtopper",
+            json!({"pay": true}),
+        )
+        .await,
+        400,
+        "feature-not-allowed",
+    )
+    .await;
+    let offered = expect_json(
+        app.get_with(&format!("{draft}/features"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert!(
+        offered["_embedded"]["svc:advertisement-feature"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["available"] == false)
+    );
+    // Another user sees neither the draft's features nor what the seller bought.
+    refused(
+        app.get_with(&format!("{draft}/features"), &other.token)
+            .await,
+        404,
+        "advertisement-not-found",
+    )
+    .await;
+    refused(
+        app.get_with(&format!("{ad}/purchased-features"), &other.token)
+            .await,
+        403,
+        "unauthorized",
+    )
+    .await;
+    // Nothing was bought for the seller's ads.
+    for path in [&ad, &draft] {
+        let bought = expect_json(
+            app.get_with(&format!("{path}/purchased-features"), &seller.token)
+                .await,
+            200,
+        )
+        .await;
+        assert_eq!(
+            bought["_embedded"]["svc:advertisement-purchased-feature"],
+            json!([])
+        );
+    }
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+}
+
+/// In production a feature waits for its payment; `souk orders pay` starts it. And the
+/// operator's price list: `souk features import` replaces it, a bad file changes nothing.
+async fn production_and_the_price_list(backend: Backend, test: &str) {
+    let app = TestApp::start_with(backend, test, &[("SOUK_ENVIRONMENT", "production")]).await;
+    let seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    let order = expect_json(
+        buy(&app, &seller.token, &ad, "dagtopper", json!({"pay": true})).await,
+        201,
+    )
+    .await;
+    assert_eq!(order["status"], "payment required");
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+    let id = order["orderId"].to_string();
+    let paid = app.souk(&["orders", "pay", &id]);
+    assert!(
+        paid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+    assert_eq!(active_features(&app, &ad).await, json!(["dagtopper"]));
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    std::fs::write(
+        &file,
+        r#"{"default": {"dagtopper": {"price": 100, "days": 2}},
+            "categories": {"1903": {"dagtopper": {"price": 150, "days": 2}, "url": {"price": 10, "days": 5}}}}"#,
+    )
+    .unwrap();
+    let imported = app.souk(&["features", "import", file.to_str().unwrap()]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let offered = features(&app, &ad).await;
+    assert_eq!(
+        (
+            &named(&offered, "dagtopper")["price"],
+            &named(&offered, "url")["price"]
+        ),
+        (&json!(150), &json!(10))
+    );
+    assert_eq!(named(&offered, "opvalsticker")["available"], false);
+    std::fs::write(&file, r#"{"default": {"gratis": {"price": 0, "days": 1}}}"#).unwrap();
+    let refused = app.souk(&["features", "import", file.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown feature"));
+    assert_eq!(features(&app, &ad).await, offered);
+}
+
+mod production_and_the_price_list {
+    use crate::helpers::Backend;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::production_and_the_price_list(Backend::Sqlite, module_path!()).await;
+    }
+
+    #[tokio::test]
+    #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+    async fn postgres() {
+        super::production_and_the_price_list(Backend::Postgres, module_path!()).await;
+    }
+}
