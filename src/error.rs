@@ -339,6 +339,14 @@ fn conflict_message(conflict: Conflict) -> Text {
                 status.as_str()
             ),
         ),
+        Conflict::AwaitingPayment(order) => Text::new(
+            format!(
+                "De advertentie gaat online wanneer order {order} (de plaatsingskosten) betaald is"
+            ),
+            format!(
+                "L'annonce sera en ligne une fois la commande {order} (les frais d'insertion) payée"
+            ),
+        ),
         Conflict::Reviewed => Text::new(
             "Deze transactie is al beoordeeld",
             "Cette transaction a déjà été évaluée",

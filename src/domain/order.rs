@@ -1,4 +1,4 @@
-//! Orders: what a user buys (the renewal of an ad, its features), in integer euro cents with VAT
+//! Orders: what a user buys (an ad's insertion, its renewal, its features), in integer euro cents with VAT
 //! included, and the request that buys it (`{"pay": true, "orderId": ...}`).
 
 use serde_json::Value;
@@ -33,6 +33,8 @@ text_enum! {
         Renewal = "renewal",
         /// A feature of the ad (which one: the product's `feature`).
         Feature = "feature",
+        /// The insertion fee of an ad's first publication: paid, it publishes the ad.
+        Insertion = "insertion",
     }
 }
 

@@ -137,7 +137,7 @@ pub fn all(prefix: &str) -> Value {
         ),
         "Advertisement": described("Category attributes appear as further flat members.", open(object(
             json!({
-                "_links": links(&["category", "seller", "advertisement-features", "advertisement-purchased-features", "advertisement-images", "advertisement-statistics", "bids", "advertisement-transactions", "advertisement-renew", "advertisement-website-link"]),
+                "_links": links(&["category", "seller", "advertisement-features", "advertisement-purchased-features", "advertisement-images", "advertisement-statistics", "bids", "advertisement-transactions", "advertisement-renew", "advertisement-website-link", "order"]),
                 "itemId": {"type": "string", "pattern": ITEM_ID_PATTERN},
                 "title": {"type": "string", "minLength": 2, "maxLength": 60},
                 "description": {"type": "string", "maxLength": 4000},
@@ -173,6 +173,7 @@ pub fn all(prefix: &str) -> Value {
                     &[],
                 ),
                 "rejectionReason": {"type": "string", "description": "Seller only, on a rejected ad."},
+                "awaitingPayment": {"type": "boolean", "const": true, "description": "Seller only: the draft goes online when the order its `order` link names (its insertion fee) is paid."},
                 "activeFeatures": {"type": "array", "items": {"type": "string", "enum": ["dagtopper", "omhoogplaatsen", "opvalsticker", "url", "homepaginaAdvertentie"]}, "description": "The features whose effect runs now (`dagtopper` for any of the three top-of-the-day features)."},
                 "_embedded": object(
                     json!({

@@ -55,6 +55,8 @@ record! {
         pub sticker_until: Option<i64>,
         pub url_until: Option<i64>,
         pub homepage_until: Option<i64>,
+        /// The order of the insertion fee this draft waits for (see `usecase::orders`).
+        pub awaiting_order: Option<i64>,
         ..
         /// In the ad's order.
         pub images: Vec<ImageRecord>,
@@ -298,6 +300,7 @@ pub fn inserted(
         sticker_until: None,
         url_until: None,
         homepage_until: None,
+        awaiting_order: None,
         images: Vec::new(),
     }
 }
@@ -399,6 +402,44 @@ pub async fn renew(conn: &mut dyn Conn, number: i64, close: i64, now: i64) -> Re
          status = CASE WHEN status = 'expired' THEN 'online' ELSE status END, \
          version = version + 1, updated_at = $3 WHERE item_number = $1",
         params![number, close, now],
+    )
+    .await
+}
+
+/// Marks draft `number` as waiting for the payment of its insertion order `order`.
+pub async fn set_awaiting_order(
+    conn: &mut dyn Conn,
+    number: i64,
+    order: i64,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE advertisements SET awaiting_order = $2, version = version + 1, updated_at = $3 \
+         WHERE item_number = $1",
+        params![number, order, now],
+    )
+    .await
+}
+
+/// Publishes draft `number` with `dates` (its insertion fee is paid).
+pub async fn publish(
+    conn: &mut dyn Conn,
+    number: i64,
+    dates: Dates,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE advertisements SET status = $2, start_date = $3, close_date = $4, \
+         awaiting_order = NULL, version = version + 1, updated_at = $5 \
+         WHERE item_number = $1 AND status = $6",
+        params![
+            number,
+            AdStatus::Online.as_str(),
+            dates.start,
+            dates.close,
+            now,
+            AdStatus::Draft.as_str()
+        ],
     )
     .await
 }

@@ -41,6 +41,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(18, "0018_reviews"),
     migration!(19, "0019_orders"),
     migration!(20, "0020_features"),
+    migration!(21, "0021_insertion_fees"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

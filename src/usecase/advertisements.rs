@@ -16,10 +16,19 @@ use crate::store::ads::{self, AdRecord, AdWrite, NewAd};
 use crate::store::users::User;
 use crate::store::{Conn, categories, locations, users};
 
+use super::orders::{self, Till};
 use super::{Conflict, Error, Thing};
 
 /// How long ads run in a category that does not say (none: every leaf says).
 const DEFAULT_RUNNING_DAYS: i64 = 28;
+
+/// Where ads are placed: the region (its locale for new ads), and how an insertion fee
+/// is paid.
+#[derive(Clone, Copy, Debug)]
+pub struct Market {
+    pub region: Locale,
+    pub till: Till,
+}
 
 /// A new ad, as stored.
 #[derive(Debug)]
@@ -33,15 +42,19 @@ pub async fn place<R>(
     conn: &mut dyn Conn,
     seller: i64,
     body: Result<Map<String, Value>, R>,
-    region: Locale,
+    market: Market,
     now: i64,
 ) -> Result<Placed, Error<R>> {
+    let Market { region, till } = market;
     let Some(user) = users::get(conn, seller).await?.filter(User::is_confirmed) else {
         return Err(Error::NotConfirmed);
     };
     let body = body.map_err(Error::Request)?;
     let status = new_ad_status(requested_status(&body)?)?;
     let checked = checked_content(conn, &body, region, None).await?;
+    // A fee to pay: a draft until its order is paid (at once in the sandbox).
+    let charged = status == AdStatus::Online && checked.insertion_fee > 0;
+    let status = if charged { AdStatus::Draft } else { status };
     let dates = match status {
         AdStatus::Online => Dates::published(now, checked.running_days),
         _ => Dates::default(),
@@ -61,7 +74,28 @@ pub async fn place<R>(
         checked.city_name,
         ad,
     );
+    if charged {
+        let record =
+            charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?;
+        return Ok(Placed { record });
+    }
     Ok(Placed { record })
+}
+
+/// Charges the insertion fee of `record`, a draft that is to go online, and reads it again
+/// (published, or waiting for its order).
+async fn charged_insertion<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    record: AdRecord,
+    fee: i64,
+    till: Till,
+    now: i64,
+) -> Result<AdRecord, Error<R>> {
+    orders::charge_insertion(conn, seller, &record, fee, till, now).await?;
+    ads::get(conn, record.number)
+        .await?
+        .ok_or(Error::NotFound(Thing::Advertisement))
 }
 
 /// What a seller asks to change.
@@ -88,9 +122,10 @@ pub async fn change<R>(
     item: ItemId,
     edit: Result<Edit, R>,
     precondition: impl FnOnce(&AdRecord) -> bool + Send,
-    region: Locale,
+    market: Market,
     now: i64,
 ) -> Result<Changed, Error<R>> {
+    let Market { region, till } = market;
     let record = own_ad(conn, seller, item, now).await?;
     if record.status_at(now) == AdStatus::Deleted {
         return Err(Error::NotFound(Thing::Advertisement));
@@ -129,6 +164,16 @@ pub async fn change<R>(
         // Publishing places the ad: a closed category takes no new ones.
         return Err(category_closed().into());
     }
+    if let Some(order) = record.awaiting_order.filter(|_| publishing) {
+        return Err(Error::Conflict(Conflict::AwaitingPayment(order)));
+    }
+    // Publishing where the category charges: a draft until the fee's order is paid.
+    let charged = publishing && checked.insertion_fee > 0;
+    let (wanted, publishing) = if charged {
+        (AdStatus::Draft, false)
+    } else {
+        (wanted, publishing)
+    };
     let dates = if publishing {
         Dates::published(now, checked.running_days)
     } else {
@@ -141,6 +186,11 @@ pub async fn change<R>(
     // Everything a read would find is at hand: no round trip to read it back.
     let (parent, city) = (checked.parent_category_id, checked.city_name);
     let record = ads::updated(record, parent, city, write, wanted, dates);
+    let record = if charged {
+        charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?
+    } else {
+        record
+    };
     Ok(Changed {
         record,
         from: current,
@@ -314,6 +364,8 @@ fn owned_by<R>(record: AdRecord, seller: i64, now: i64) -> Result<AdRecord, Erro
 struct Checked {
     content: AdContent,
     running_days: i64,
+    /// What the category charges for an ad's first publication (cents; 0: nothing).
+    insertion_fee: i64,
     parent_category_id: Option<i64>,
     category_open: bool,
     /// The place of the content's postcode (see `AdRecord::city_name`).
@@ -337,9 +389,11 @@ async fn checked_content<R>(
     let category_open = category
         .as_ref()
         .is_some_and(|c| c.status == CategoryStatus::Open);
-    let running_days = category
-        .and_then(|c| c.leaf)
-        .map_or(DEFAULT_RUNNING_DAYS, |leaf| leaf.fees.running_days);
+    let fees = category.and_then(|c| c.leaf).map(|leaf| leaf.fees);
+    let running_days = fees
+        .as_ref()
+        .map_or(DEFAULT_RUNNING_DAYS, |fees| fees.running_days);
+    let insertion_fee = fees.as_ref().map_or(0, |fees| fees.insertion_fee);
     let city_name = match Postcode::parse(&content.postcode) {
         Some(postcode) => locations::find(conn, &postcode).await?.map(|row| row.place),
         None => None,
@@ -347,6 +401,7 @@ async fn checked_content<R>(
     Ok(Checked {
         content,
         running_days,
+        insertion_fee,
         parent_category_id,
         category_open,
         city_name,

@@ -120,6 +120,8 @@ pub enum Conflict {
     NotCompleted(TransactionStatus),
     /// The transaction has its review already.
     Reviewed,
+    /// The draft goes online when its insertion order (this one) is paid.
+    AwaitingPayment(i64),
 }
 
 impl<R> From<DbError> for Error<R> {

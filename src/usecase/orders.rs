@@ -1,4 +1,5 @@
-//! Orders: buying a renewal (a feature: `usecase::features`), paying an order and applying what it bought, and who sees an
+//! Orders: buying a renewal (a feature: `usecase::features`), charging an ad's insertion
+//! fee, paying an order and applying what it bought, and who sees an
 //! order.
 //!
 //! A purchase adds a product to an order (a new one, or an open one of the buyer's). Where
@@ -9,11 +10,12 @@
 //! the transaction that marks the order paid. So a paid order without its effect, or an
 //! effect without its paid order, cannot be committed.
 
-use crate::domain::advertisement::{AdStatus, DAY, ItemId, renew_possible};
+use crate::domain::advertisement::{AdStatus, DAY, Dates, ItemId, renew_possible};
 use crate::domain::locale::Language;
 use crate::domain::order::{
     OrderStatus, ProductKind, PurchaseRequest, check_purchase, vat_included,
 };
+use crate::store::ads::AdRecord;
 use crate::store::orders::{self, NewProduct, Order, Product};
 use crate::store::{Conn, ads, categories};
 
@@ -83,6 +85,38 @@ pub async fn renew<R>(
         vat: vat_included(fees.insertion_fee, till.vat_percent),
     };
     buy(conn, user, open_order, &product, till, now).await
+}
+
+/// Charges the insertion fee (`fee`, above 0) of `seller`'s draft `ad`, which is to go
+/// online for the first time, in a new order. Paid at once (the sandbox), the order
+/// publishes the ad in this transaction; otherwise the draft names the order it waits for.
+pub(super) async fn charge_insertion<R>(
+    conn: &mut dyn Conn,
+    seller: i64,
+    ad: &AdRecord,
+    fee: i64,
+    till: Till,
+    now: i64,
+) -> Result<OrderWithProducts, Error<R>> {
+    let item = ItemId::from_number(ad.number);
+    let description = match till.language {
+        Language::Dutch => format!("Plaatsing van \"{}\" ({item})", ad.title),
+        Language::French => format!("Insertion de « {} » ({item})", ad.title),
+    };
+    let product = NewProduct {
+        kind: ProductKind::Insertion,
+        feature: None,
+        days: None,
+        item_number: ad.number,
+        description: &description,
+        price: fee,
+        vat: vat_included(fee, till.vat_percent),
+    };
+    let order = buy(conn, seller, None, &product, till, now).await?;
+    if order.order.status != OrderStatus::Paid {
+        ads::set_awaiting_order(conn, ad.number, order.order.id, now).await?;
+    }
+    Ok(order)
 }
 
 /// Adds `product` to `user`'s open order `open_order`, or to a new one, and pays for it
@@ -164,12 +198,17 @@ async fn apply(
     if ad.status == AdStatus::Deleted {
         return Ok(());
     }
+    let running_days = categories::get(conn, ad.category_id)
+        .await?
+        .and_then(|category| category.leaf)
+        .map_or(0, |leaf| leaf.fees.running_days);
     match (product.kind, product.feature) {
+        // A draft that waits for it goes online now, for its category's running days.
+        (ProductKind::Insertion, _) if ad.status == AdStatus::Draft => {
+            ads::publish(conn, ad.number, Dates::published(now, running_days), now).await
+        }
+        (ProductKind::Insertion, _) => Ok(()),
         (ProductKind::Renewal, _) => {
-            let running_days = categories::get(conn, ad.category_id)
-                .await?
-                .and_then(|category| category.leaf)
-                .map_or(0, |leaf| leaf.fees.running_days);
             // From the old date while it runs; from now once it has passed (an expired ad
             // renewed in its grace period gets a whole period).
             let from = ad.close_date.unwrap_or(now).max(now);

@@ -453,6 +453,7 @@ async fn production_and_the_price_list(backend: Backend, test: &str) {
     let app = TestApp::start_with(backend, test, &[("SOUK_ENVIRONMENT", "production")]).await;
     let seller = app.user("verhuurder@souk.test").await;
     let ad = room(&app, &seller, "Kamer in Gent").await;
+    crate::orders::pay_insertion(&app, &seller, &ad).await;
     let order = expect_json(
         buy(&app, &seller.token, &ad, "dagtopper", json!({"pay": true})).await,
         201,

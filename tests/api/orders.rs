@@ -12,6 +12,7 @@ both_backends!(
     an_expired_ad_comes_back_within_its_grace_period,
     renewal_is_refused_as_documented_and_changes_nothing,
     only_the_buyer_sees_an_order,
+    the_insertion_fee_is_charged_when_an_ad_first_goes_online,
 );
 
 const DAY: i64 = 86_400;
@@ -252,12 +253,193 @@ async fn only_the_buyer_sees_an_order(mut app: TestApp) {
     assert_eq!(expect_json(unknown, 404).await["code"], "order-not-found");
 }
 
+/// In production, pays the insertion order that the new ad `ad` waits for with the
+/// operator's command; the ad is online then.
+pub async fn pay_insertion(app: &TestApp, seller: &User, ad: &str) {
+    let waiting = expect_json(app.get_with(ad, &seller.token).await, 200).await;
+    let order = waiting["_links"]["svc:order"]["href"].as_str().unwrap();
+    let id = order.rsplit('/').next().unwrap();
+    let paid = app.souk(&["orders", "pay", id]);
+    assert!(
+        paid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+    let (_, status) = close_date(app, ad, &seller.token).await;
+    assert_eq!(status, "online");
+}
+
+/// The insertion orders of ad `item` (its `m` number) as `(status, price)`.
+async fn insertion_orders(app: &TestApp, item: &str) -> Vec<(String, i64)> {
+    let number: i64 = item.rsplit('/').next().unwrap()[1..].parse().unwrap();
+    app.db
+        .read(move |conn| {
+            Box::pin(async move {
+                let rows = conn
+                    .query(
+                        "SELECT o.status, p.price FROM order_products p \
+                         JOIN orders o ON o.order_id = p.order_id \
+                         WHERE p.item_number = $1 AND p.kind = 'insertion'",
+                        &[souk::store::Value::Int(number)],
+                    )
+                    .await?;
+                rows.iter()
+                    .map(|row| Ok((row.get::<String>("status")?, row.get::<i64>("price")?)))
+                    .collect::<Result<Vec<_>, souk::store::DbError>>()
+            })
+        })
+        .await
+        .unwrap()
+}
+
+/// Sandbox: an ad placed online in a category with an insertion fee is charged it in an
+/// order paid at once; a draft is charged when it is published, once; no fee, no order.
+async fn the_insertion_fee_is_charged_when_an_ad_first_goes_online(app: TestApp) {
+    let seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(read["status"], "online");
+    assert!(read.get("awaitingPayment").is_none());
+    assert!(read["_links"].get("svc:order").is_none());
+    assert_eq!(
+        insertion_orders(&app, &ad).await,
+        [("paid".to_owned(), 295)]
+    );
+
+    let draft = json!({"title": "Kamer in Leuven", "description": "Nog even wachten.",
+                       "categoryId": 1903, "surface": 12, "location": {"postcode": "3000"},
+                       "priceModel": {"modelType": "fixed", "askingPrice": 42000},
+                       "status": "draft"});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&draft)
+        .send()
+        .await;
+    let draft = expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(insertion_orders(&app, &draft).await, []);
+    let status = |value: &str| json!([{"op": "replace", "path": "/status", "value": value}]);
+    let published = app
+        .patch(&draft)
+        .token(&seller.token)
+        .json_patch(&status("online"))
+        .send()
+        .await;
+    let published = expect_json(published, 200).await;
+    assert_eq!(published["status"], "online");
+    assert!(published["startDate"].is_string());
+    assert_eq!(
+        insertion_orders(&app, &draft).await,
+        [("paid".to_owned(), 295)]
+    );
+    // Paused and back online: no second fee.
+    for value in ["paused", "online"] {
+        let changed = app
+            .patch(&draft)
+            .token(&seller.token)
+            .json_patch(&status(value))
+            .send()
+            .await;
+        expect_json(changed, 200).await;
+    }
+    assert_eq!(insertion_orders(&app, &draft).await.len(), 1);
+
+    // A car costs nothing to place: no order.
+    let car = json!({"title": "Audi A3", "description": "Nette auto.", "categoryId": 101,
+                     "fuel": "petrol", "location": {"postcode": "9000"},
+                     "priceModel": {"modelType": "fixed", "askingPrice": 950000}});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&car)
+        .send()
+        .await;
+    let car = expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(insertion_orders(&app, &car).await, []);
+}
+
+/// Production: a new ad in a category with an insertion fee is a draft that waits for its
+/// order; it cannot be published around it; the payment publishes it.
+async fn production_ads_wait_for_their_insertion_fee(backend: Backend, test: &str) {
+    let app = TestApp::start_with(backend, test, &[("SOUK_ENVIRONMENT", "production")]).await;
+    let seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let waiting = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(waiting["status"], "draft");
+    assert_eq!(waiting["awaitingPayment"], true);
+    assert!(waiting["startDate"].is_null());
+    let order_path = waiting["_links"]["svc:order"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let order = expect_json(app.get_with(&order_path, &seller.token).await, 200).await;
+    assert_eq!(order["status"], "payment required");
+    let product = &order["_embedded"]["svc:order-products"][0];
+    assert_eq!(
+        (&product["type"], &product["price"], &product["vat"]),
+        (&json!("insertion"), &json!(295), &json!(51))
+    );
+    // Not online, not in search, and no way around the payment.
+    assert_eq!(app.get(&ad).await.status(), 404);
+    let patch = json!([{"op": "replace", "path": "/status", "value": "online"}]);
+    let refused = app
+        .patch(&ad)
+        .token(&seller.token)
+        .json_patch(&patch)
+        .send()
+        .await;
+    let refused = expect_json(refused, 409).await;
+    assert_eq!(refused["code"], "conflicting-state");
+    assert_eq!(
+        insertion_orders(&app, &ad).await,
+        [("payment required".to_owned(), 295)]
+    );
+    // Other users never see the waiting draft's order.
+    let other = app.user("ander@souk.test").await;
+    assert_eq!(app.get_with(&order_path, &other.token).await.status(), 404);
+
+    let now = app.clock.now();
+    pay_insertion(&app, &seller, &ad).await;
+    let online = expect_json(app.get(&ad).await, 200).await;
+    // Published when paid (the command's clock is the machine's), for 28 days.
+    let start = parse(online["startDate"].as_str().unwrap());
+    assert!(start >= now, "{start} {now}");
+    assert_eq!(online["closeDate"], timestamp(start + 28 * DAY));
+    assert!(online.get("awaitingPayment").is_none());
+    assert_eq!(
+        insertion_orders(&app, &ad).await,
+        [("paid".to_owned(), 295)]
+    );
+}
+
+mod production_ads_wait_for_their_insertion_fee {
+    use crate::helpers::Backend;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::production_ads_wait_for_their_insertion_fee(Backend::Sqlite, module_path!()).await;
+    }
+
+    #[tokio::test]
+    #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+    async fn postgres() {
+        super::production_ads_wait_for_their_insertion_fee(Backend::Postgres, module_path!()).await;
+    }
+}
+
 /// In production a renewal waits for its payment: the order is `payment required` and the
 /// ad keeps its date until the operator confirms the payment; then both change together.
 async fn production_waits_for_the_payment(backend: Backend, test: &str) {
     let mut app = TestApp::start_with(backend, test, &[("SOUK_ENVIRONMENT", "production")]).await;
     let mut seller = app.user("verhuurder@souk.test").await;
     let ad = room(&app, &seller).await;
+    pay_insertion(&app, &seller, &ad).await;
     let (close, _) = close_date(&app, &ad, &seller.token).await;
     let close = parse(&close);
     let order = expect_json(

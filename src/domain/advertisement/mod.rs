@@ -50,6 +50,8 @@ pub const STANDARD_FIELDS: &[&str] = &[
     "distance",
     // The features whose effect runs (docs/API.md "Features").
     "activeFeatures",
+    // A draft that waits for its insertion fee's order (docs/API.md "Insertion fees").
+    "awaitingPayment",
 ];
 
 /// The members of an advertisement that only Souk writes. PUT ignores them, so that a client
@@ -63,6 +65,7 @@ pub const READ_ONLY_FIELDS: &[&str] = &[
     "rejectionReason",
     "distance",
     "activeFeatures",
+    "awaitingPayment",
 ];
 
 fn error(

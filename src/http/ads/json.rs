@@ -120,6 +120,9 @@ impl Serialize for AdJson<'_> {
                 now: self.now,
             },
         )?;
+        if self.for_seller && record.awaiting_order.is_some() {
+            map.serialize_entry("awaitingPayment", &true)?;
+        }
         if let Some(distance) = self.distance {
             map.serialize_entry("distance", &distance)?;
         }
@@ -196,6 +199,12 @@ impl Serialize for AdLinks<'_> {
             (Rel::AdvertisementRenew, "/renew"),
         ] {
             map.serialize_entry(hal.rel(rel), &Href::new(Joined(path, tail)))?;
+        }
+        if let Some(order) = record.awaiting_order.filter(|_| self.ad.for_seller) {
+            map.serialize_entry(
+                hal.rel(Rel::Order),
+                &Href::new(format_args!("/{version}/orders/{order}")),
+            )?;
         }
         map.serialize_entry(
             hal.rel(Rel::AdvertisementWebsiteLink),

@@ -21,7 +21,7 @@ use crate::hal::{Embedded, Hal, Page, Rel, Resource};
 use crate::oauth::scope::Scope;
 use crate::state::AppState;
 use crate::store::ads::AdRecord;
-use crate::usecase::advertisements::{self, AdPage, Edit, Reader};
+use crate::usecase::advertisements::{self, AdPage, Edit, Market, Reader};
 
 use super::api::{Api, Operation, delete, get, patch, post, put};
 use super::auth::{UserWith, need};
@@ -163,12 +163,19 @@ async fn create(
     body: Result<JsonBody<Map<String, Value>>, ApiError>,
 ) -> Result<Json, ApiError> {
     let body = body.map(|JsonBody(body)| body);
-    let (region, now) = (state.config.region, state.clock.now());
+    let (market, now) = (market(&state), state.clock.now());
     let placed = state
         .db
-        .write(move |conn| Box::pin(advertisements::place(conn, seller, body, region, now)))
+        .write(move |conn| Box::pin(advertisements::place(conn, seller, body, market, now)))
         .await?;
     Ok(respond(&state, &hal, &placed.record, true, true))
+}
+
+fn market(state: &AppState) -> Market {
+    Market {
+        region: state.config.region,
+        till: crate::state::till(&state.config),
+    }
 }
 
 async fn one(
@@ -201,7 +208,7 @@ async fn change_ad<B: Into<Edit>>(
     body: Result<B, ApiError>,
 ) -> Result<Json, ApiError> {
     let edit = body.map(Into::into);
-    let (region, now) = (state.config.region, state.clock.now());
+    let (market, now) = (market(&state), state.clock.now());
     let precondition = if_match(&headers, now);
     let changed = state
         .db
@@ -212,7 +219,7 @@ async fn change_ad<B: Into<Edit>>(
                 item,
                 edit,
                 precondition,
-                region,
+                market,
                 now,
             ))
         })

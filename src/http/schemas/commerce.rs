@@ -61,7 +61,7 @@ pub(super) fn schemas(
             json!({
                 "_links": links(&["order", "advertisement"]),
                 "productId": {"type": "integer"},
-                "type": {"type": "string", "enum": ["renewal", "feature"]},
+                "type": {"type": "string", "enum": ["insertion", "renewal", "feature"]},
                 "feature": {"type": "string", "description": "The feature bought, for a product of type `feature`."},
                 "description": {"type": "string"},
                 "price": {"type": "integer", "description": "Euro cents, VAT included."},
