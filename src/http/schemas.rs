@@ -149,6 +149,7 @@ pub fn all(prefix: &str) -> Value {
                 "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
                 "reserved": {"type": "boolean"},
                 "showOnMap": {"type": "boolean"},
+                "websiteUrl": {"type": ["string", "null"], "maxLength": 200, "description": "The seller's website (`http://` or `https://`); shown to others only while the ad's `url` feature runs."},
                 "priceModel": object(
                     json!({
                         "modelType": {"type": "string", "enum": ["fixed", "bidding", "to be discussed", "by request", "trade", "see description", "buy it now", "reserved"]},
@@ -472,6 +473,7 @@ pub fn all(prefix: &str) -> Value {
                     "locale": {"type": ["string", "null"], "enum": ["nl-NL", "nl-BE", "fr-BE", null]},
                     "reserved": {"type": ["boolean", "null"]},
                     "showOnMap": {"type": ["boolean", "null"]},
+                    "websiteUrl": {"type": ["string", "null"], "maxLength": 200, "description": "The seller's website, `http://` or `https://` with a host, no spaces (else `invalid-url`)."},
                     "attributes": {
                         "type": "array",
                         "items": object(json!({"key": {"type": "string"}, "value": {}}), &["key"]),

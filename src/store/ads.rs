@@ -57,6 +57,8 @@ record! {
         pub homepage_until: Option<i64>,
         /// The order of the insertion fee this draft waits for (see `usecase::orders`).
         pub awaiting_order: Option<i64>,
+        /// The seller's website (shown to others while the `url` feature runs).
+        pub website_url: Option<String>,
         ..
         /// In the ad's order.
         pub images: Vec<ImageRecord>,
@@ -143,6 +145,7 @@ pub struct AdWrite {
     pub locale: Locale,
     pub reserved: bool,
     pub show_on_map: bool,
+    pub website_url: Option<String>,
     /// What search finds the ad by.
     pub search: AdTerms,
 }
@@ -166,6 +169,7 @@ impl AdWrite {
             locale: content.locale,
             reserved: content.reserved,
             show_on_map: content.show_on_map,
+            website_url: content.website_url.clone(),
         }
     }
 }
@@ -183,8 +187,8 @@ pub struct NewAd {
 const INSERT_COLUMNS: &str = "seller_id, category_id, status, title, description, price_model, \
                               attributes, postcode, locale, reserved, show_on_map, start_date, \
                               close_date, price_cents, search_title, search_body, search_tags, \
-                              search_version, version, created_at, updated_at";
-const INSERT_WIDTH: usize = 21;
+                              search_version, website_url, version, created_at, updated_at";
+const INSERT_WIDTH: usize = 22;
 
 fn new_ad_values(ad: &NewAd, now: i64) -> Vec<Value> {
     let mut values = Vec::with_capacity(INSERT_WIDTH);
@@ -197,8 +201,8 @@ fn new_ad_values(ad: &NewAd, now: i64) -> Vec<Value> {
 /// An ad's content and state as inserts and updates bind them, in the order of their
 /// columns: category_id, status, title, description, price_model, attributes, postcode,
 /// locale, reserved, show_on_map, start_date, close_date, price_cents, search_title,
-/// search_body, search_tags, search_version.
-fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 17] {
+/// search_body, search_tags, search_version, website_url.
+fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 18] {
     [
         Value::Int(ad.category_id),
         Value::from(status.as_str()),
@@ -217,6 +221,7 @@ fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 17] {
         Value::from(&ad.search.body_words),
         Value::from(&ad.search.tags),
         Value::Int(ad.search.version),
+        Value::from(ad.website_url.as_deref()),
     ]
 }
 
@@ -301,6 +306,7 @@ pub fn inserted(
         url_until: None,
         homepage_until: None,
         awaiting_order: None,
+        website_url: content.website_url,
         images: Vec::new(),
     }
 }
@@ -328,6 +334,7 @@ pub fn updated(
         locale: ad.locale,
         reserved: ad.reserved,
         show_on_map: ad.show_on_map,
+        website_url: ad.website_url,
         start_date: dates.start,
         close_date: dates.close,
         version: record.version + 1,
@@ -351,7 +358,8 @@ pub async fn update(
              description = $6, price_model = $7, attributes = $8, postcode = $9, \
              locale = $10, reserved = $11, show_on_map = $12, start_date = $13, \
              close_date = $14, price_cents = $15, search_title = $16, search_body = $17, \
-             search_tags = $18, search_version = $19, version = version + 1, updated_at = $20 \
+             search_tags = $18, search_version = $19, website_url = $20, \
+             version = version + 1, updated_at = $21 \
              WHERE item_number = $1 AND version = $2",
             &[
                 &[Value::Int(record.number), Value::Int(record.version)][..],

@@ -42,6 +42,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(19, "0019_orders"),
     migration!(20, "0020_features"),
     migration!(21, "0021_insertion_fees"),
+    migration!(22, "0022_website_url"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

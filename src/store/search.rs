@@ -196,8 +196,12 @@ enum Part {
     Plain,
 }
 
-/// An ad whose top-of-the-day or bump runs at `$1` (each has a partial index).
-const FEATURED: &str = "(COALESCE(d.top_until, 0) > $1 OR COALESCE(d.bumped_until, 0) > $1)";
+/// An ad whose top-of-the-day or bump runs at `$1`. Each comparison implies its column is
+/// not NULL, so each side of the OR can use its partial index (a `COALESCE` could not).
+const FEATURED: &str = "(d.top_until > $1 OR d.bumped_until > $1)";
+
+/// Every other ad: neither runs at `$1` (NULL meaning never bought).
+const PLAIN: &str = "(COALESCE(d.top_until, 0) <= $1 AND COALESCE(d.bumped_until, 0) <= $1)";
 
 /// One tier's `FROM ... WHERE ...`, its parameters, and (near a point, when `measure` or
 /// with a radius) the expression of the squared distance in metres. A count does not
@@ -217,11 +221,17 @@ fn filter(
     measure: bool,
 ) -> Filter {
     let mut values = vec![Value::Int(now)];
-    let mut conditions = vec!["(d.close_date IS NULL OR d.close_date > $1)".to_owned()];
+    // The featured part is found by its two partial indexes; the unary `+` keeps SQLite's
+    // planner from taking the close-date index instead (every running ad is in it).
+    let open = match part {
+        Part::Featured => "(+d.close_date IS NULL OR +d.close_date > $1)",
+        Part::All | Part::Plain => "(d.close_date IS NULL OR d.close_date > $1)",
+    };
+    let mut conditions = vec![open.to_owned()];
     match part {
         Part::All => {}
         Part::Featured => conditions.push(FEATURED.to_owned()),
-        Part::Plain => conditions.push(format!("NOT {FEATURED}")),
+        Part::Plain => conditions.push(PLAIN.to_owned()),
     }
     let matcher = Match { query, backend };
     let mut from = match matcher.condition(tier, 2) {

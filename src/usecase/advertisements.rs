@@ -443,6 +443,7 @@ fn writable_view(record: &AdRecord, now: i64) -> Value {
         "locale": record.locale.as_str(),
         "reserved": record.reserved,
         "showOnMap": record.show_on_map,
+        "websiteUrl": record.website_url,
         "priceModel": serde_json::from_str::<Value>(&record.price_model).unwrap_or(Value::Null),
         "location": {"postcode": record.postcode},
     });

@@ -249,6 +249,7 @@ fn stored_content(record: &AdRecord) -> AdContent {
         locale: record.locale,
         reserved: record.reserved,
         show_on_map: record.show_on_map,
+        website_url: record.website_url.clone(),
     }
 }
 

@@ -28,7 +28,13 @@ pub struct AdContent {
     pub locale: Locale,
     pub reserved: bool,
     pub show_on_map: bool,
+    /// The seller's own website, `http` or `https` (shown to others while the ad's `url`
+    /// feature runs).
+    pub website_url: Option<String>,
 }
+
+/// The longest `websiteUrl` taken.
+pub const WEBSITE_URL_MAX: usize = 200;
 
 /// What an update starts from: the ad's category, attribute values and price as stored.
 #[derive(Clone, Copy, Debug)]
@@ -268,6 +274,26 @@ pub fn check_content(
         }
     };
     let show_on_map = flag("showOnMap", &mut errors);
+    let website_url = match body.get("websiteUrl") {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(text)) if is_website_url(text) => Some(Some(text.clone())),
+        Some(other) => {
+            errors.push(
+                error(
+                    "websiteUrl",
+                    "invalid-url",
+                    format!(
+                        "moet een adres met http:// of https:// zijn, met een host, zonder spaties, tot {WEBSITE_URL_MAX} tekens"
+                    ),
+                    format!(
+                        "doit être une adresse http:// ou https:// avec un hôte, sans espaces, jusqu'à {WEBSITE_URL_MAX} caractères"
+                    ),
+                )
+                .with_value(other.clone()),
+            );
+            None
+        }
+    };
     let attributes = match collect_attributes(body, STANDARD_FIELDS) {
         Ok(given) => match leaf {
             Some(leaf) => {
@@ -298,9 +324,22 @@ pub fn check_content(
             attributes: attributes?,
             locale: locale?,
             show_on_map,
+            website_url: website_url?,
         })
     })();
     checked(content, errors)
+}
+
+/// An `http` or `https` address with a host, of printable ASCII without spaces (what a
+/// reader's browser opens as it is written), at most [`WEBSITE_URL_MAX`] characters.
+pub fn is_website_url(text: &str) -> bool {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"));
+    let host = rest.map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
+    text.len() <= WEBSITE_URL_MAX
+        && text.bytes().all(|b| b.is_ascii_graphic())
+        && host.is_some_and(|host| !host.is_empty() && !host.starts_with(':'))
 }
 
 /// A Dutch (`1097DN`, `1097 dn`) or Belgian (`1000`) postcode, normalized.
@@ -310,6 +349,31 @@ pub fn normalize_postcode(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_website_is_an_http_address_with_a_host() {
+        use super::is_website_url;
+        for good in [
+            "https://kamers.example",
+            "http://a.b/c?d=e#f",
+            "https://x.example:8080/",
+        ] {
+            assert!(is_website_url(good), "{good}");
+        }
+        let long = format!("https://x.example/{}", "a".repeat(200));
+        for bad in [
+            "ftp://x.example",
+            "https://",
+            "https:///pad",
+            "https://:80",
+            "https://a b",
+            "kamers.example",
+            "https://é.example",
+            &long,
+        ] {
+            assert!(!is_website_url(bad), "{bad}");
+        }
+    }
+
     use super::*;
     use crate::domain::category::{
         AttributeDefinition, AttributeOption, AttributeType, Fees, Leaf,

@@ -40,6 +40,7 @@ pub const STANDARD_FIELDS: &[&str] = &[
     "locale",
     "reserved",
     "showOnMap",
+    "websiteUrl",
     "priceModel",
     "location",
     "seller",

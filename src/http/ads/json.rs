@@ -87,6 +87,12 @@ impl Serialize for AdJson<'_> {
         map.serialize_entry("locale", record.locale.as_str())?;
         map.serialize_entry("reserved", &record.reserved)?;
         map.serialize_entry("showOnMap", &record.show_on_map)?;
+        // The seller always sees the address; others while the `url` feature runs.
+        if let Some(url) = &record.website_url
+            && (self.for_seller || record.url_until.is_some_and(|until| until > self.now))
+        {
+            map.serialize_entry("websiteUrl", url)?;
+        }
         map.serialize_entry("priceModel", &stored_json(&record.price_model))?;
         map.serialize_entry(
             "location",
