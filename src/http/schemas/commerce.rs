@@ -102,7 +102,7 @@ pub(super) fn schemas(
         "Purchase": object(
             json!({
                 "pay": {"type": "boolean", "const": true, "description": "Must be true: a purchase is paid."},
-                "orderId": {"type": "integer", "minimum": 1, "description": "An open order of the caller's to add the product to; absent: a new order."},
+                "orderId": {"type": ["integer", "null"], "minimum": 1, "description": "An open order of the caller's to add the product to; absent or null: a new order."},
             }),
             &["pay"],
         ),
