@@ -18,6 +18,7 @@ use crate::oauth::scope::{Scope, Scopes};
 use crate::oauth::secret;
 use crate::state::AppState;
 use crate::store::oauth as store;
+use crate::usecase::advertisements::Reader;
 
 /// The user of a user token that carries `scope`; 403 otherwise (handlers ask through
 /// [`UserWith`]).
@@ -48,6 +49,15 @@ fn forbidden(why: &str) -> ApiError {
         format!("Geen toegang: {why}"),
         format!("Accès refusé : {why}"),
     ))
+}
+
+/// The caller as a reader of ads: its user (none for a client token), and whether the
+/// token may read private fields (scope `read`).
+pub fn ad_reader(caller: &Caller) -> Reader {
+    Reader {
+        user: caller.user_id,
+        private: caller.scopes.contains(Scope::Read),
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {

@@ -10,12 +10,10 @@ use crate::domain::order::PurchaseRequest;
 use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
-use crate::oauth::scope::Scope;
-use crate::usecase::advertisements::Reader;
 use crate::usecase::features::{self, Offer};
 
 use super::api::{Api, Operation, get, post};
-use super::auth::{UserWith, need};
+use super::auth::{UserWith, ad_reader, need};
 use super::extract::{Context, FeaturePath, ItemPath, JsonBody};
 use super::orders::{order_json, till};
 use super::render::Json;
@@ -64,13 +62,6 @@ pub fn routes(api: Api) -> Api {
     )
 }
 
-fn reader(caller: &Caller) -> Reader {
-    Reader {
-        user: caller.user_id,
-        private: caller.scopes.contains(Scope::Read),
-    }
-}
-
 fn feature_json(hal: &Hal, item: ItemId, offer: &Offer) -> Value {
     let path = hal.path(&format!(
         "/advertisements/{item}/features/{}",
@@ -101,7 +92,7 @@ async fn list(
     caller: Caller,
     ItemPath(item): ItemPath,
 ) -> Result<Json, ApiError> {
-    let (reader, now) = (reader(&caller), state.clock.now());
+    let (reader, now) = (ad_reader(&caller), state.clock.now());
     let offers = state
         .db
         .read(move |conn| Box::pin(features::of_ad(conn, item, reader, now)))
@@ -122,7 +113,7 @@ async fn one_feature(
     caller: Caller,
     FeaturePath(item, name): FeaturePath,
 ) -> Result<Json, ApiError> {
-    let (reader, now) = (reader(&caller), state.clock.now());
+    let (reader, now) = (ad_reader(&caller), state.clock.now());
     let offer = state
         .db
         .read(move |conn| {

@@ -23,14 +23,12 @@ use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::images::check::{Limits, Refusal};
 use crate::images::fetch::{FetchPolicy, fetch_all};
-use crate::oauth::scope::Scope;
 use crate::store::images::ImageRecord;
-use crate::usecase::advertisements::Reader;
 use crate::usecase::images::{self, Rendition, Rules, Upload};
 
 use super::ads::image_value;
 use super::api::{Api, Operation, delete, get, post, put};
-use super::auth::{UserWith, need};
+use super::auth::{UserWith, ad_reader, need};
 use super::extract::{Context, ItemPath, JsonBody, parse_flag, parse_json};
 use super::render::Json;
 
@@ -360,19 +358,12 @@ fn image_with_links(hal: &Hal, item: ItemId, image: &ImageRecord) -> Value {
     value
 }
 
-fn reader(caller: &Caller) -> Reader {
-    Reader {
-        user: caller.user_id,
-        private: caller.scopes.contains(Scope::Read),
-    }
-}
-
 async fn list(
     Context { state, hal }: Context,
     caller: Caller,
     ItemPath(item): ItemPath,
 ) -> Result<Json, ApiError> {
-    let (reader, now) = (reader(&caller), state.clock.now());
+    let (reader, now) = (ad_reader(&caller), state.clock.now());
     let found = state
         .db
         .read(move |conn| Box::pin(images::of_ad(conn, item, reader, now)))
@@ -406,7 +397,7 @@ async fn one(
     caller: Caller,
     Path(media_id): Path<String>,
 ) -> Result<Json, ApiError> {
-    let (reader, now) = (reader(&caller), state.clock.now());
+    let (reader, now) = (ad_reader(&caller), state.clock.now());
     let (item, image) = state
         .db
         .read(move |conn| Box::pin(async move { images::one(conn, &media_id, reader, now).await }))
@@ -432,7 +423,7 @@ async fn found_rendition(
     size: &str,
 ) -> Result<Vec<crate::store::renditions::RenditionRecord>, ApiError> {
     let size = Size::parse(size).ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
-    let (reader, now) = (reader(caller), state.clock.now());
+    let (reader, now) = (ad_reader(caller), state.clock.now());
     let found = state
         .db
         .read(move |conn| {

@@ -164,9 +164,13 @@ async fn a_feature_is_bought_into_a_paid_order_and_runs_for_its_days(mut app: Te
     expect_json(again, 201).await;
     advance(&mut app, 13 * DAY, &mut [&mut seller]).await;
     assert_eq!(active_features(&app, &ad).await, json!(["opvalsticker"]));
-    // ... and after 14 days it is over, while the purchases stay on record.
+    let etag = |response: &reqwest::Response| response.headers()["etag"].clone();
+    let before = etag(&app.get(&ad).await);
+    // ... and after 14 days it is over, while the purchases stay on record. Nothing was
+    // written, yet the body changed: so did its ETag.
     advance(&mut app, DAY + 1, &mut [&mut seller]).await;
     assert_eq!(active_features(&app, &ad).await, json!([]));
+    assert_ne!(etag(&app.get(&ad).await), before);
     let offered = features(&app, &ad).await;
     assert_eq!(named(&offered, "opvalsticker")["active"], false);
     let bought = expect_json(

@@ -13,18 +13,17 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::access::Caller;
-use crate::domain::advertisement::{ItemId, listed_statuses};
+use crate::domain::advertisement::{ItemId, listed_statuses, renew_possible};
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Embedded, Hal, Page, Rel, Resource};
-use crate::oauth::scope::Scope;
 use crate::state::AppState;
 use crate::store::ads::AdRecord;
-use crate::usecase::advertisements::{self, AdPage, Edit, Market, Reader};
+use crate::usecase::advertisements::{self, AdPage, Edit, Market};
 
 use super::api::{Api, Operation, delete, get, patch, post, put};
-use super::auth::{UserWith, need};
+use super::auth::{UserWith, ad_reader, need};
 use super::extract::{Context, ItemPath, JsonBody, PatchBody, UserPath, parse_page};
 use super::render::{Json, etag_matches_strong};
 use json::{AdJson, AdPageJson};
@@ -115,12 +114,20 @@ pub fn routes(api: Api) -> Api {
 }
 
 /// The ETag: the version, and the state at `now` (expiry changes it without a write).
+/// The ad's strong tag at `now`: what its body depends on besides its stored version (the
+/// state, whether it may be renewed, and which features run all change with time alone).
 fn tag(record: &AdRecord, now: i64) -> String {
+    let status = record.status_at(now);
+    let renewable = renew_possible(status, record.close_date, now);
+    let running = record
+        .running_effects(now)
+        .fold(0u8, |bits, effect| bits | 1 << effect as u8);
     format!(
-        "{}-{}-{}",
+        "{}-{}-{}-{}-{running}",
         record.number,
         record.version,
-        record.status_at(now).as_str()
+        status.as_str(),
+        u8::from(renewable)
     )
 }
 
@@ -183,10 +190,7 @@ async fn one(
     caller: Caller,
     ItemPath(item): ItemPath,
 ) -> Result<Json, ApiError> {
-    let reader = Reader {
-        user: caller.user_id,
-        private: caller.scopes.contains(Scope::Read),
-    };
+    let reader = ad_reader(&caller);
     let now = state.clock.now();
     let shown = state
         .db
