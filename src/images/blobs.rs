@@ -6,8 +6,9 @@
 //! content under `blobs/{sha256}` (two identical renditions are one blob; the database
 //! counts their references, `store::renditions`).
 
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures_util::TryStreamExt;
@@ -52,6 +53,51 @@ impl From<object_store::Error> for BlobError {
 #[derive(Clone, Debug)]
 pub struct Blobs {
     store: Arc<dyn ObjectStore>,
+    hot: Arc<Mutex<HotBlobs>>,
+}
+
+/// Renditions read lately, kept in memory up to a total size: a blob's name is its
+/// content, so a kept copy is never stale, and the same few pictures of a busy page are
+/// served without a file or S3 read each (FIFO: simple, and as good as LRU for this).
+#[derive(Debug, Default)]
+struct HotBlobs {
+    kept: HashMap<String, Bytes>,
+    order: VecDeque<String>,
+    size: usize,
+}
+
+/// The most bytes [`HotBlobs`] keeps, and the largest blob it keeps.
+const HOT_BYTES: usize = 64 * 1024 * 1024;
+const HOT_LARGEST: usize = 2 * 1024 * 1024;
+
+impl HotBlobs {
+    fn get(&self, sha256: &str) -> Option<Bytes> {
+        self.kept.get(sha256).cloned()
+    }
+
+    fn keep(&mut self, sha256: &str, bytes: &Bytes) {
+        if bytes.len() > HOT_LARGEST || self.kept.contains_key(sha256) {
+            return;
+        }
+        while self.size + bytes.len() > HOT_BYTES {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = self.kept.remove(&oldest) {
+                self.size -= gone.len();
+            }
+        }
+        self.size += bytes.len();
+        self.kept.insert(sha256.to_owned(), bytes.clone());
+        self.order.push_back(sha256.to_owned());
+    }
+
+    fn forget(&mut self, sha256: &str) {
+        if let Some(gone) = self.kept.remove(sha256) {
+            self.size -= gone.len();
+            self.order.retain(|kept| kept != sha256);
+        }
+    }
 }
 
 impl Blobs {
@@ -87,7 +133,10 @@ impl Blobs {
                 Arc::new(builder.build()?)
             }
         };
-        Ok(Blobs { store })
+        Ok(Blobs {
+            store,
+            hot: Arc::default(),
+        })
     }
 
     /// The local store under `data_dir/images`.
@@ -128,12 +177,25 @@ impl Blobs {
     }
 
     pub async fn get_blob(&self, sha256: &str) -> Result<Bytes, BlobError> {
-        Ok(self
+        if let Some(bytes) = self.hot().get(sha256) {
+            return Ok(bytes);
+        }
+        let bytes = self
             .store
             .get(&Blobs::blob_key(sha256))
             .await?
             .bytes()
-            .await?)
+            .await?;
+        self.hot().keep(sha256, &bytes);
+        Ok(bytes)
+    }
+
+    fn hot(&self) -> std::sync::MutexGuard<'_, HotBlobs> {
+        // A panic while holding the lock cannot leave the map inconsistent with its size
+        // in a way that matters more than a lost entry: take it back.
+        self.hot
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The keys of everything stored (`originals/...`, `blobs/...`), sorted: for an operator's
@@ -151,6 +213,7 @@ impl Blobs {
 
     /// Deletes a rendition's bytes (gone already is fine).
     pub async fn delete_blob(&self, sha256: &str) -> Result<(), BlobError> {
+        self.hot().forget(sha256);
         ignore_missing(self.store.delete(&Blobs::blob_key(sha256)).await)
     }
 }
@@ -179,6 +242,24 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn hot_blobs_keep_at_most_their_size_oldest_out_first() {
+        let mut hot = HotBlobs::default();
+        let blob = Bytes::from(vec![0u8; HOT_LARGEST]);
+        let fits = HOT_BYTES / HOT_LARGEST;
+        for n in 0..=fits {
+            hot.keep(&n.to_string(), &blob);
+        }
+        assert_eq!(hot.size, fits * HOT_LARGEST);
+        assert!(hot.get("0").is_none(), "the oldest went");
+        assert!(hot.get(&fits.to_string()).is_some());
+        hot.keep("large", &Bytes::from(vec![0u8; HOT_LARGEST + 1]));
+        assert!(hot.get("large").is_none(), "too large to keep");
+        hot.forget("1");
+        assert_eq!(hot.size, (fits - 1) * HOT_LARGEST);
+        assert_eq!(hot.order.len(), fits - 1);
+    }
+
     /// Whether a read found nothing stored under its key.
     fn gone(read: Result<Bytes, BlobError>) -> bool {
         matches!(read, Err(BlobError::NotFound))
@@ -195,7 +276,10 @@ mod tests {
             .unwrap();
         assert_eq!(blobs.get_blob(&sha).await.unwrap(), "bytes");
         blobs.delete_blob(&sha).await.unwrap();
-        assert!(gone(blobs.get_blob(&sha).await));
+        assert!(
+            gone(blobs.get_blob(&sha).await),
+            "not served from memory once deleted"
+        );
         blobs.delete_blob(&sha).await.unwrap();
         let key = blobs
             .put_original("0190-x", Bytes::from_static(b"original"))

@@ -1,7 +1,7 @@
 //! Making an image's renditions: one durable job (`store::renditions`), claimed under a
 //! lease, in two phases. The JPEG phase decodes the original, makes the four JPEG sizes,
 //! writes their bytes, and in one transaction records them and marks the image
-//! `available`; the WebP phase follows at once with the decoded image still in memory (or,
+//! `available`; the WebP phase follows at once with the resized pixels still in memory (or,
 //! after a crash, decodes again). The original is deleted when both are done: it may carry
 //! a GPS position. An original that does not decode removes its image.
 //!
@@ -11,11 +11,9 @@
 
 use crate::domain::image::{Format, Size};
 use crate::images::blobs::{BlobError, Blobs, sha256_hex};
-use crate::images::render::{self, Rendered};
+use crate::images::render::{self, Rendered, Resized};
 use crate::store::renditions::{self, Job, NewRendition, RecordError, Recorded};
 use crate::store::{Db, DbError, images};
-
-use image::RgbImage;
 
 /// What running a job came to.
 #[derive(Debug, PartialEq, Eq)]
@@ -63,13 +61,13 @@ async fn run(db: &Db, blobs: &Blobs, job: Job) -> Result<(), RunError> {
     let largest = Size::Xlarge.longest_side();
     let phase = job.phase;
     let made = tokio::task::spawn_blocking(move || -> Result<_, render::DecodeError> {
-        let image = render::decode(&original, largest)?;
-        let made = render::renditions(&image, phase)?;
-        Ok((image, made))
+        let resized = render::resize(&render::decode(&original, largest)?)?;
+        let made = render::encode(&resized, phase)?;
+        Ok((resized, made))
     })
     .await
     .map_err(|e| RunError::Thread(e.to_string()))?;
-    let (image, made) = match made {
+    let (resized, made) = match made {
         Ok(made) => made,
         Err(e) => {
             tracing::warn!(media_id = job.media_id, error = %e, "an image does not decode; removing it");
@@ -79,12 +77,17 @@ async fn run(db: &Db, blobs: &Blobs, job: Job) -> Result<(), RunError> {
     if !record(db, blobs, &job, phase, made).await? || phase == Format::Webp {
         return Ok(());
     }
-    webp_phase(db, blobs, &job, image).await
+    webp_phase(db, blobs, &job, resized).await
 }
 
-/// The WebP phase right after the JPEG one, from the image already decoded.
-async fn webp_phase(db: &Db, blobs: &Blobs, job: &Job, image: RgbImage) -> Result<(), RunError> {
-    let made = tokio::task::spawn_blocking(move || render::renditions(&image, Format::Webp))
+/// The WebP phase right after the JPEG one, from the sizes already made.
+async fn webp_phase(
+    db: &Db,
+    blobs: &Blobs,
+    job: &Job,
+    resized: Vec<Resized>,
+) -> Result<(), RunError> {
+    let made = tokio::task::spawn_blocking(move || render::encode(&resized, Format::Webp))
         .await
         .map_err(|e| RunError::Thread(e.to_string()))?;
     match made {

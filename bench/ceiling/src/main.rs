@@ -50,40 +50,68 @@ async fn read(State(store): State<Arc<Store>>, Path(id): Path<i64>) -> impl Into
     let payload: String = match &*store {
         Store::Sqlite { path, .. } => SQLITE_READER.with(|cell| {
             let mut reader = cell.borrow_mut();
-            let conn = reader.get_or_insert_with(|| rusqlite::Connection::open(path).expect("open reader"));
+            let conn = reader
+                .get_or_insert_with(|| rusqlite::Connection::open(path).expect("open reader"));
             conn.prepare_cached(READ_SQL_SQLITE)
                 .expect("prepare")
                 .query_row([id], |row| row.get(0))
                 .expect("read")
         }),
-        Store::Postgres { reader, read, .. } => reader.query_one(read, &[&id]).await.expect("read").get(0),
+        Store::Postgres { reader, read, .. } => {
+            reader.query_one(read, &[&id]).await.expect("read").get(0)
+        }
     };
-    ([(header::CONTENT_TYPE, "application/json")], format!("{{\"payload\":\"{payload}\"}}"))
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("{{\"payload\":\"{payload}\"}}"),
+    )
 }
 
 async fn static_json() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], STATIC)
 }
 
+/// The most bytes `/bytes/{n}` answers.
+const MOST_BYTES: usize = 1 << 20;
+static BYTES: [u8; MOST_BYTES] = [b'x'; MOST_BYTES];
+
+/// `n` bytes (at most 1 MiB) from memory: the ceiling for answers of an image's size.
+async fn bytes(Path(n): Path<usize>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "image/jpeg")],
+        &BYTES[..n.min(MOST_BYTES)],
+    )
+}
+
 async fn insert(State(store): State<Arc<Store>>) -> impl IntoResponse {
     let permit = match &*store {
-        Store::Postgres { permits, .. } => Some(permits.clone().acquire_owned().await.expect("permits")),
+        Store::Postgres { permits, .. } => {
+            Some(permits.clone().acquire_owned().await.expect("permits"))
+        }
         Store::Sqlite { .. } => None,
     };
     let store = store.clone();
     let id = tokio::task::spawn_blocking(move || match &*store {
         Store::Sqlite { writer, .. } => {
             let conn = writer.lock();
-            conn.execute("INSERT INTO rows (payload) VALUES (?1)", ["a row of the durable-write ceiling"])
-                .expect("insert");
+            conn.execute(
+                "INSERT INTO rows (payload) VALUES (?1)",
+                ["a row of the durable-write ceiling"],
+            )
+            .expect("insert");
             conn.last_insert_rowid()
         }
         Store::Postgres { url, idle, .. } => {
             let _permit = permit;
             let pooled = idle.lock().pop();
-            let mut client = pooled.unwrap_or_else(|| postgres::Client::connect(url, postgres::NoTls).expect("connect"));
+            let mut client = pooled.unwrap_or_else(|| {
+                postgres::Client::connect(url, postgres::NoTls).expect("connect")
+            });
             let row = client
-                .query_one("INSERT INTO rows (payload) VALUES ($1) RETURNING id", &[&"a row of the durable-write ceiling"])
+                .query_one(
+                    "INSERT INTO rows (payload) VALUES ($1) RETURNING id",
+                    &[&"a row of the durable-write ceiling"],
+                )
                 .expect("insert");
             idle.lock().push(client);
             row.get::<_, i64>(0)
@@ -91,7 +119,10 @@ async fn insert(State(store): State<Arc<Store>>) -> impl IntoResponse {
     })
     .await
     .expect("insert task");
-    ([(header::CONTENT_TYPE, "application/json")], format!("{{\"id\":{id}}}"))
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        format!("{{\"id\":{id}}}"),
+    )
 }
 
 #[tokio::main]
@@ -156,6 +187,7 @@ async fn main() {
     };
     let app = Router::new()
         .route("/static", get(static_json))
+        .route("/bytes/{n}", get(bytes))
         .route("/insert", post(insert))
         .route("/read/{id}", get(read))
         .with_state(Arc::new(store));
