@@ -111,6 +111,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         std::time::Duration::from_secs(60),
     ));
     tokio::spawn(flush_views_periodically(state.clone()));
+    tokio::spawn(alert_periodically(state.clone()));
     start_rendition_workers(&state).await?;
     let shutdown = shutdown_signal()?;
     tracing::info!(
@@ -323,6 +324,26 @@ async fn make_renditions(state: AppState) {
         }
     }
 }
+
+/// Saved-search alerts (`usecase::alerts`), a round every [`ALERT_ROUND_SECONDS`]: an
+/// immediate alert goes out within about that long of the ad's write.
+async fn alert_periodically(state: AppState) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(ALERT_ROUND_SECONDS));
+    loop {
+        every.tick().await;
+        let round = crate::usecase::alerts::round(
+            &state.db,
+            &state.mailer,
+            &state.config.base_url,
+            state.clock.now(),
+        )
+        .await;
+        warn_on(round, "cannot match or mail saved-search alerts");
+    }
+}
+
+/// Seconds between two rounds of saved-search alerts.
+pub const ALERT_ROUND_SECONDS: u64 = 30;
 
 /// Upkeep that failed is logged; the next round tries again.
 fn warn_on<T>(result: Result<T, crate::store::DbError>, what: &str) {

@@ -31,7 +31,11 @@ fn open(mut schema: Value) -> Value {
 
 /// A list of the component schema `name`.
 fn list_of(name: &str) -> Value {
-    json!({"type": "array", "items": {"$ref": format!("#/components/schemas/{name}")}})
+    array_of(json!({"$ref": format!("#/components/schemas/{name}")}))
+}
+
+fn array_of(items: Value) -> Value {
+    json!({"type": "array", "items": items})
 }
 
 /// An object of string members (a form's fields, say): the `required` ones, then the others.
@@ -264,8 +268,32 @@ pub fn all(prefix: &str) -> Value {
                 "totalCount": {"type": "integer"},
                 "offset": {"type": "integer"},
                 "limit": {"type": "integer"},
+                "facets": {"$ref": "#/components/schemas/SearchFacets"},
             }),
             &["totalCount", "offset", "limit"],
+        ),
+        "SearchFacets": object(
+            json!({
+                "categories": array_of(object(
+                    json!({
+                        "categoryId": {"type": "integer"},
+                        "parentId": {"type": "integer"},
+                        "count": {"type": "integer", "minimum": 1},
+                    }),
+                    &["categoryId", "count"],
+                )),
+                "attributes": {
+                    "type": "object",
+                    "additionalProperties": array_of(object(
+                        json!({
+                            "value": {"type": "string"},
+                            "count": {"type": "integer", "minimum": 1},
+                        }),
+                        &["value", "count"],
+                    )),
+                },
+            }),
+            &["categories", "attributes"],
         ),
         "Transaction": object(
             json!({

@@ -40,6 +40,7 @@ pub fn routes(api: Api) -> Api {
             .query_param("locale", json!({"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]}), "Only ads in this locale.")
             .query_param("price.from", cents(), "Lowest price in cents.")
             .query_param("price.to", cents(), "Highest price in cents.")
+            .query_param("facets", boolean(), "Add `facets` (ours, default false): how many matching ads each category holds (leaves, and each L1 category as the sum of its leaves) and, with `categoryId`, each value of the category's searchable LIST attributes; each list by descending count.")
             .ok(200, "A page of results", "SearchResults")
             .errors(&[ValidationFailure, PaginationInvalid]),
         run,
@@ -114,7 +115,7 @@ async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Resu
         let request = request.clone();
         state
             .db
-            .read(move |conn| {
+            .read_heavy(move |conn| {
                 Box::pin(async move {
                     search::run::<std::convert::Infallible>(conn, &request, now).await
                 })
@@ -132,5 +133,33 @@ async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Resu
         total_count: found.total,
         offset: request.offset as u64,
         limit: request.limit as u64,
+        facets: found.facets.as_ref().map(facets_json),
     }))
+}
+
+/// `{categories: [{categoryId, parentId?, count}], attributes: {<key>: [{value, count}]}}`.
+fn facets_json(facets: &search::Facets) -> Value {
+    let categories: Vec<Value> = facets
+        .categories
+        .iter()
+        .map(|c| {
+            let mut one = json!({"categoryId": c.category_id, "count": c.count});
+            if let Some(parent) = c.parent_id {
+                one["parentId"] = json!(parent);
+            }
+            one
+        })
+        .collect();
+    let attributes: Map<String, Value> = facets
+        .attributes
+        .iter()
+        .map(|(key, counts)| {
+            let values: Vec<Value> = counts
+                .iter()
+                .map(|(value, count)| json!({"value": value, "count": count}))
+                .collect();
+            (key.clone(), Value::Array(values))
+        })
+        .collect();
+    json!({"categories": categories, "attributes": attributes})
 }

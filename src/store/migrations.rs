@@ -43,6 +43,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(20, "0020_features"),
     migration!(21, "0021_insertion_fees"),
     migration!(22, "0022_website_url"),
+    migration!(23, "0023_search_alerts"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -22,6 +22,7 @@ mod sqlite;
 mod value;
 
 pub mod ads;
+pub mod alerts;
 pub mod bids;
 pub mod categories;
 pub mod features;
@@ -191,6 +192,8 @@ pub struct PoolStats {
 #[derive(Clone)]
 pub struct Db {
     inner: Arc<Inner>,
+    /// Bounds the SQLite reads that run on blocking threads ([`Db::read_heavy`]).
+    heavy: Arc<tokio::sync::Semaphore>,
 }
 
 enum Inner {
@@ -215,8 +218,10 @@ impl Db {
                 redact_url(url)
             )));
         };
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
         Ok(Db {
             inner: Arc::new(inner),
+            heavy: Arc::new(tokio::sync::Semaphore::new(cores)),
         })
     }
 
@@ -238,6 +243,35 @@ impl Db {
     {
         match &*self.inner {
             Inner::Sqlite(db) => db.read(f).await,
+            Inner::Postgres(db) => db.read(f).await,
+        }
+    }
+
+    /// Runs read-only queries that may take milliseconds (a search): as [`Db::read`], but on
+    /// SQLite, whose queries run on the calling thread, on a blocking thread instead (at
+    /// most one per core at once), so that the runtime's few workers keep answering point
+    /// reads meanwhile. On PostgreSQL the database's own processes do the work: the same as
+    /// `read`.
+    pub async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+    {
+        match &*self.inner {
+            Inner::Sqlite(_) => {
+                let _permit =
+                    self.heavy.acquire().await.map_err(|e| {
+                        E::from(DbError::Other(format!("heavy reads are closed: {e}")))
+                    })?;
+                let db = self.clone();
+                let runtime = tokio::runtime::Handle::current();
+                // SQLite's futures are ready at once: block_on runs the closure to its end
+                // on this thread.
+                tokio::task::spawn_blocking(move || runtime.block_on(db.read(f)))
+                    .await
+                    .map_err(|e| E::from(DbError::Other(format!("a heavy read stopped: {e}"))))?
+            }
             Inner::Postgres(db) => db.read(f).await,
         }
     }

@@ -68,6 +68,8 @@ pub struct Query {
     pub with_images: bool,
     pub near: Option<Near>,
     pub number_ranges: Vec<NumberRange>,
+    /// Only these ads (the alert worker holds a batch of changed ads against a search).
+    pub among: Option<Vec<i64>>,
     pub order: Order,
     pub offset: i64,
     pub limit: i64,
@@ -235,9 +237,11 @@ fn filter(
     }
     let matcher = Match { query, backend };
     let mut from = match matcher.condition(tier, 2) {
-        // The few featured ads are found by their index, each then held against the
-        // words (FTS5 looks a rowid up in its doclists).
-        Some((condition, expression)) if part == Part::Featured && backend == Backend::Sqlite => {
+        // The few featured (or listed) ads are found by their index, each then held
+        // against the words (FTS5 looks a rowid up in its doclists).
+        Some((condition, expression))
+            if (part == Part::Featured || query.among.is_some()) && backend == Backend::Sqlite =>
+        {
             values.push(Value::Text(expression));
             conditions.push(format!(
                 "EXISTS (SELECT 1 FROM search_fts WHERE {condition} \
@@ -259,6 +263,14 @@ fn filter(
         None => "search_docs d",
     }
     .to_owned();
+    if let Some(among) = &query.among {
+        let first = values.len() + 1;
+        values.extend(among.iter().map(|n| Value::Int(*n)));
+        conditions.push(format!(
+            "d.item_number IN ({})",
+            super::numbered(first, among.len())
+        ));
+    }
     if let Some(from) = query.price_from {
         values.push(Value::Int(from));
         conditions.push(format!("d.price_cents >= ${}", values.len()));
@@ -498,6 +510,123 @@ async fn page_of(
         .skip(offset as usize)
         .take(limit as usize)
         .collect())
+}
+
+/// Which of the ads `query.among` match `query` at `now` (its words in the title, or
+/// anywhere with `search_description`), in item-number order; order and page are ignored.
+pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Vec<i64>, DbError> {
+    if query.among.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let tier = if query.search_description {
+        Tier::Anywhere
+    } else {
+        Tier::Title
+    };
+    let filter = filter(query, conn.backend(), tier, Part::All, now, false);
+    conn.column(
+        &format!(
+            "SELECT d.item_number{} ORDER BY d.item_number",
+            filter.from_where
+        ),
+        &filter.values,
+    )
+    .await
+}
+
+/// How many ads that match a query fall in each leaf category, and in each value of some
+/// attributes (facets); each list in descending count, then ascending id or value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FacetCounts {
+    pub categories: Vec<(i64, i64)>,
+    pub attributes: Vec<(String, Vec<(String, i64)>)>,
+}
+
+/// The facet counts of `query` at `now` (its order and page ignored): per leaf category,
+/// and per text value of each attribute `keys` names.
+pub async fn facet_counts(
+    conn: &mut dyn Conn,
+    query: &Query,
+    keys: &[String],
+    now: i64,
+) -> Result<FacetCounts, DbError> {
+    let tier = if query.search_description && !query.words.is_empty() {
+        Tier::Anywhere
+    } else {
+        Tier::Title
+    };
+    let backend = conn.backend();
+    let filter = filter(query, backend, tier, Part::All, now, false);
+    let rows = conn
+        .query(
+            &format!(
+                "SELECT d.category_id AS category_id, COUNT(*) AS n{} GROUP BY d.category_id",
+                filter.from_where
+            ),
+            &filter.values,
+        )
+        .await?;
+    let categories: Vec<(i64, i64)> = by_count(grouped(rows, "category_id")?);
+    let mut attributes = Vec::with_capacity(keys.len());
+    for key in keys {
+        let mut values = filter.values.clone();
+        let value = text_of(key, backend, &mut values);
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT v, COUNT(*) AS n FROM (SELECT {value} AS v{}) x \
+                     WHERE v IS NOT NULL GROUP BY v",
+                    filter.from_where
+                ),
+                &values,
+            )
+            .await?;
+        let counts: Vec<(String, i64)> = by_count(grouped(rows, "v")?);
+        attributes.push((key.clone(), counts));
+    }
+    Ok(FacetCounts {
+        categories,
+        attributes,
+    })
+}
+
+/// `(key, n)` of each row of a `GROUP BY`.
+fn grouped<K: super::FromValue>(
+    rows: Vec<super::Row>,
+    column: &str,
+) -> Result<Vec<(K, i64)>, DbError> {
+    rows.into_iter()
+        .map(|row| Ok((row.get(column)?, row.get("n")?)))
+        .collect()
+}
+
+/// Descending count, then ascending key.
+fn by_count<K: Ord>(mut counts: Vec<(K, i64)>) -> Vec<(K, i64)> {
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+}
+
+/// The SQL value of a text attribute of the ad `d` (NULL where it has none), binding the
+/// key, as [`number_of`] does for numbers.
+fn text_of(key: &str, backend: Backend, values: &mut Vec<Value>) -> String {
+    match backend {
+        Backend::Sqlite => {
+            values.push(Value::Text(format!("$.\"{key}\"")));
+            let path = values.len();
+            format!(
+                "(CASE WHEN json_type(d.attributes, ${path}) = 'text' \
+                 THEN json_extract(d.attributes, ${path}) END)"
+            )
+        }
+        Backend::Postgres => {
+            values.push(Value::Text(key.to_owned()));
+            let key = values.len();
+            format!(
+                "(CASE WHEN jsonb_typeof(d.attributes::jsonb -> ${key}::text) = 'string' \
+                 THEN d.attributes::jsonb ->> ${key}::text END)"
+            )
+        }
+    }
 }
 
 /// The page of `query` at `now` (ads past their close date are left out even before the

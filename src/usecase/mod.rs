@@ -13,6 +13,7 @@
 
 pub mod accounts;
 pub mod advertisements;
+pub mod alerts;
 pub mod authorization;
 pub mod bids;
 pub mod features;

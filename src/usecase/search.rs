@@ -19,11 +19,30 @@ use crate::store::{Conn, categories, locations};
 
 use super::Error;
 
-/// A page of results, in order, and how many ads match in all.
+/// A page of results, in order, how many ads match in all, and the facets when asked.
 #[derive(Debug)]
 pub struct Found {
     pub results: Vec<SearchResult>,
     pub total: i64,
+    pub facets: Option<Facets>,
+}
+
+/// How the matching ads fall into categories and values (ours, `facets=true`): counts per
+/// category (leaves, and each L1 category as the sum of its leaves) and, when the request
+/// names a category, per value of each of its searchable LIST attributes. Each list in
+/// descending count, then ascending id or value.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Facets {
+    pub categories: Vec<CategoryCount>,
+    pub attributes: Vec<(String, Vec<(String, i64)>)>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct CategoryCount {
+    pub category_id: i64,
+    /// None for an L1 category.
+    pub parent_id: Option<i64>,
+    pub count: i64,
 }
 
 /// One result: the ad, and its distance in metres from the request's postcode (when one
@@ -65,6 +84,9 @@ struct Filters {
     tags: Vec<Vec<String>>,
     number_ranges: Vec<crate::domain::search::request::NumberRange>,
     near: Option<Near>,
+    /// The searchable LIST attributes of the category (of its leaves, for an L1), for
+    /// facets.
+    list_keys: Vec<String>,
 }
 
 /// The point distances are measured from: the postcode's area's (ads are placed at their
@@ -162,10 +184,18 @@ async fn filters<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<Filt
     }
     tags.extend(request.seller_id.map(|id| vec![seller_tag(id)]));
     tags.extend(request.locale.map(|l| vec![locale_tag(l)]));
+    let mut list_keys: Vec<String> = definitions
+        .iter()
+        .filter(|d| d.searchable && d.kind == AttributeType::List)
+        .map(|d| d.key.clone())
+        .collect();
+    list_keys.sort();
+    list_keys.dedup();
     Ok(Filters {
         tags,
         number_ranges,
         near,
+        list_keys,
     })
 }
 
@@ -175,13 +205,16 @@ pub async fn check<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<()
     filters::<R>(conn, request).await.map(drop)
 }
 
-/// The page of ads `request` asks for at `now`: online ads only, ranked as the design's
-/// section 1 says (every word in the title first, then newest first; or by price).
-pub async fn run<R>(
+/// The store's query for `request`, checked against the database (see [`check`]).
+pub async fn query_of<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<Query, Error<R>> {
+    Ok(query_and_list_keys(conn, request).await?.0)
+}
+
+/// The store's query, and the LIST attributes whose values facets count.
+async fn query_and_list_keys<R>(
     conn: &mut dyn Conn,
     request: &SearchRequest,
-    now: i64,
-) -> Result<Found, Error<R>> {
+) -> Result<(Query, Vec<String>), Error<R>> {
     let filters = filters(conn, request).await?;
     let query = Query {
         words: request.words.groups.clone(),
@@ -192,6 +225,7 @@ pub async fn run<R>(
         with_images: request.with_images,
         near: filters.near,
         number_ranges: filters.number_ranges,
+        among: None,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,
             (SortBy::Default, true) => Order::Oldest,
@@ -203,7 +237,23 @@ pub async fn run<R>(
         offset: request.offset,
         limit: request.limit,
     };
+    Ok((query, filters.list_keys))
+}
+
+/// The page of ads `request` asks for at `now`: online ads only, ranked as the design's
+/// section 1 says (every word in the title first, then newest first; or by price).
+pub async fn run<R>(
+    conn: &mut dyn Conn,
+    request: &SearchRequest,
+    now: i64,
+) -> Result<Found, Error<R>> {
+    let (query, list_keys) = query_and_list_keys(conn, request).await?;
     let page = search::run(conn, &query, now).await?;
+    let facets = if request.facets {
+        Some(facets(conn, &query, &list_keys, now).await?)
+    } else {
+        None
+    };
     let numbers: Vec<i64> = page.hits.iter().map(|hit| hit.number).collect();
     let records = ads::by_numbers(conn, &numbers).await?;
     // An ad deleted between the two reads is left out (by_numbers keeps the order).
@@ -221,6 +271,49 @@ pub async fn run<R>(
     Ok(Found {
         results,
         total: page.total,
+        facets,
+    })
+}
+
+/// The facets of `query`: the store's counts per leaf, with each L1 category's sum.
+async fn facets(
+    conn: &mut dyn Conn,
+    query: &Query,
+    list_keys: &[String],
+    now: i64,
+) -> Result<Facets, crate::store::DbError> {
+    let counts = search::facet_counts(conn, query, list_keys, now).await?;
+    let parents: std::collections::HashMap<i64, Option<i64>> = categories::all(conn)
+        .await?
+        .into_iter()
+        .map(|c| (c.id, c.parent_id))
+        .collect();
+    let mut by_category: std::collections::BTreeMap<i64, CategoryCount> = Default::default();
+    for (leaf, count) in counts.categories {
+        let parent_id = parents.get(&leaf).copied().flatten();
+        for (category_id, parent_id) in [(Some(leaf), parent_id), (parent_id, None)] {
+            let Some(category_id) = category_id else {
+                continue;
+            };
+            by_category
+                .entry(category_id)
+                .or_insert(CategoryCount {
+                    category_id,
+                    parent_id,
+                    count: 0,
+                })
+                .count += count;
+        }
+    }
+    let mut categories: Vec<CategoryCount> = by_category.into_values().collect();
+    categories.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.category_id.cmp(&b.category_id))
+    });
+    Ok(Facets {
+        categories,
+        attributes: counts.attributes,
     })
 }
 

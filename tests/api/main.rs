@@ -5,6 +5,7 @@ mod helpers;
 
 mod access;
 mod ads;
+mod alerts;
 mod bids;
 mod blob_store;
 mod browser;

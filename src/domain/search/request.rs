@@ -39,6 +39,8 @@ pub struct SearchRequest {
     pub words: QueryWords,
     pub category_id: Option<i64>,
     pub with_images: bool,
+    /// Counts per category and per value of the category's LIST attributes (ours).
+    pub facets: bool,
     pub search_description: bool,
     pub seller_id: Option<i64>,
     pub sort_by: SortBy,
@@ -143,6 +145,7 @@ impl SearchRequest {
             words: QueryWords::default(),
             category_id: None,
             with_images: false,
+            facets: false,
             search_description: false,
             seller_id: None,
             sort_by: SortBy::Default,
@@ -183,6 +186,7 @@ impl SearchRequest {
                 "categoryId" => request.category_id = positive(name, raw, &mut errors),
                 "sellerId" => request.seller_id = positive(name, raw, &mut errors),
                 "withImages" => request.with_images = boolean(name, raw, &mut errors),
+                "facets" => request.facets = boolean(name, raw, &mut errors),
                 "searchDescription" => request.search_description = boolean(name, raw, &mut errors),
                 "sortBy" => match raw.as_str() {
                     "default" => request.sort_by = SortBy::Default,

@@ -369,4 +369,7 @@ pub struct AdPageJson<'a> {
     pub total_count: i64,
     pub offset: u64,
     pub limit: u64,
+    /// Search's facets, when asked for (`facets=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub facets: Option<serde_json::Value>,
 }

@@ -288,6 +288,7 @@ fn page_json(hal: &Hal, path: &str, ads: &AdPage, page: Page, now: i64, for_sell
         total_count: ads.total,
         offset: page.offset,
         limit: page.limit,
+        facets: None,
     })
 }
 

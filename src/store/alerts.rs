@@ -1,0 +1,145 @@
+//! Saved-search alerts: the queue of ads that entered search (filled by a trigger, see
+//! migration 0023), the matches found for each alerting saved search, and the lease on
+//! mailing them.
+
+use crate::domain::search::saved::Alert;
+use crate::params;
+
+use super::record::record;
+use super::{Conn, DbError, Record, Value, numbered};
+
+/// Takes up to `limit` queued ads, oldest first, out of the queue (each ad once, however
+/// often it was queued). On PostgreSQL a second replica taking at the same time waits for
+/// the first one's transaction and finds those rows gone.
+pub async fn take_queued(conn: &mut dyn Conn, limit: i64) -> Result<Vec<i64>, DbError> {
+    let mut numbers: Vec<i64> = conn
+        .column(
+            "DELETE FROM alert_queue WHERE queued_id IN \
+             (SELECT queued_id FROM alert_queue ORDER BY queued_id LIMIT $1) \
+             RETURNING item_number",
+            params![limit],
+        )
+        .await?;
+    numbers.sort_unstable();
+    numbers.dedup();
+    Ok(numbers)
+}
+
+record! {
+    /// A saved search that asks for alerts, as the alert worker reads it.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Alerting {
+        pub id: i64 = "saved_search_id",
+        pub user_id: i64,
+        pub request: String,
+        pub alert: Alert,
+        pub created_at: i64,
+        pub alerted_at: Option<i64>,
+    }
+}
+
+/// Every saved search that asks for alerts.
+pub async fn alerting(conn: &mut dyn Conn) -> Result<Vec<Alerting>, DbError> {
+    conn.records(
+        &format!(
+            "SELECT {} FROM saved_searches WHERE alert <> 'none' ORDER BY saved_search_id",
+            Alerting::COLUMNS
+        ),
+        params![],
+    )
+    .await
+}
+
+/// Records that ads `numbers` match saved search `id` (an ad found before stays as it was);
+/// returns how many are new.
+pub async fn add_matches(
+    conn: &mut dyn Conn,
+    id: i64,
+    numbers: &[i64],
+    now: i64,
+) -> Result<u64, DbError> {
+    let mut added = 0;
+    for number in numbers {
+        added += conn
+            .execute(
+                "INSERT INTO saved_search_matches (saved_search_id, item_number, matched_at) \
+             VALUES ($1, $2, $3) ON CONFLICT (saved_search_id, item_number) DO NOTHING",
+                params![id, *number, now],
+            )
+            .await?;
+    }
+    Ok(added)
+}
+
+/// Takes the lease on mailing the saved searches with unmailed matches whose mail is due at
+/// `now`: an immediate alert's at once, a daily digest's a day after the last one (or after
+/// the search was saved). Returns them; the lease runs until `until`.
+pub async fn claim_due(
+    conn: &mut dyn Conn,
+    now: i64,
+    until: i64,
+    limit: i64,
+) -> Result<Vec<Alerting>, DbError> {
+    conn.records(
+        &format!(
+            "UPDATE saved_searches SET alert_lease_until = $2 WHERE saved_search_id IN \
+             (SELECT s.saved_search_id FROM saved_searches s \
+              WHERE s.alert <> 'none' AND s.alert_lease_until <= $1 \
+                AND (s.alert = 'immediate' OR COALESCE(s.alerted_at, s.created_at) <= $1 - 86400) \
+                AND EXISTS (SELECT 1 FROM saved_search_matches m \
+                            WHERE m.saved_search_id = s.saved_search_id AND m.mailed_at IS NULL) \
+              ORDER BY s.saved_search_id LIMIT $3) \
+             AND alert_lease_until <= $1 \
+             RETURNING {}",
+            Alerting::COLUMNS
+        ),
+        params![now, until, limit],
+    )
+    .await
+}
+
+/// The ads matched for saved search `id` and not mailed yet, oldest match first.
+pub async fn unmailed(conn: &mut dyn Conn, id: i64) -> Result<Vec<i64>, DbError> {
+    conn.column(
+        "SELECT item_number FROM saved_search_matches \
+         WHERE saved_search_id = $1 AND mailed_at IS NULL ORDER BY matched_at, item_number",
+        params![id],
+    )
+    .await
+}
+
+/// Marks the matches `numbers` of saved search `id` mailed at `now`, and the search alerted
+/// then, its lease given back.
+pub async fn mailed(
+    conn: &mut dyn Conn,
+    id: i64,
+    numbers: &[i64],
+    now: i64,
+) -> Result<(), DbError> {
+    if !numbers.is_empty() {
+        let mut values = vec![Value::Int(id), Value::Int(now)];
+        values.extend(numbers.iter().map(|n| Value::Int(*n)));
+        conn.run(
+            &format!(
+                "UPDATE saved_search_matches SET mailed_at = $2 \
+                 WHERE saved_search_id = $1 AND item_number IN ({})",
+                numbered(3, numbers.len())
+            ),
+            &values,
+        )
+        .await?;
+    }
+    conn.run(
+        "UPDATE saved_searches SET alerted_at = $2, alert_lease_until = 0 \
+         WHERE saved_search_id = $1",
+        params![id, now],
+    )
+    .await
+}
+
+/// How many ads wait in the queue (for tests and the seed).
+pub async fn queued(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COUNT(*) AS n FROM alert_queue", params![])
+        .await?
+        .get("n")
+}

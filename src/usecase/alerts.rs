@@ -1,0 +1,218 @@
+//! Saved-search alerts (docs/API.md "Saved searches"): mail to a saved search's owner
+//! about ads that newly match it, at once or as a daily digest.
+//!
+//! Off the request path and durable: an ad that enters search is queued by a trigger in
+//! its own write's transaction ([`crate::store::alerts`]), so an ad write costs one row
+//! more and nothing is lost in a crash. A background round ([`round`]) holds the queued
+//! ads against every alerting saved search, with the search's own query restricted to
+//! them, and records each ad found once per search, in the transaction that takes them
+//! off the queue; then it mails the searches whose mail is due, each under a lease so that
+//! of several replicas one sends it. A mail that fails is sent again in a later round.
+//!
+//! An ad matches once: changed and still matching, it is not news again. Its owner's own
+//! ads never match their searches.
+
+use crate::domain::advertisement::{AdStatus, ItemId};
+use crate::domain::locale::Language;
+use crate::domain::search::request::SearchRequest;
+use crate::domain::search::saved::Alert;
+use crate::mail::{Mail, Mailer};
+use crate::store::ads::{self, AdRecord};
+use crate::store::alerts::{self, Alerting};
+use crate::store::search::{self, Query};
+use crate::store::{Conn, Db, DbError, users};
+
+/// Queued ads held against the saved searches per transaction.
+const BATCH: i64 = 200;
+
+/// Saved searches mailed per round.
+const MAILS_PER_ROUND: i64 = 100;
+
+/// How long a replica may take to send one search's mail before another may.
+const MAIL_LEASE_SECONDS: i64 = 300;
+
+/// The most ads one mail lists; a larger batch says how many more there are.
+const LISTED: usize = 20;
+
+/// How many new matches and mails one round made.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Round {
+    pub matched: usize,
+    pub mailed: usize,
+}
+
+/// One round: matches every queued ad, then sends the mails due at `now`. `base_url`
+/// makes the links in the mail.
+pub async fn round(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<Round, DbError> {
+    let mut done = Round::default();
+    loop {
+        let (taken, matched) = db
+            .write(move |conn| Box::pin(async move { match_queued(conn, now).await }))
+            .await?;
+        done.matched += matched;
+        if taken < BATCH as usize {
+            break;
+        }
+    }
+    done.mailed = mail_due(db, mailer, base_url, now).await?;
+    Ok(done)
+}
+
+/// Takes a batch of queued ads and records which alerting saved searches each matches;
+/// returns how many ads were taken and how many matches made.
+async fn match_queued(conn: &mut dyn Conn, now: i64) -> Result<(usize, usize), DbError> {
+    let numbers = alerts::take_queued(conn, BATCH).await?;
+    if numbers.is_empty() {
+        return Ok((0, 0));
+    }
+    let mut matched = 0;
+    for saved in alerts::alerting(conn).await? {
+        let Some(mut query) = query_of(conn, &saved).await? else {
+            continue;
+        };
+        query.among = Some(numbers.clone());
+        let found = search::matching(conn, &query, now).await?;
+        // Not the owner's own ads.
+        let found: Vec<i64> = ads::by_numbers(conn, &found)
+            .await?
+            .into_iter()
+            .filter(|ad| ad.seller_id != saved.user_id)
+            .map(|ad| ad.number)
+            .collect();
+        matched += alerts::add_matches(conn, saved.id, &found, now).await? as usize;
+    }
+    Ok((numbers.len(), matched))
+}
+
+/// The store's query of a saved search; None (and a warning) for one that no longer
+/// checks, such as one whose category went from the taxonomy: it matches nothing.
+async fn query_of(conn: &mut dyn Conn, saved: &Alerting) -> Result<Option<Query>, DbError> {
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(saved.request.as_bytes())
+        .into_owned()
+        .collect();
+    let Ok(request) = SearchRequest::parse(&pairs) else {
+        tracing::warn!(saved_search = saved.id, "a saved search does not parse");
+        return Ok(None);
+    };
+    match super::search::query_of::<std::convert::Infallible>(conn, &request).await {
+        Ok(query) => Ok(Some(query)),
+        Err(super::Error::Db(e)) => Err(e),
+        Err(_) => {
+            tracing::warn!(saved_search = saved.id, "a saved search no longer checks");
+            Ok(None)
+        }
+    }
+}
+
+/// Sends the mails due at `now`; returns how many went.
+async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<usize, DbError> {
+    let due = db
+        .write(move |conn| {
+            Box::pin(async move {
+                alerts::claim_due(conn, now, now + MAIL_LEASE_SECONDS, MAILS_PER_ROUND).await
+            })
+        })
+        .await?;
+    let mut sent = 0;
+    for saved in due {
+        let id = saved.id;
+        let (owner, numbers, ads) = db
+            .read(move |conn| {
+                Box::pin(async move {
+                    let owner = users::get(conn, saved.user_id).await?;
+                    let numbers = alerts::unmailed(conn, id).await?;
+                    let ads = ads::by_numbers(conn, &numbers).await?;
+                    Ok::<_, DbError>((owner, numbers, ads))
+                })
+            })
+            .await?;
+        // Ads that went offline since they matched are not news any more.
+        let online: Vec<&AdRecord> = ads
+            .iter()
+            .filter(|ad| ad.status_at(now) == AdStatus::Online)
+            .collect();
+        if let (Some(owner), false) = (owner, online.is_empty()) {
+            let mail = alert_mail(&saved, &owner, &online, base_url);
+            if let Err(e) = mailer.send(&mail).await {
+                // The lease runs out and a later round sends it.
+                tracing::warn!(saved_search = id, error = %e, "cannot send an alert mail");
+                continue;
+            }
+            sent += 1;
+        }
+        db.write(move |conn| {
+            Box::pin(async move { alerts::mailed(conn, id, &numbers, now).await })
+        })
+        .await?;
+    }
+    Ok(sent)
+}
+
+/// The mail about `ads`, in the owner's language: each ad's title and page.
+fn alert_mail(
+    saved: &Alerting,
+    owner: &crate::store::users::User,
+    ads: &[&AdRecord],
+    base_url: &str,
+) -> Mail {
+    let words = form_urlencoded::parse(saved.request.as_bytes())
+        .find(|(name, _)| name == "query")
+        .map(|(_, value)| value.into_owned());
+    let count = ads.len();
+    let dutch = owner.locale.language() == Language::Dutch;
+    let subject = match (dutch, &words) {
+        (true, Some(words)) => format!("Nieuwe advertenties voor \"{words}\""),
+        (true, None) => "Nieuwe advertenties voor je bewaarde zoekopdracht".to_owned(),
+        (false, Some(words)) => format!("Nouvelles annonces pour « {words} »"),
+        (false, None) => "Nouvelles annonces pour votre recherche enregistrée".to_owned(),
+    };
+    let (news, since) = match (dutch, count) {
+        (true, 1) => ("1 nieuwe advertentie past".to_owned(), "Sinds gisteren"),
+        (true, _) => (
+            format!("{count} nieuwe advertenties passen"),
+            "Sinds gisteren",
+        ),
+        (false, 1) => ("1 nouvelle annonce répond".to_owned(), "Depuis hier,"),
+        (false, _) => (
+            format!("{count} nouvelles annonces répondent"),
+            "Depuis hier,",
+        ),
+    };
+    let to_search = if dutch {
+        "bij je zoekopdracht:"
+    } else {
+        "à votre recherche :"
+    };
+    let mut body = match saved.alert {
+        Alert::Daily => format!("{since} {news} {to_search}\n\n"),
+        _ => format!("{news} {to_search}\n\n"),
+    };
+    for ad in ads.iter().take(LISTED) {
+        let item = ItemId::from_number(ad.number);
+        body.push_str(&format!("- {}: {base_url}/a/{item}\n", ad.title));
+    }
+    if count > LISTED {
+        let more = count - LISTED;
+        body.push_str(&if dutch {
+            format!("en {more} meer.\n")
+        } else {
+            format!("et {more} de plus.\n")
+        });
+    }
+    body.push_str(&if dutch {
+        format!(
+            "\nJe bewaarde zoekopdracht: {base_url}/v1/savedsearches/{}\n",
+            saved.id
+        )
+    } else {
+        format!(
+            "\nVotre recherche enregistrée : {base_url}/v1/savedsearches/{}\n",
+            saved.id
+        )
+    });
+    Mail {
+        to: owner.email.as_str().to_owned(),
+        subject,
+        body,
+    }
+}

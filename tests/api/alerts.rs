@@ -1,0 +1,197 @@
+//! Saved-search alerts on both backends: mail about new matches at once or as a daily
+//! digest, each ad once, never the owner's own, never for an ad that does not match; the
+//! queue is written with the ad, so a restart loses nothing.
+
+use serde_json::{Value, json};
+
+use crate::ads::{car, created, json_patch};
+use crate::both_backends;
+use crate::helpers::{TestApp, User, expect_json};
+use souk::mail::Mailer;
+use souk::usecase::alerts::{Round, round};
+
+both_backends!(
+    an_immediate_alert_mails_each_new_match_once,
+    a_daily_alert_is_one_digest_a_day,
+    ads_are_queued_with_their_write_only_while_alerts_are_asked_for,
+);
+
+const DAY: i64 = 86_400;
+
+async fn save(app: &TestApp, user: &User, request: Value, alert: &str) -> i64 {
+    let saved = expect_json(
+        app.post("/v1/savedsearches")
+            .token(&user.token)
+            .json(&json!({"searchRequest": request, "alert": alert}))
+            .send()
+            .await,
+        201,
+    )
+    .await;
+    saved["savedSearchId"].as_i64().unwrap()
+}
+
+/// One round of the alert worker at `now`, writing mail to the app's outbox.
+async fn alert_round(app: &TestApp, now: i64) -> Round {
+    let mailer = Mailer::new(None, "souk@souk.test", &app.config.data_dir).unwrap();
+    round(&app.db, &mailer, &app.config.base_url, now)
+        .await
+        .unwrap()
+}
+
+/// The mails in the outbox to `to`.
+fn mails_to(app: &TestApp, to: &str) -> Vec<String> {
+    app.outbox()
+        .into_iter()
+        .filter(|mail| mail.starts_with(&format!("To: {to}\n")))
+        .collect()
+}
+
+async fn queued(app: &TestApp) -> i64 {
+    app.db
+        .read(|conn| Box::pin(souk::store::alerts::queued(conn)))
+        .await
+        .unwrap()
+}
+
+async fn an_immediate_alert_mails_each_new_match_once(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let quiet = app.user("stil@souk.test").await;
+    let audi = json!({"query": "audi", "categoryId": 101});
+    let id = save(&app, &buyer, audi.clone(), "immediate").await;
+    save(&app, &quiet, audi, "none").await;
+
+    let a4 = created(&app, &seller.token, &car("Audi A4")).await;
+    let bmw = created(&app, &seller.token, &car("BMW 320")).await;
+    created(&app, &buyer.token, &car("Audi Q5 van de zoeker zelf")).await;
+    let now = app.clock.now();
+    assert_eq!(
+        alert_round(&app, now).await,
+        Round {
+            matched: 1,
+            mailed: 1
+        },
+        "the Audi of another seller matches; the BMW and the owner's own Audi do not"
+    );
+    let mails = mails_to(&app, "zoeker@souk.test");
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let mail = &mails[0];
+    assert!(
+        mail.contains("Subject: Nieuwe advertenties voor \"audi\""),
+        "{mail}"
+    );
+    let a4_item = a4["itemId"].as_str().unwrap();
+    assert!(
+        mail.contains(&format!("- Audi A4: {}/a/{a4_item}", app.config.base_url)),
+        "{mail}"
+    );
+    assert!(!mail.contains("BMW") && !mail.contains("Q5"), "{mail}");
+    assert!(mail.contains(&format!("/v1/savedsearches/{id}")), "{mail}");
+    assert!(
+        mails_to(&app, "stil@souk.test").is_empty(),
+        "no alert asked, none sent"
+    );
+
+    // Changed and still matching: not news again.
+    let a4_path = a4["_links"]["self"]["href"].as_str().unwrap();
+    let patch = json!([{"op": "replace", "path": "/priceModel/askingPrice", "value": 450000}]);
+    expect_json(
+        json_patch(&app, &seller.token, a4_path, patch, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(alert_round(&app, now).await, Round::default());
+
+    // A changed ad that matches now is news.
+    let bmw_path = bmw["_links"]["self"]["href"].as_str().unwrap();
+    let patch = json!([{"op": "replace", "path": "/title", "value": "Audi A3 (was BMW)"}]);
+    expect_json(
+        json_patch(&app, &seller.token, bmw_path, patch, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        alert_round(&app, now).await,
+        Round {
+            matched: 1,
+            mailed: 1
+        }
+    );
+    let mails = mails_to(&app, "zoeker@souk.test");
+    assert_eq!(mails.len(), 2);
+    assert!(
+        mails[1].contains("Audi A3 (was BMW)") && !mails[1].contains("Audi A4"),
+        "{}",
+        mails[1]
+    );
+}
+
+async fn a_daily_alert_is_one_digest_a_day(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let saved_at = app.clock.now();
+    save(
+        &app,
+        &buyer,
+        json!({"query": "audi", "filters": {"price": {"to": 600000}}}),
+        "daily",
+    )
+    .await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    created(&app, &seller.token, &car("Audi A6")).await;
+    let mut dear = car("Audi R8");
+    dear["priceModel"]["askingPrice"] = json!(9_000_000);
+    created(&app, &seller.token, &dear).await;
+
+    let round_now = alert_round(&app, saved_at + 10).await;
+    assert_eq!(round_now.matched, 2, "the R8 is above the price filter");
+    assert_eq!(round_now.mailed, 0, "a digest waits a day");
+    assert!(mails_to(&app, "zoeker@souk.test").is_empty());
+
+    let first_digest = saved_at + DAY + 10;
+    assert_eq!(alert_round(&app, first_digest).await.mailed, 1);
+    let mails = mails_to(&app, "zoeker@souk.test");
+    assert_eq!(mails.len(), 1);
+    assert!(
+        mails[0].contains("2 nieuwe advertenties")
+            && mails[0].contains("Audi A4")
+            && mails[0].contains("Audi A6")
+            && !mails[0].contains("R8"),
+        "{}",
+        mails[0]
+    );
+
+    created(&app, &seller.token, &car("Audi A1")).await;
+    let later = alert_round(&app, first_digest + DAY - 10).await;
+    assert_eq!(
+        (later.matched, later.mailed),
+        (1, 0),
+        "the next digest waits"
+    );
+    assert_eq!(alert_round(&app, first_digest + DAY).await.mailed, 1);
+    let mails = mails_to(&app, "zoeker@souk.test");
+    assert_eq!(mails.len(), 2);
+    assert!(
+        mails[1].contains("Audi A1") && !mails[1].contains("Audi A4"),
+        "{}",
+        mails[1]
+    );
+}
+
+async fn ads_are_queued_with_their_write_only_while_alerts_are_asked_for(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    assert_eq!(queued(&app).await, 0, "no saved search asks for alerts");
+    save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    created(&app, &seller.token, &car("Audi A6")).await;
+    created(&app, &seller.token, &car("BMW 320")).await;
+    // The queue is a table written in each ad's own transaction: whatever happens to the
+    // process now, a later round (of this or another replica) finds both.
+    assert_eq!(queued(&app).await, 2);
+    let now = app.clock.now();
+    assert_eq!(alert_round(&app, now).await.matched, 1);
+    assert_eq!(queued(&app).await, 0);
+    assert_eq!(mails_to(&app, "zoeker@souk.test").len(), 1);
+}
