@@ -1,12 +1,15 @@
 //! `souk seed --ads N [--users M]`: realistic generated data for demos and the benchmark
 //! harness. Ads are valid for their categories (the same checks as the API), spread over
-//! the open leaf categories, Dutch and Belgian postcodes, and a month of start dates. Each
+//! the open leaf categories, the three locales (`text`: Dutch and French text with brands
+//! and models of each category, Zipf-distributed), Dutch and Belgian postcodes by locale,
+//! and a month of start dates. Each
 //! ad has three images, each one of a few drawn pictures whose renditions are stored once
 //! and shared (`pictures`), so that their blob links answer.
 //! Generation is deterministic (a fixed seed), so two runs make the same data.
 
 mod dealings;
 mod pictures;
+mod text;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Map, Value, json};
@@ -30,8 +33,6 @@ use dealings::Dealing;
 /// Ads per INSERT statement, and statements per write transaction.
 const ROWS_PER_STATEMENT: usize = 200;
 const STATEMENTS_PER_WRITE: usize = 25;
-/// The locale of every seeded user and ad.
-const LOCALE: Locale = Locale::NlNl;
 
 /// A small, fast, deterministic generator (splitmix64): no cryptography needed here.
 struct Generator(u64);
@@ -58,46 +59,6 @@ impl Generator {
     }
 }
 
-const ADJECTIVES: &[&str] = &[
-    "Mooie",
-    "Nette",
-    "Zo goed als nieuwe",
-    "Prachtige",
-    "Stevige",
-    "Complete",
-    "Zeldzame",
-    "Klassieke",
-    "Moderne",
-    "Vintage",
-    "Degelijke",
-    "Luxe",
-    "Compacte",
-    "Ruime",
-];
-const EXTRAS: &[&str] = &[
-    "in topstaat",
-    "met garantie",
-    "weinig gebruikt",
-    "inclusief toebehoren",
-    "direct leverbaar",
-    "met bon",
-    "ophalen in de buurt",
-    "nieuw in doos",
-    "rookvrij huis",
-    "onderhouden",
-];
-const SENTENCES: &[&str] = &[
-    "Wegens verhuizing te koop.",
-    "Altijd binnen gestaan en goed onderhouden.",
-    "Kleine gebruikssporen, verder in prima staat.",
-    "Bieden vanaf de vraagprijs, redelijke biedingen worden bekeken.",
-    "Kan eventueel verzonden worden tegen meerprijs.",
-    "Bij vragen bel of app gerust.",
-    "Foto's zijn van het echte product.",
-    "Ophalen in overleg, ook in het weekend mogelijk.",
-    "Zie foto's voor de staat van het artikel.",
-    "Eerst komen, eerst maalt.",
-];
 const NL_POSTCODES: &[(u32, u32)] = &[
     (1011, 1109),
     (2511, 2599),
@@ -135,8 +96,9 @@ static NL_AREAS: std::sync::LazyLock<Vec<u32>> = std::sync::LazyLock::new(|| {
         .collect()
 });
 
-fn postcode(generator: &mut Generator) -> String {
-    if generator.below(4) == 0 {
+/// A postcode of the locale's country: Belgian for `nl-BE` and `fr-BE`.
+fn postcode(generator: &mut Generator, locale: Locale) -> String {
+    if locale != Locale::NlNl {
         generator.pick(BE_POSTCODES).to_string()
     } else {
         let number = *generator.pick(&NL_AREAS);
@@ -240,6 +202,7 @@ pub async fn seed_ads(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut generator = Generator(0x5EED);
+    let vocabulary = text::Vocabulary::new(leaves);
     // The time part of the images' mediaIds: one millisecond apart, from now on, so that
     // they go into the index in order.
     let mut image_clock = now.max(0) as u64 * 1000;
@@ -250,7 +213,7 @@ pub async fn seed_ads(
         let mut images = Vec::with_capacity(batch as usize);
         let mut planned = Vec::new();
         for n in 0..batch as usize {
-            let (ad, price) = new_ad(&mut generator, leaves, sellers, now)?;
+            let (ad, price) = new_ad(&mut generator, &vocabulary, leaves, sellers, now)?;
             if let Some(dealing) = dealing(&mut generator, sellers, ad.seller_id, price) {
                 planned.push((n, ad.seller_id, dealing));
             }
@@ -361,6 +324,7 @@ struct Price {
 
 fn new_ad(
     generator: &mut Generator,
+    vocabulary: &text::Vocabulary,
     leaves: &[Category],
     sellers: &[i64],
     now: i64,
@@ -369,19 +333,8 @@ fn new_ad(
     let Some(details) = leaf.leaf.as_ref() else {
         anyhow::bail!("category {} is not a leaf", leaf.id);
     };
-    let noun = leaf.labels.nl_nl.to_lowercase();
-    let title: String = format!(
-        "{} {noun} {}",
-        generator.pick(ADJECTIVES),
-        generator.pick(EXTRAS)
-    )
-    .chars()
-    .take(60)
-    .collect();
-    let description = (0..3)
-        .map(|_| *generator.pick(SENTENCES))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let locale = text::locale(generator);
+    let (title, description) = vocabulary.ad_text(generator, leaf, locale);
     let asking = (generator.below(2000) + 1) as i64 * 500;
     let bidding = generator.below(5) == 0;
     let price = if bidding {
@@ -396,7 +349,7 @@ fn new_ad(
     let start = now - generator.below(20 * 86_400) as i64;
     let seller = *generator.pick(sellers);
     let mut body = attributes(generator, &details.attributes);
-    let postcode = postcode(generator);
+    let postcode = postcode(generator, locale);
     let show_on_map = generator.below(2) == 0;
     body.extend([
         ("title".to_owned(), json!(title)),
@@ -406,7 +359,7 @@ fn new_ad(
         ("priceModel".to_owned(), price),
         ("showOnMap".to_owned(), json!(show_on_map)),
     ]);
-    let content = check_content(&body, Some(leaf), LOCALE, None).map_err(|errors| {
+    let content = check_content(&body, Some(leaf), locale, None).map_err(|errors| {
         anyhow::anyhow!(
             "a generated ad breaks the rules of category {}: {errors:?}",
             leaf.id
@@ -477,7 +430,7 @@ async fn insert_users(db: &Db, count: u64, hash: String, now: i64) -> anyhow::Re
                         name: NAMES[n % NAMES.len()],
                         postcode: None,
                         phone_number: None,
-                        locale: LOCALE,
+                        locale: text::locale_of(n as u64),
                         status: UserStatus::Confirmed,
                     })
                     .collect();
