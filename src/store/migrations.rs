@@ -44,6 +44,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(21, "0021_insertion_fees"),
     migration!(22, "0022_website_url"),
     migration!(23, "0023_search_alerts"),
+    migration!(24, "0024_search_area"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

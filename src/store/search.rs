@@ -40,6 +40,12 @@ const AD_AREA_JOIN: &str = " LEFT JOIN locations l \
     ON l.country = CASE WHEN length(d.postcode) = 6 THEN 'NL' ELSE 'BE' END \
     AND l.postcode = substr(d.postcode, 1, 4)";
 
+/// An ad's area as one value, `NL1097` or `BE9000` (its postcode's country and area, as
+/// [`AD_AREA_JOIN`] reads them), indexed by `search_docs_area`: the same expression as the
+/// index's, which the planners match by its text.
+const AD_AREA_KEY: &str = "(CASE WHEN length(d.postcode) = 6 THEN 'NL' || substr(d.postcode, 1, 4) \
+    ELSE 'BE' || d.postcode END)";
+
 /// Distances from a point (docs/design/search.md section 6): equirectangular at the point's
 /// latitude, `dy = (lat - lat0) * M`, `dx = (lon - lon0) * M * cos(lat0)`, within 0.1% of
 /// the great-circle distance over this range. Computed by the database alone (SQLite here
@@ -70,6 +76,9 @@ pub struct Query {
     pub number_ranges: Vec<NumberRange>,
     /// Only these ads (the alert worker holds a batch of changed ads against a search).
     pub among: Option<Vec<i64>>,
+    /// Set by [`run`] from the count, not by callers: so many ads are within the radius
+    /// that walking the ads newest first finds a page sooner than sorting them all.
+    pub many_within: bool,
     pub order: Order,
     pub offset: i64,
     pub limit: i64,
@@ -237,15 +246,15 @@ fn filter(
     }
     let matcher = Match { query, backend };
     let mut from = match matcher.condition(tier, 2) {
-        // The few featured (or listed) ads are found by their index, each then held
-        // against the words (FTS5 looks a rowid up in its doclists).
+        // The few featured (or listed) ads are found by their index, then kept if the
+        // words match: the match set is made once (FTS5 walks its doclists once), where a
+        // lookup per ad would evaluate the whole expression again for each.
         Some((condition, expression))
             if (part == Part::Featured || query.among.is_some()) && backend == Backend::Sqlite =>
         {
             values.push(Value::Text(expression));
             conditions.push(format!(
-                "EXISTS (SELECT 1 FROM search_fts WHERE {condition} \
-                 AND search_fts.rowid = d.item_number)"
+                "d.item_number IN (SELECT rowid FROM search_fts WHERE {condition})"
             ));
             "search_docs d"
         }
@@ -292,9 +301,9 @@ fn filter(
             }
         }
     }
+    // A count does not measure (PostgreSQL refuses parameters a statement does not use).
     let near = query.near.filter(|near| measure || near.within.is_some());
-    let squared_metres = near.map(|near| {
-        from.push_str(AD_AREA_JOIN);
+    let squared_metres = near.and_then(|near| {
         let latitude = near.point.latitude;
         values.push(Value::Real(latitude));
         let lat = values.len();
@@ -304,15 +313,35 @@ fn filter(
         let ky = values.len();
         values.push(Value::Real(METRES_PER_DEGREE * latitude.to_radians().cos()));
         let kx = values.len();
-        let squared = format!(
-            "((l.latitude - ${lat}) * ${ky}) * ((l.latitude - ${lat}) * ${ky}) \
-             + ((l.longitude - ${lon}) * ${kx}) * ((l.longitude - ${lon}) * ${kx})"
-        );
+        let squared = |l: &str| {
+            format!(
+                "(({l}.latitude - ${lat}) * ${ky}) * (({l}.latitude - ${lat}) * ${ky}) \
+                 + (({l}.longitude - ${lon}) * ${kx}) * (({l}.longitude - ${lon}) * ${kx})"
+            )
+        };
         if let Some(metres) = near.within {
+            // The areas within the radius (a few thousand rows of `locations` measured),
+            // then their ads by `search_docs_area`: no ad is measured to filter. With many
+            // ads within, in an order by item number, the unary `+` keeps SQLite from that
+            // index, so that it walks the ads in order and stops at the page's end instead
+            // of sorting every ad within (PostgreSQL's planner weighs it by its statistics).
+            let walk = query.many_within
+                && matches!(query.order, Order::Newest | Order::Oldest)
+                && backend == Backend::Sqlite;
             values.push(Value::Real((metres as f64) * (metres as f64)));
-            conditions.push(format!("{squared} <= ${}", values.len()));
+            conditions.push(format!(
+                "{}{AD_AREA_KEY} IN (SELECT CASE WHEN a.country = 'NL' THEN 'NL' || a.postcode \
+                 ELSE 'BE' || a.postcode END FROM locations a \
+                 WHERE length(a.postcode) = 4 AND {} <= ${})",
+                if walk { "+" } else { "" },
+                squared("a"),
+                values.len()
+            ));
         }
-        squared
+        measure.then(|| {
+            from.push_str(AD_AREA_JOIN);
+            squared("l")
+        })
     });
     Filter {
         from_where: format!(" FROM {from} WHERE {}", conditions.join(" AND ")),
@@ -629,6 +658,18 @@ fn text_of(key: &str, backend: Backend, values: &mut Vec<Value>) -> String {
     }
 }
 
+/// Within a radius holding at least this many ads, a page newest first walks the ads in
+/// order (see [`Query::many_within`]): a page of 30 is met within about 30 x ads / within
+/// rows of the walk.
+const MANY_WITHIN: i64 = 1_000;
+
+fn with_many_within(query: &Query, total: i64) -> Query {
+    Query {
+        many_within: total >= MANY_WITHIN && query.near.is_some_and(|n| n.within.is_some()),
+        ..query.clone()
+    }
+}
+
 /// The page of `query` at `now` (ads past their close date are left out even before the
 /// expiry sweep), and the exact count.
 pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, DbError> {
@@ -643,6 +684,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
             Tier::Title
         };
         let total = count(conn, query, tier, now).await?;
+        let query = &with_many_within(query, total);
         let hits = if query.offset < total {
             page_of(conn, query, tier, now, query.offset, query.limit).await?
         } else {
@@ -654,6 +696,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
     // `offset` while it lasts, then tier 1 from where the page has reached.
     let in_title = count(conn, query, Tier::Title, now).await?;
     let total = count(conn, query, Tier::Anywhere, now).await?;
+    let query = &with_many_within(query, total);
     let mut page = Vec::new();
     if query.offset < in_title {
         page = page_of(conn, query, Tier::Title, now, query.offset, query.limit).await?;

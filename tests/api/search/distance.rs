@@ -16,6 +16,7 @@ both_backends!(
     pagination_with_a_distance,
     a_distance_is_shown_only_with_a_postcode,
     bad_locations_are_field_errors,
+    a_radius_holding_many_ads_pages_as_without_it,
 );
 
 /// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
@@ -300,4 +301,37 @@ async fn bad_locations_are_field_errors(app: TestApp) {
     assert!(
         search(&app, "postCode=1000AA&distance=250000").await["totalCount"].as_i64() == Some(5)
     );
+}
+
+/// With a thousand ads or more within the radius, a page newest first walks the ads in
+/// order instead of sorting all that are within (`store::search::Query::many_within`): a
+/// radius around every seeded ad pages exactly as no radius does, featured ads included.
+async fn a_radius_holding_many_ads_pages_as_without_it(app: TestApp) {
+    let seller = app.create_user("veel@souk.test", "password-of-veel").await;
+    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
+    souk::seed::seed_ads(
+        &app.db,
+        &app.blobs,
+        &leaves,
+        &[seller],
+        1_100,
+        souk::state::till(&app.config),
+        app.clock.now(),
+    )
+    .await
+    .unwrap();
+    let numbers = |answer: &Value| -> Vec<String> {
+        results(answer)
+            .iter()
+            .map(|r| r["itemId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for page in ["offset=0&limit=30", "offset=500&limit=200"] {
+        let everywhere = search(&app, page).await;
+        // Utrecht: every seeded area (Groningen to Charleroi) is within 250 km.
+        let within = search(&app, &format!("{page}&postCode=3511AB&distance=250000")).await;
+        assert_eq!(within["totalCount"], 1_100);
+        assert_eq!(within["totalCount"], everywhere["totalCount"]);
+        assert_eq!(numbers(&within), numbers(&everywhere), "{page}");
+    }
 }
