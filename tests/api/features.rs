@@ -248,6 +248,17 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
     expect_json(top, 201).await;
     assert_eq!(found(&app, by_word).await, [a, c, b]);
     assert_eq!(found(&app, by_category).await, [a, c, b]);
+    // Words in the description only, and in title and description: the featured ad is
+    // held against its own words in either tier.
+    let in_description = "query=studentenkamer&searchDescription=true";
+    assert_eq!(found(&app, in_description).await, [a, c, b]);
+    let both = "query=vuurtoren+studentenkamer&searchDescription=true";
+    assert_eq!(found(&app, both).await, [a, c, b]);
+    assert!(
+        found(&app, "query=vuurtoren+fiets&searchDescription=true")
+            .await
+            .is_empty()
+    );
     let page = expect_json(app.get(&format!("/v1/search?{by_word}")).await, 200).await;
     assert_eq!(
         page["_embedded"]["svc:search-result"][0]["activeFeatures"],
