@@ -761,18 +761,7 @@ async fn view_counts_are_written_in_bulk_and_add_up(app: TestApp) {
     use souk::store::transactions;
 
     let seller = app.create_user("bulk@souk.test", "password-of-bulk").await;
-    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
-    souk::seed::seed_ads(
-        &app.db,
-        &app.blobs,
-        &leaves,
-        &[seller],
-        1234,
-        souk::state::till(&app.config),
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    app.seed_ads(seller, 1234).await;
     let views = ViewCounter::default();
     let expected = |item: i64| item % 3 + 1;
     for round in 1..=2 {

@@ -317,18 +317,7 @@ async fn changes_answer_with_what_a_read_finds(app: TestApp) {
     let published = same_as_read(published, draft_path).await;
     assert!(published["startDate"].is_string() && published["closeDate"].is_string());
 
-    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
-    souk::seed::seed_ads(
-        &app.db,
-        &app.blobs,
-        &leaves,
-        &[seller.id],
-        1,
-        souk::state::till(&app.config),
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    app.seed_ads(seller.id, 1).await;
     let own = expect_json(
         app.get_with("/v1/advertisements?limit=1", &seller.token)
             .await,

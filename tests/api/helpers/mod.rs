@@ -152,6 +152,23 @@ impl TestApp {
         }
     }
 
+    /// `count` online ads of `seller` made by `souk seed`'s generator, as the seed stores
+    /// them (in bulk, with images).
+    pub async fn seed_ads(&self, seller: i64, count: u64) {
+        let leaves = souk::seed::open_leaves(&self.db).await.unwrap();
+        souk::seed::seed_ads(
+            &self.db,
+            &self.blobs,
+            &leaves,
+            &[seller],
+            count,
+            souk::state::till(&self.config),
+            self.clock.now(),
+        )
+        .await
+        .unwrap();
+    }
+
     /// A confirmed user.
     pub async fn create_user(&self, email: &str, password: &str) -> i64 {
         create_user(

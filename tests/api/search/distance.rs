@@ -308,18 +308,7 @@ async fn bad_locations_are_field_errors(app: TestApp) {
 /// radius around every seeded ad pages exactly as no radius does, featured ads included.
 async fn a_radius_holding_many_ads_pages_as_without_it(app: TestApp) {
     let seller = app.create_user("veel@souk.test", "password-of-veel").await;
-    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
-    souk::seed::seed_ads(
-        &app.db,
-        &app.blobs,
-        &leaves,
-        &[seller],
-        1_100,
-        souk::state::till(&app.config),
-        app.clock.now(),
-    )
-    .await
-    .unwrap();
+    app.seed_ads(seller, 1_100).await;
     let numbers = |answer: &Value| -> Vec<String> {
         results(answer)
             .iter()
