@@ -65,19 +65,26 @@ async fn match_queued(conn: &mut dyn Conn, now: i64) -> Result<(usize, usize), D
     if numbers.is_empty() {
         return Ok((0, 0));
     }
+    let alerting = alerts::alerting(conn).await?;
+    if alerting.is_empty() {
+        return Ok((numbers.len(), 0));
+    }
+    // Read once for the batch: each search leaves out its owner's own ads.
+    let sellers: std::collections::HashMap<i64, i64> = ads::by_numbers(conn, &numbers)
+        .await?
+        .into_iter()
+        .map(|ad| (ad.number, ad.seller_id))
+        .collect();
     let mut matched = 0;
-    for saved in alerts::alerting(conn).await? {
+    for saved in alerting {
         let Some(mut query) = query_of(conn, &saved).await? else {
             continue;
         };
         query.among = Some(numbers.clone());
-        let found = search::matching(conn, &query, now).await?;
-        // Not the owner's own ads.
-        let found: Vec<i64> = ads::by_numbers(conn, &found)
+        let found: Vec<i64> = search::matching(conn, &query, now)
             .await?
             .into_iter()
-            .filter(|ad| ad.seller_id != saved.user_id)
-            .map(|ad| ad.number)
+            .filter(|number| sellers.get(number) != Some(&saved.user_id))
             .collect();
         matched += alerts::add_matches(conn, saved.id, &found, now).await? as usize;
     }
