@@ -25,7 +25,7 @@ use crate::store::ads::{self, AdWrite, NewAd};
 use crate::store::images::{self, ImageRecord};
 use crate::store::renditions::{self, NewRendition, RecordError};
 use crate::store::users::{self, NewUser};
-use crate::store::{self as store, Conn, Db, categories};
+use crate::store::{Conn, Db, categories};
 
 use crate::usecase::orders::Till;
 use dealings::Dealing;
@@ -160,9 +160,8 @@ pub async fn seed(
     let sellers = insert_users(db, users, hash, now).await?;
     seed_ads(db, blobs, &leaves, &sellers, ads, till, now).await?;
     // The planner's statistics still describe the tables before the load: PostgreSQL
-    // guessed 1,575 images per ad and read them with a bitmap scan. (Autovacuum would get
-    // there, but not before the first reads.)
-    db.write(|conn| Box::pin(store::analyze(conn))).await?;
+    // guessed 1,575 images per ad and read them with a bitmap scan.
+    db.settle_after_bulk_load().await?;
     println!(
         "seeded {users} users and {ads} ads in {:.1} s",
         started.elapsed().as_secs_f64()

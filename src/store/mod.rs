@@ -192,7 +192,7 @@ pub struct PoolStats {
 #[derive(Clone)]
 pub struct Db {
     inner: Arc<Inner>,
-    /// Bounds the SQLite reads that run on blocking threads ([`Db::read_heavy`]).
+    /// Bounds the heavy reads under way at once ([`Db::read_heavy`]).
     heavy: Arc<tokio::sync::Semaphore>,
 }
 
@@ -250,8 +250,9 @@ impl Db {
     /// Runs read-only queries that may take milliseconds (a search): as [`Db::read`], but on
     /// SQLite, whose queries run on the calling thread, on a blocking thread instead (at
     /// most one per core at once), so that the runtime's few workers keep answering point
-    /// reads meanwhile. On PostgreSQL the database's own processes do the work: the same as
-    /// `read`.
+    /// reads meanwhile. On PostgreSQL, on a connection of its own (at most one per core at
+    /// once), so that the point reads pipelined on the shared read connections do not queue
+    /// behind it, and planned for the values bound (`postgres::PgDb::read_heavy`).
     pub async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
@@ -272,7 +273,13 @@ impl Db {
                     .await
                     .map_err(|e| E::from(DbError::Other(format!("a heavy read stopped: {e}"))))?
             }
-            Inner::Postgres(db) => db.read(f).await,
+            Inner::Postgres(db) => {
+                let _permit =
+                    self.heavy.acquire().await.map_err(|e| {
+                        E::from(DbError::Other(format!("heavy reads are closed: {e}")))
+                    })?;
+                db.read_heavy(f).await
+            }
         }
     }
 
@@ -308,17 +315,29 @@ impl Db {
         }
     }
 
+    /// After a bulk load: brings the query planner's statistics up to date, and on
+    /// PostgreSQL marks the new rows visible to every transaction (`VACUUM`, which cannot
+    /// run in a transaction), without which an index-only scan still reads each row from
+    /// the table. (Autovacuum would get there, but not before the first reads.)
+    pub async fn settle_after_bulk_load(&self) -> Result<(), DbError> {
+        match &*self.inner {
+            Inner::Sqlite(_) => {
+                self.write(|conn| Box::pin(conn.execute_batch("ANALYZE")))
+                    .await
+            }
+            Inner::Postgres(db) => {
+                db.outside_transaction(|conn| Box::pin(conn.execute_batch("VACUUM (ANALYZE)")))
+                    .await
+            }
+        }
+    }
+
     pub fn pool_stats(&self) -> PoolStats {
         match &*self.inner {
             Inner::Sqlite(db) => db.pool_stats(),
             Inner::Postgres(db) => db.pool_stats(),
         }
     }
-}
-
-/// Brings the query planner's statistics up to date (after a bulk load).
-pub async fn analyze(conn: &mut dyn Conn) -> Result<(), DbError> {
-    conn.execute_batch("ANALYZE").await
 }
 
 /// `($1, $2), ($3, $4)`: the VALUES of `rows` rows of `columns` parameters each, for

@@ -29,6 +29,9 @@ pub(super) struct PgDb {
     config: tokio_postgres::Config,
     readers: Vec<Reader>,
     idle: Mutex<Vec<PgClient>>,
+    /// Connections of the heavy reads ([`PgDb::read_heavy`]), and theirs when idle.
+    heavy_config: tokio_postgres::Config,
+    heavy_idle: Mutex<Vec<PgClient>>,
     permits: Semaphore,
     in_use: AtomicUsize,
     max: usize,
@@ -46,11 +49,25 @@ impl PgDb {
         if config.get_application_name().is_none() {
             config.application_name("souk");
         }
+        // No JIT compilation: it pays off for long analytic queries, not for Souk's, whose
+        // larger ones (a search counting a common word over a million ads) cross its cost
+        // threshold and then spent tens of milliseconds compiling (a search within 25 km of
+        // a city: 4.2 s with it, 2.9 s without, at a million ads). Options the URL gives
+        // come after, so an operator's `-c jit=on` wins.
+        let options = match config.get_options() {
+            Some(given) => format!("-c jit=off {given}"),
+            None => "-c jit=off".to_owned(),
+        };
+        config.options(&options);
+        let mut heavy_config = config.clone();
+        heavy_config.options(format!("-c plan_cache_mode=force_custom_plan {options}"));
         let max = max.max(1);
         let db = PgDb {
             config,
             readers: (0..readers.max(1)).map(|_| Reader::default()).collect(),
             idle: Mutex::new(Vec::new()),
+            heavy_config,
+            heavy_idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(max),
             in_use: AtomicUsize::new(0),
             max,
@@ -77,7 +94,54 @@ impl PgDb {
         f(&mut conn).await
     }
 
+    /// A read that takes long (a search), on a connection of its own: on a shared one, the
+    /// point reads pipelined behind it would wait for it. [`super::Db::read_heavy`] bounds
+    /// how many run at once. These connections plan each statement for the values bound
+    /// (`plan_cache_mode`): a search's best plan depends on them (a word in half the ads
+    /// or in a few; how many areas a radius holds), and the generic plan that PostgreSQL
+    /// takes after five runs of a prepared statement compared an ad's area with each of
+    /// a radius's 1,144 areas in turn (5.4 s, where the plan for the values took 0.3 s).
+    pub(super) async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
+        E: From<DbError>,
+    {
+        let pooled = self.heavy_idle.lock().pop();
+        let client = match pooled {
+            Some(client) if !client.client.is_closed() => client,
+            _ => PgClient::connect(&self.heavy_config).await?,
+        };
+        let mut conn = OwnConn {
+            client,
+            reusable: true,
+        };
+        let result = f(&mut conn).await;
+        if !conn.client.client.is_closed() {
+            self.heavy_idle.lock().push(conn.client);
+        }
+        result
+    }
+
+    /// Runs `f` on a pooled connection of its own, outside any transaction: for statements
+    /// that cannot run in one (`VACUUM`).
+    pub(super) async fn outside_transaction<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
+        E: From<DbError>,
+    {
+        self.with_own(f, false).await
+    }
+
     pub(super) async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
+        E: From<DbError>,
+    {
+        self.with_own(f, true).await
+    }
+
+    /// Runs `f` on a connection of the pool, in a transaction if `transaction`.
+    async fn with_own<T, E, F>(&self, f: F, transaction: bool) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
@@ -99,7 +163,11 @@ impl PgDb {
         };
         // If this future is dropped halfway (a timeout), the connection is dropped with it and
         // the server rolls the transaction back; it never returns to the pool.
-        let result = in_transaction(&mut conn, f).await;
+        let result = if transaction {
+            in_transaction(&mut conn, f).await
+        } else {
+            f(&mut conn).await
+        };
         if conn.reusable && !conn.client.client.is_closed() {
             self.idle.lock().push(conn.client);
         }
@@ -328,6 +396,7 @@ impl ToSql for Value {
                 _ => v.to_sql(ty, out),
             },
             Value::Blob(v) => v.as_slice().to_sql(ty, out),
+            Value::TextList(v) => v.to_sql(ty, out),
         }
     }
 

@@ -453,6 +453,11 @@ impl rusqlite::ToSql for Value {
             Value::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
             Value::Bool(v) => ToSqlOutput::Borrowed(ValueRef::Integer(i64::from(*v))),
             Value::Blob(v) => ToSqlOutput::Borrowed(ValueRef::Blob(v)),
+            Value::TextList(_) => {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    "SQLite has no arrays: a list is bound on PostgreSQL only".into(),
+                ));
+            }
         })
     }
 }

@@ -26,6 +26,9 @@ pub enum Value {
     Text(String),
     Bool(bool),
     Blob(Vec<u8>),
+    /// A list of texts, bound as a PostgreSQL `text[]` (`x = ANY($3)`). SQLite has no
+    /// arrays: binding one there is an error.
+    TextList(Vec<String>),
 }
 
 impl From<i64> for Value {

@@ -9,6 +9,7 @@ use crate::helpers::{Backend, TestApp};
 both_backends!(
     concurrent_writes_are_all_kept_and_failures_roll_back_alone,
     placeholders_bind_by_number,
+    lists_bind_on_postgres_only,
     unique_violations_are_recognised,
     migrations_run_once,
     import_refuses_a_malformed_file_and_changes_nothing,
@@ -115,6 +116,57 @@ async fn placeholders_bind_by_number(app: TestApp) {
     assert!(found.is_some());
     let error = row.get::<String>("id").unwrap_err();
     assert!(matches!(error, DbError::Decode(_)));
+}
+
+/// A list binds as a PostgreSQL array (search binds a radius's areas so); SQLite has no
+/// arrays, and binding one there is an error, not a panic.
+async fn lists_bind_on_postgres_only(app: TestApp) {
+    let found = app
+        .db
+        .read(|conn| {
+            Box::pin(async move {
+                conn.query_one(
+                    "SELECT count(*) AS n FROM (SELECT 'b' AS v) x WHERE v = ANY($1)",
+                    &[Value::TextList(vec!["a".to_owned(), "b".to_owned()])],
+                )
+                .await
+            })
+        })
+        .await;
+    match app.backend {
+        Backend::Postgres => assert_eq!(found.unwrap().get::<i64>("n").unwrap(), 1),
+        Backend::Sqlite => assert!(found.is_err(), "{found:?}"),
+    }
+}
+
+/// Heavy reads (searches) run on PostgreSQL connections of their own, not on the shared
+/// read connection where point reads would queue behind them, with plans made for the
+/// values bound and no JIT compilation; the shared connection keeps PostgreSQL's default
+/// plan cache (point reads reuse their generic plans) and has no JIT either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn postgres_heavy_reads_have_connections_of_their_own() {
+    let app = TestApp::start(Backend::Postgres, "heavy_reads").await;
+    const SETTINGS: &str = "SELECT pg_backend_pid() AS pid, \
+        current_setting('plan_cache_mode') AS plan, current_setting('jit') AS jit";
+    let heavy = app
+        .db
+        .read_heavy(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
+        .await
+        .unwrap();
+    let shared = app
+        .db
+        .read(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
+        .await
+        .unwrap();
+    assert_ne!(
+        heavy.get::<i64>("pid").unwrap(),
+        shared.get::<i64>("pid").unwrap()
+    );
+    assert_eq!(heavy.get::<String>("plan").unwrap(), "force_custom_plan");
+    assert_eq!(shared.get::<String>("plan").unwrap(), "auto");
+    assert_eq!(heavy.get::<String>("jit").unwrap(), "off");
+    assert_eq!(shared.get::<String>("jit").unwrap(), "off");
 }
 
 async fn unique_violations_are_recognised(app: TestApp) {
