@@ -4,6 +4,10 @@
 //! from `connections` tasks at once for `seconds`. Prints `{"requests", "p50_ms",
 //! "p95_ms"}`, so that the report shows how much of R2 is the database's.
 //!
+//! With `CONNECTIONS` 0 it profiles instead: each query once, one after the other (after
+//! one round to warm the caches), printing its time in milliseconds and the query, one per
+//! line, to find which kinds of the mix are slow.
+//!
 //!     cargo run --release --example search_db -- DATABASE_URL QUERIES_FILE SECONDS CONNECTIONS
 
 use std::time::{Duration, Instant};
@@ -19,9 +23,13 @@ async fn main() {
     };
     let seconds: u64 = seconds.parse().expect("SECONDS");
     let connections: usize = connections.parse().expect("CONNECTIONS");
-    let requests: Vec<SearchRequest> = std::fs::read_to_string(file)
+    let paths: Vec<String> = std::fs::read_to_string(file)
         .expect("the queries file")
         .lines()
+        .map(str::to_owned)
+        .collect();
+    let requests: Vec<SearchRequest> = paths
+        .iter()
         .map(|path| {
             let query = path.split_once('?').map_or("", |(_, query)| query);
             let pairs: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
@@ -34,6 +42,18 @@ async fn main() {
         .await
         .expect("open the database");
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    if connections == 0 {
+        for round in 0..2 {
+            for (request, path) in requests.iter().zip(&paths) {
+                let started = Instant::now();
+                search(&db, request.clone(), now).await;
+                if round == 1 {
+                    println!("{:.3}\t{path}", started.elapsed().as_secs_f64() * 1000.0);
+                }
+            }
+        }
+        return;
+    }
     let until = Instant::now() + Duration::from_secs(seconds);
     let tasks: Vec<_> = (0..connections)
         .map(|task| {
@@ -45,17 +65,7 @@ async fn main() {
                     let request = requests[next % requests.len()].clone();
                     next += 1;
                     let started = Instant::now();
-                    db.read_heavy(move |conn| {
-                        Box::pin(async move {
-                            souk::usecase::search::run::<std::convert::Infallible>(
-                                conn, &request, now,
-                            )
-                            .await
-                            .map(drop)
-                        })
-                    })
-                    .await
-                    .expect("a query of the mix runs");
+                    search(&db, request, now).await;
                     times.push(started.elapsed());
                 }
                 times
@@ -74,4 +84,17 @@ async fn main() {
         at(0.5).as_secs_f64() * 1000.0,
         at(0.95).as_secs_f64() * 1000.0
     );
+}
+
+/// One search of the mix, as the handler runs it (on the heavy-read path).
+async fn search(db: &Db, request: SearchRequest, now: i64) {
+    db.read_heavy(move |conn| {
+        Box::pin(async move {
+            souk::usecase::search::run::<std::convert::Infallible>(conn, &request, now)
+                .await
+                .map(drop)
+        })
+    })
+    .await
+    .expect("a query of the mix runs");
 }

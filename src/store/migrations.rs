@@ -45,6 +45,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(22, "0022_website_url"),
     migration!(23, "0023_search_alerts"),
     migration!(24, "0024_search_area"),
+    migration!(25, "0025_search_covering_indexes"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -46,6 +46,10 @@ const AD_AREA_JOIN: &str = " LEFT JOIN locations l \
 const AD_AREA_KEY: &str = "(CASE WHEN length(d.postcode) = 6 THEN 'NL' || substr(d.postcode, 1, 4) \
     ELSE 'BE' || d.postcode END)";
 
+/// The same key of a row `a` of `locations` that is an area (a four-character postcode).
+const LOCATION_AREA_KEY: &str =
+    "CASE WHEN a.country = 'NL' THEN 'NL' || a.postcode ELSE 'BE' || a.postcode END";
+
 /// Distances from a point (docs/design/search.md section 6): equirectangular at the point's
 /// latitude, `dy = (lat - lat0) * M`, `dx = (lon - lon0) * M * cos(lat0)`, within 0.1% of
 /// the great-circle distance over this range. Computed by the database alone (SQLite here
@@ -67,6 +71,9 @@ pub struct Query {
     pub words: Vec<Vec<String>>,
     /// Tag groups (`c_101`, `[a_fuel_petrol, a_fuel_diesel]`), matched in the tags.
     pub tags: Vec<Vec<String>>,
+    /// Only ads of this (leaf) category, found by `search_docs_category_price`: a category
+    /// searched without words, with or without a price range.
+    pub category: Option<i64>,
     /// Words may be found in the description too (tier 1, after the title matches).
     pub search_description: bool,
     pub price_from: Option<i64>,
@@ -79,6 +86,9 @@ pub struct Query {
     /// Set by [`run`] from the count, not by callers: so many ads are within the radius
     /// that walking the ads newest first finds a page sooner than sorting them all.
     pub many_within: bool,
+    /// Set by this module on PostgreSQL, not by callers: the keys of the areas within the
+    /// radius, found before the search ([`with_areas`]).
+    pub areas: Option<Vec<String>>,
     pub order: Order,
     pub offset: i64,
     pub limit: i64,
@@ -355,6 +365,10 @@ fn filter(
             super::numbered(first, among.len())
         ));
     }
+    if let Some(category) = query.category {
+        values.push(Value::Int(category));
+        conditions.push(format!("d.category_id = ${}", values.len()));
+    }
     if let Some(from) = query.price_from {
         values.push(Value::Int(from));
         conditions.push(format!("d.price_cents >= ${}", values.len()));
@@ -379,22 +393,26 @@ fn filter(
     // A count does not measure (PostgreSQL refuses parameters a statement does not use).
     let near = query.near.filter(|near| measure || near.within.is_some());
     let squared_metres = near.and_then(|near| {
-        let latitude = near.point.latitude;
-        values.push(Value::Real(latitude));
-        let lat = values.len();
-        values.push(Value::Real(near.point.longitude));
-        let lon = values.len();
-        values.push(Value::Real(METRES_PER_DEGREE));
-        let ky = values.len();
-        values.push(Value::Real(METRES_PER_DEGREE * latitude.to_radians().cos()));
-        let kx = values.len();
-        let squared = |l: &str| {
-            format!(
-                "(({l}.latitude - ${lat}) * ${ky}) * (({l}.latitude - ${lat}) * ${ky}) \
-                 + (({l}.longitude - ${lon}) * ${kx}) * (({l}.longitude - ${lon}) * ${kx})"
-            )
-        };
-        if let Some(metres) = near.within {
+        let areas = query
+            .areas
+            .as_ref()
+            .filter(|_| backend == Backend::Postgres);
+        if let Some(areas) = areas {
+            // The areas found beforehand, as a list: PostgreSQL's planner misjudges how many
+            // areas the subquery below finds (9 where 1,144 were), and then looked the
+            // words up in their index once per area (105 s for a common word within 50 km).
+            // Bound as an array (not a text cast to one), the plan made for the values holds
+            // it as a constant, which PostgreSQL looks up in a hash table; a cast array is
+            // searched element by element for each ad (10 s for 1,144 areas).
+            values.push(Value::TextList(areas.clone()));
+            conditions.push(format!("{AD_AREA_KEY} = ANY(${}::text[])", values.len()));
+            if !measure {
+                return None;
+            }
+        }
+        let point = bind_point(near.point, &mut values);
+        let squared = |l: &str| squared_distance(l, point);
+        if let (None, Some(metres)) = (areas, near.within) {
             // The areas within the radius (a few thousand rows of `locations` measured),
             // then their ads by `search_docs_area`: no ad is measured to filter. With many
             // ads within, in an order by item number, the unary `+` keeps SQLite from that
@@ -405,8 +423,7 @@ fn filter(
                 && backend == Backend::Sqlite;
             values.push(Value::Real((metres as f64) * (metres as f64)));
             conditions.push(format!(
-                "{}{AD_AREA_KEY} IN (SELECT CASE WHEN a.country = 'NL' THEN 'NL' || a.postcode \
-                 ELSE 'BE' || a.postcode END FROM locations a \
+                "{}{AD_AREA_KEY} IN (SELECT {LOCATION_AREA_KEY} FROM locations a \
                  WHERE length(a.postcode) = 4 AND {} <= ${})",
                 if walk { "+" } else { "" },
                 squared("a"),
@@ -424,6 +441,56 @@ fn filter(
         squared_metres,
         fts_outer,
     }
+}
+
+/// Binds a point's latitude and longitude and the metres per degree of each there; returns
+/// their parameter numbers for [`squared_distance`].
+fn bind_point(point: Point, values: &mut Vec<Value>) -> [usize; 4] {
+    values.push(Value::Real(point.latitude));
+    values.push(Value::Real(point.longitude));
+    values.push(Value::Real(METRES_PER_DEGREE));
+    values.push(Value::Real(
+        METRES_PER_DEGREE * point.latitude.to_radians().cos(),
+    ));
+    let n = values.len();
+    [n - 3, n - 2, n - 1, n]
+}
+
+/// The squared distance in metres from the point bound as `[lat, lon, ky, kx]` to the
+/// row `l` of `locations` ([`Near`] says how it is computed).
+fn squared_distance(l: &str, [lat, lon, ky, kx]: [usize; 4]) -> String {
+    format!(
+        "(({l}.latitude - ${lat}) * ${ky}) * (({l}.latitude - ${lat}) * ${ky}) \
+         + (({l}.longitude - ${lon}) * ${kx}) * (({l}.longitude - ${lon}) * ${kx})"
+    )
+}
+
+/// On PostgreSQL, `query` with the areas within its radius found ([`Query::areas`]); as it
+/// is on SQLite, whose planner runs the subquery of [`filter`] well, and without a radius.
+async fn with_areas(conn: &mut dyn Conn, query: &Query) -> Result<Query, DbError> {
+    let within = query.near.and_then(|near| near.within.map(|m| (near, m)));
+    let (Backend::Postgres, Some((near, metres)), None) = (conn.backend(), within, &query.areas)
+    else {
+        return Ok(query.clone());
+    };
+    let mut values = Vec::new();
+    let point = bind_point(near.point, &mut values);
+    values.push(Value::Real((metres as f64) * (metres as f64)));
+    let areas = conn
+        .column(
+            &format!(
+                "SELECT {LOCATION_AREA_KEY} AS area FROM locations a \
+                 WHERE length(a.postcode) = 4 AND {} <= ${} ORDER BY 1",
+                squared_distance("a", point),
+                values.len()
+            ),
+            &values,
+        )
+        .await?;
+    Ok(Query {
+        areas: Some(areas),
+        ..query.clone()
+    })
 }
 
 /// The SQL value of a numeric attribute of the ad `d` (NULL where the ad has no number
@@ -479,7 +546,8 @@ fn order_by(order: Order, squared_metres: Option<&str>, fts_outer: bool) -> Stri
 
 async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Result<i64, DbError> {
     let backend = conn.backend();
-    let only_terms = query.price_from.is_none()
+    let only_terms = query.category.is_none()
+        && query.price_from.is_none()
         && query.price_to.is_none()
         && !query.with_images
         && query.near.is_none()
@@ -662,6 +730,7 @@ pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Ve
     if query.among.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
+    let query = &with_areas(conn, query).await?;
     let tier = if query.search_description {
         Tier::Anywhere
     } else {
@@ -700,6 +769,7 @@ pub async fn facet_counts(
         Tier::Title
     };
     let backend = conn.backend();
+    let query = &with_areas(conn, query).await?;
     let filter = filter(query, backend, tier, Part::All, now, false);
     let rows = conn
         .query(
@@ -788,6 +858,7 @@ fn with_many_within(query: &Query, total: i64) -> Query {
 /// The page of `query` at `now` (ads past their close date are left out even before the
 /// expiry sweep), and the exact count.
 pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, DbError> {
+    let query = &with_areas(conn, query).await?;
     let tiers = !query.words.is_empty()
         && query.search_description
         && matches!(query.order, Order::Newest | Order::Oldest);

@@ -82,6 +82,8 @@ struct Filters {
     /// The tags every result must carry, one group per filter (a group matches when the ad
     /// has any of its tags).
     tags: Vec<Vec<String>>,
+    /// A leaf category searched without words: matched by its id, not its tag.
+    category: Option<i64>,
     number_ranges: Vec<crate::domain::search::request::NumberRange>,
     near: Option<Near>,
     /// The searchable LIST attributes of the category (of its leaves, for an L1), for
@@ -107,10 +109,18 @@ async fn area_point(
 
 async fn filters<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<Filters, Error<R>> {
     let mut tags = Vec::new();
+    let mut leaf = None;
     let mut errors = Vec::new();
     let mut definitions = Vec::new();
     if let Some(id) = request.category_id {
         match categories::get(conn, id).await? {
+            // Without words, the ads of a leaf are found by their category's index (with
+            // the price range, and the close date it holds) rather than by the word index;
+            // with words, the tag narrows the words' matches within the word index.
+            Some(category) if category.parent_id.is_some() && request.words.groups.is_empty() => {
+                leaf = Some(id);
+                definitions.extend(category.leaf.map(|l| l.attributes).unwrap_or_default());
+            }
             Some(category) if category.parent_id.is_some() => {
                 tags.push(vec![category_tag(id)]);
                 definitions.extend(category.leaf.map(|l| l.attributes).unwrap_or_default());
@@ -193,6 +203,7 @@ async fn filters<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<Filt
     list_keys.dedup();
     Ok(Filters {
         tags,
+        category: leaf,
         number_ranges,
         near,
         list_keys,
@@ -219,6 +230,7 @@ async fn query_and_list_keys<R>(
     let query = Query {
         words: request.words.groups.clone(),
         tags: filters.tags,
+        category: filters.category,
         search_description: request.search_description,
         price_from: request.price_from,
         price_to: request.price_to,
@@ -227,6 +239,7 @@ async fn query_and_list_keys<R>(
         number_ranges: filters.number_ranges,
         among: None,
         many_within: false,
+        areas: None,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,
             (SortBy::Default, true) => Order::Oldest,

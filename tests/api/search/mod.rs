@@ -204,6 +204,17 @@ async fn filters_narrow_the_results(app: TestApp) {
         titles(&app, "query=audi&categoryId=4").await,
         ["Audi fiets"]
     );
+    // Without words a leaf is found by its category's index, not by its tag.
+    assert_eq!(
+        titles(&app, "categoryId=101").await,
+        ["Tesla model 3", "Audi A6", "Audi A4"],
+        "a leaf without words"
+    );
+    assert_eq!(
+        titles(&app, "categoryId=402").await,
+        ["Audi fiets"],
+        "a leaf without words"
+    );
     assert_eq!(
         titles(&app, &format!("query=audi&sellerId={}", other.id)).await,
         ["Audi A6"]
