@@ -28,10 +28,10 @@ const STATEMENTS_KEPT: usize = 512;
 pub(super) struct PgDb {
     config: tokio_postgres::Config,
     readers: Vec<Reader>,
-    idle: Mutex<Vec<PgClient>>,
-    /// Connections of the heavy reads ([`PgDb::read_heavy`]), and theirs when idle.
-    heavy_config: tokio_postgres::Config,
-    heavy_idle: Mutex<Vec<PgClient>>,
+    /// The connections of writes, each used by one at a time.
+    own: Idle,
+    /// The connections of heavy reads ([`PgDb::read_heavy`]), planned for their values.
+    heavy: Idle,
     permits: Semaphore,
     in_use: AtomicUsize,
     max: usize,
@@ -63,11 +63,10 @@ impl PgDb {
         heavy_config.options(format!("-c plan_cache_mode=force_custom_plan {options}"));
         let max = max.max(1);
         let db = PgDb {
+            own: Idle::new(config.clone()),
             config,
             readers: (0..readers.max(1)).map(|_| Reader::default()).collect(),
-            idle: Mutex::new(Vec::new()),
-            heavy_config,
-            heavy_idle: Mutex::new(Vec::new()),
+            heavy: Idle::new(heavy_config),
             permits: Semaphore::new(max),
             in_use: AtomicUsize::new(0),
             max,
@@ -106,19 +105,9 @@ impl PgDb {
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
     {
-        let pooled = self.heavy_idle.lock().pop();
-        let client = match pooled {
-            Some(client) if !client.client.is_closed() => client,
-            _ => PgClient::connect(&self.heavy_config).await?,
-        };
-        let mut conn = OwnConn {
-            client,
-            reusable: true,
-        };
+        let mut conn = self.heavy.take().await?;
         let result = f(&mut conn).await;
-        if !conn.client.client.is_closed() {
-            self.heavy_idle.lock().push(conn.client);
-        }
+        self.heavy.give_back(conn);
         result
     }
 
@@ -151,16 +140,8 @@ impl PgDb {
             .acquire()
             .await
             .map_err(|_| E::from(DbError::Unavailable("the pool is closed".into())))?;
-        let pooled = self.idle.lock().pop();
-        let client = match pooled {
-            Some(client) if !client.client.is_closed() => client,
-            _ => PgClient::connect(&self.config).await?,
-        };
+        let mut conn = self.own.take().await?;
         let _in_use = InUse::count(&self.in_use);
-        let mut conn = OwnConn {
-            client,
-            reusable: true,
-        };
         // If this future is dropped halfway (a timeout), the connection is dropped with it and
         // the server rolls the transaction back; it never returns to the pool.
         let result = if transaction {
@@ -168,17 +149,51 @@ impl PgDb {
         } else {
             f(&mut conn).await
         };
-        if conn.reusable && !conn.client.client.is_closed() {
-            self.idle.lock().push(conn.client);
-        }
+        self.own.give_back(conn);
         result
     }
 
     pub(super) fn pool_stats(&self) -> PoolStats {
         PoolStats {
             in_use: self.in_use.load(Ordering::Relaxed),
-            idle: self.idle.lock().len(),
+            idle: self.own.clients.lock().len(),
             max: self.max,
+        }
+    }
+}
+
+/// Connections opened with one configuration, each used by one caller at a time, and kept
+/// when idle for the next.
+struct Idle {
+    config: tokio_postgres::Config,
+    clients: Mutex<Vec<PgClient>>,
+}
+
+impl Idle {
+    fn new(config: tokio_postgres::Config) -> Self {
+        Idle {
+            config,
+            clients: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// An idle connection still open, or a new one.
+    async fn take(&self) -> Result<OwnConn, DbError> {
+        let pooled = self.clients.lock().pop();
+        let client = match pooled {
+            Some(client) if !client.client.is_closed() => client,
+            _ => PgClient::connect(&self.config).await?,
+        };
+        Ok(OwnConn {
+            client,
+            reusable: true,
+        })
+    }
+
+    /// Keeps `conn` for the next caller unless it was lost or left in an unknown state.
+    fn give_back(&self, conn: OwnConn) {
+        if conn.reusable && !conn.client.client.is_closed() {
+            self.clients.lock().push(conn.client);
         }
     }
 }
