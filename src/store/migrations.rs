@@ -46,6 +46,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(23, "0023_search_alerts"),
     migration!(24, "0024_search_area"),
     migration!(25, "0025_search_covering_indexes"),
+    migration!(26, "0026_search_featured_index"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

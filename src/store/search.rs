@@ -5,6 +5,8 @@
 //! same order. The match expression is the one text that differs: an FTS5 `MATCH` on
 //! SQLite, a `tsquery` on PostgreSQL; [`Match`] writes both.
 
+use std::borrow::Cow;
+
 use crate::domain::places::Point;
 pub use crate::domain::search::request::NumberRange;
 use crate::domain::search::text::is_index_word;
@@ -92,6 +94,20 @@ pub struct Query {
     pub order: Order,
     pub offset: i64,
     pub limit: i64,
+}
+
+impl Query {
+    /// Whether its words and tags are the whole of its filter: then the full-text index
+    /// alone knows which ads match (less those past their close date, not yet swept).
+    fn only_terms(&self) -> bool {
+        self.category.is_none()
+            && self.price_from.is_none()
+            && self.price_to.is_none()
+            && !self.with_images
+            && self.near.is_none()
+            && self.number_ranges.is_empty()
+            && self.among.is_none()
+    }
 }
 
 /// A page of results, in order, and how many match in all.
@@ -273,13 +289,29 @@ impl Match<'_> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Part {
     All,
+    /// The featured ads, found by the feature columns' partial indexes and each held
+    /// against the terms (on SQLite): when they are fewer than the matches.
     Featured,
+    /// The featured ads, found among the matches: when the matches are the fewer.
+    FeaturedAmongMatches,
     Plain,
 }
 
-/// An ad whose top-of-the-day or bump runs at `$1`. Each comparison implies its column is
-/// not NULL, so each side of the OR can use its partial index (a `COALESCE` could not).
-const FEATURED: &str = "(d.top_until > $1 OR d.bumped_until > $1)";
+/// An ad whose top-of-the-day or bump runs at `$1`, in each backend's words. PostgreSQL: each
+/// comparison implies its column is not NULL, so each side of the OR can use its partial
+/// index (a `COALESCE` could not). SQLite would look each side up in its index and then read
+/// every featured ad's row; its words are those of `search_docs_featured` (migration 0026),
+/// the first term its partial condition, the second the expression it is ordered by, so
+/// that the featured ads are one range of it, each with what a search holds against it.
+fn featured(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => {
+            "(d.top_until IS NOT NULL OR d.bumped_until IS NOT NULL) \
+             AND max(coalesce(d.top_until, 0), coalesce(d.bumped_until, 0)) > $1"
+        }
+        Backend::Postgres => "(d.top_until > $1 OR d.bumped_until > $1)",
+    }
+}
 
 /// Every other ad: neither runs at `$1` (NULL meaning never bought).
 const PLAIN: &str = "(COALESCE(d.top_until, 0) <= $1 AND COALESCE(d.bumped_until, 0) <= $1)";
@@ -312,7 +344,9 @@ fn filter(
     let mut conditions = vec![open.to_owned()];
     match part {
         Part::All => {}
-        Part::Featured => conditions.push(FEATURED.to_owned()),
+        Part::Featured | Part::FeaturedAmongMatches => {
+            conditions.push(featured(backend).to_owned())
+        }
         Part::Plain => conditions.push(PLAIN.to_owned()),
     }
     let matcher = Match { query, backend };
@@ -466,12 +500,17 @@ fn squared_distance(l: &str, [lat, lon, ky, kx]: [usize; 4]) -> String {
 }
 
 /// On PostgreSQL, `query` with the areas within its radius found ([`Query::areas`]); as it
-/// is on SQLite, whose planner runs the subquery of [`filter`] well, and without a radius.
-async fn with_areas(conn: &mut dyn Conn, query: &Query) -> Result<Query, DbError> {
+/// is on SQLite, whose planner runs the subquery of [`filter`] well, without a radius, and
+/// when they were found already. [`run`], [`matching`] and [`facet_counts`] call it; a
+/// caller that runs several of them on one query calls it first, to find the areas once.
+pub async fn with_areas<'q>(
+    conn: &mut dyn Conn,
+    query: &'q Query,
+) -> Result<Cow<'q, Query>, DbError> {
     let within = query.near.and_then(|near| near.within.map(|m| (near, m)));
     let (Backend::Postgres, Some((near, metres)), None) = (conn.backend(), within, &query.areas)
     else {
-        return Ok(query.clone());
+        return Ok(Cow::Borrowed(query));
     };
     let mut values = Vec::new();
     let point = bind_point(near.point, &mut values);
@@ -487,10 +526,10 @@ async fn with_areas(conn: &mut dyn Conn, query: &Query) -> Result<Query, DbError
             &values,
         )
         .await?;
-    Ok(Query {
+    Ok(Cow::Owned(Query {
         areas: Some(areas),
         ..query.clone()
-    })
+    }))
 }
 
 /// The SQL value of a numeric attribute of the ad `d` (NULL where the ad has no number
@@ -546,16 +585,9 @@ fn order_by(order: Order, squared_metres: Option<&str>, fts_outer: bool) -> Stri
 
 async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Result<i64, DbError> {
     let backend = conn.backend();
-    let only_terms = query.category.is_none()
-        && query.price_from.is_none()
-        && query.price_to.is_none()
-        && !query.with_images
-        && query.near.is_none()
-        && query.number_ranges.is_empty()
-        && query.among.is_none();
     if let (Backend::Sqlite, true, Some((condition, expression))) = (
         backend,
-        only_terms,
+        query.only_terms(),
         Match { query, backend }.condition(tier, 2),
     ) {
         // Words and tags only: FTS5 counts its matches without reading a row, less the
@@ -626,7 +658,7 @@ async fn ranked_hits(
         .as_deref()
         .map(|squared| format!(", {squared} AS squared_metres"))
         .unwrap_or_default();
-    let featured = part == Part::Featured;
+    let featured = matches!(part, Part::Featured | Part::FeaturedAmongMatches);
     let (rank_columns, order) = if featured {
         (
             ", d.top_until, d.bumped_until, d.bump_rank",
@@ -680,13 +712,15 @@ async fn ranked_hits(
         .collect()
 }
 
-/// A page of one tier in the query's order. Newest first, the featured ads of the tier
-/// (few: each is found by its index) are merged into the others, which keep their fast
+/// A page of one tier in the query's order, `matches` being how many ads the tier holds.
+/// Newest first, the featured ads of the tier (few: each is found by its index, or among
+/// the matches when these are fewer) are merged into the others, which keep their fast
 /// order by item number; the merge reads the first `offset + limit` of each.
 async fn page_of(
     conn: &mut dyn Conn,
     query: &Query,
     tier: Tier,
+    matches: i64,
     now: i64,
     offset: i64,
     limit: i64,
@@ -695,7 +729,8 @@ async fn page_of(
         return hits(conn, query, tier, Part::All, now, offset, limit).await;
     }
     let reach = offset + limit;
-    let featured = ranked_hits(conn, query, tier, Part::Featured, now, 0, reach).await?;
+    let featured_part = featured_part(conn, query, matches, now).await?;
+    let featured = ranked_hits(conn, query, tier, featured_part, now, 0, reach).await?;
     if featured.is_empty() {
         return hits(conn, query, tier, Part::All, now, offset, limit).await;
     }
@@ -722,6 +757,39 @@ async fn page_of(
         .skip(offset as usize)
         .take(limit as usize)
         .collect())
+}
+
+/// How to find the featured ads of a tier with `matches` ads. SQLite holds each featured ad
+/// against the terms ([`Part::Featured`]): a few thousand rows read at a million ads, 10 to
+/// 20 ms. When the terms are the whole filter, the tier's count is the size of its match
+/// set, and a set smaller than the featured ads is cheaper to read through. PostgreSQL's
+/// planner makes this choice itself.
+async fn featured_part(
+    conn: &mut dyn Conn,
+    query: &Query,
+    matches: i64,
+    now: i64,
+) -> Result<Part, DbError> {
+    let has_terms = !query.words.is_empty() || !query.tags.is_empty();
+    if conn.backend() != Backend::Sqlite || !has_terms || !query.only_terms() {
+        return Ok(Part::Featured);
+    }
+    // From `search_docs_featured` alone.
+    let featured_ads: i64 = conn
+        .query_one(
+            &format!(
+                "SELECT COUNT(*) AS n FROM search_docs d WHERE {}",
+                featured(Backend::Sqlite)
+            ),
+            &[Value::Int(now)],
+        )
+        .await?
+        .get("n")?;
+    Ok(if matches < featured_ads {
+        Part::FeaturedAmongMatches
+    } else {
+        Part::Featured
+    })
 }
 
 /// Which of the ads `query.among` match `query` at `now` (its words in the title, or
@@ -872,7 +940,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
         let total = count(conn, query, tier, now).await?;
         let query = &with_many_within(query, total);
         let hits = if query.offset < total {
-            page_of(conn, query, tier, now, query.offset, query.limit).await?
+            page_of(conn, query, tier, total, now, query.offset, query.limit).await?
         } else {
             Vec::new()
         };
@@ -885,12 +953,33 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
     let query = &with_many_within(query, total);
     let mut page = Vec::new();
     if query.offset < in_title {
-        page = page_of(conn, query, Tier::Title, now, query.offset, query.limit).await?;
+        page = page_of(
+            conn,
+            query,
+            Tier::Title,
+            in_title,
+            now,
+            query.offset,
+            query.limit,
+        )
+        .await?;
     }
     let missing = query.limit - page.len() as i64;
     if missing > 0 && query.offset + (page.len() as i64) < total {
         let from = (query.offset - in_title).max(0);
-        page.extend(page_of(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
+        let description_only = total - in_title;
+        page.extend(
+            page_of(
+                conn,
+                query,
+                Tier::DescriptionOnly,
+                description_only,
+                now,
+                from,
+                missing,
+            )
+            .await?,
+        );
     }
     Ok(Page { total, hits: page })
 }

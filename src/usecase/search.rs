@@ -262,6 +262,8 @@ pub async fn run<R>(
     now: i64,
 ) -> Result<Found, Error<R>> {
     let (query, list_keys) = query_and_list_keys(conn, request).await?;
+    // Once for the page and the facets.
+    let query = search::with_areas(conn, &query).await?;
     let page = search::run(conn, &query, now).await?;
     let facets = if request.facets {
         Some(facets(conn, &query, &list_keys, now).await?)

@@ -11,6 +11,7 @@ use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, location,
 both_backends!(
     a_feature_is_bought_into_a_paid_order_and_runs_for_its_days,
     top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date,
+    featured_ads_among_fewer_matches_come_first_too,
     buying_is_refused_as_documented_and_changes_nothing,
     the_url_feature_shows_the_sellers_website,
 );
@@ -302,6 +303,51 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
     advance(&mut app, 7 * DAY, &mut [&mut seller]).await;
     assert_eq!(found(&app, by_word).await, [d, c, b, a]);
     assert_eq!(found(&app, by_category).await, [d, c, b, a]);
+}
+
+/// Words that match fewer ads than are featured: SQLite then finds the featured ones among
+/// the matches rather than by the feature indexes (`store::search::featured_part`); the
+/// answer is the same.
+async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
+    let seller = app.user("verhuurder@souk.test").await;
+    let titles = [
+        "Zolderkamer bij het station",
+        "Kamer aan de haven",
+        "Kamer bij het station",
+        "Kamer in de binnenstad",
+        "Kamer bij het park",
+    ];
+    let mut ads = Vec::new();
+    for title in titles {
+        ads.push(room(&app, &seller, title).await);
+    }
+    for featured in [&ads[0], &ads[1], &ads[3]] {
+        let top = buy(
+            &app,
+            &seller.token,
+            featured,
+            "dagtopper",
+            json!({"pay": true}),
+        )
+        .await;
+        expect_json(top, 201).await;
+    }
+    let items: Vec<String> = ads.iter().map(|ad| item(ad)).collect();
+    let [zolder, haven, station, _, park] = [0, 1, 2, 3, 4].map(|n| items[n].as_str());
+    // Two matches, three featured ads: the older featured one first, only the matches.
+    assert_eq!(found(&app, "query=station").await, [zolder, station]);
+    assert_eq!(
+        found(&app, "query=station&offset=1&limit=1").await,
+        [station]
+    );
+    assert_eq!(found(&app, "query=haven").await, [haven]);
+    assert_eq!(found(&app, "query=park").await, [park]);
+    assert!(found(&app, "query=vuurtoren").await.is_empty());
+    // In the description tier too: every ad's description holds the word.
+    assert_eq!(
+        found(&app, "query=station+studentenkamer&searchDescription=true").await,
+        [zolder, station]
+    );
 }
 
 async fn buying_is_refused_as_documented_and_changes_nothing(app: TestApp) {
