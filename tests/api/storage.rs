@@ -141,14 +141,16 @@ async fn lists_bind_on_postgres_only(app: TestApp) {
 
 /// Heavy reads (searches) run on PostgreSQL connections of their own, not on the shared
 /// read connection where point reads would queue behind them, with plans made for the
-/// values bound and no JIT compilation; the shared connection keeps PostgreSQL's default
-/// plan cache (point reads reuse their generic plans) and has no JIT either.
+/// values bound, no parallel workers and no JIT compilation; the shared connection keeps
+/// PostgreSQL's default plan cache (point reads reuse their generic plans) and parallel
+/// workers, and has no JIT either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
 async fn postgres_heavy_reads_have_connections_of_their_own() {
     let app = TestApp::start(Backend::Postgres, "heavy_reads").await;
     const SETTINGS: &str = "SELECT pg_backend_pid() AS pid, \
-        current_setting('plan_cache_mode') AS plan, current_setting('jit') AS jit";
+        current_setting('plan_cache_mode') AS plan, current_setting('jit') AS jit, \
+        current_setting('max_parallel_workers_per_gather') AS workers";
     let heavy = app
         .db
         .read_heavy(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
@@ -167,6 +169,8 @@ async fn postgres_heavy_reads_have_connections_of_their_own() {
     assert_eq!(shared.get::<String>("plan").unwrap(), "auto");
     assert_eq!(heavy.get::<String>("jit").unwrap(), "off");
     assert_eq!(shared.get::<String>("jit").unwrap(), "off");
+    assert_eq!(heavy.get::<String>("workers").unwrap(), "0");
+    assert_ne!(shared.get::<String>("workers").unwrap(), "0");
 }
 
 async fn unique_violations_are_recognised(app: TestApp) {
