@@ -306,7 +306,7 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
 }
 
 /// Words that match fewer ads than are featured: SQLite then finds the featured ones among
-/// the matches rather than by the feature indexes (`store::search::featured_part`); the
+/// the matches rather than by the feature indexes (`store::search::page::featured_part`); the
 /// answer is the same.
 async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     let seller = app.user("verhuurder@souk.test").await;

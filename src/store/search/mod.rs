@@ -1,0 +1,359 @@
+//! Full-text search over `search_docs`, the online ads (docs/design/search.md section 5).
+//!
+//! Both backends index the same words and tags (made in Rust, `domain::search`), and order
+//! by integers only (tier, price, item number), so that they answer the same ads in the
+//! same order. The match expression is the one text that differs: an FTS5 `MATCH` on
+//! SQLite, a `tsquery` on PostgreSQL; [`Match`] writes both.
+
+use std::borrow::Cow;
+
+use crate::domain::places::Point;
+pub use crate::domain::search::request::NumberRange;
+use crate::domain::search::text::is_index_word;
+
+use super::{Backend, Conn, DbError, Value};
+
+mod filter;
+mod page;
+mod terms;
+
+use filter::{LOCATION_AREA_KEY, Part, bind_point, filter, squared_distance, text_of};
+use page::page_of;
+use terms::Match;
+
+/// The order of the results; ties (equal prices) go newest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Tier (every word in the title first), then ads at the top of the day, then newest
+    /// placed (or bumped) first.
+    Newest,
+    /// Tier, then oldest first.
+    Oldest,
+    /// Lowest price first; ads without a price last.
+    PriceAscending,
+    /// Highest price first; ads without a price last.
+    PriceDescending,
+    /// Nearest to `Query::near` first; ads whose postcode has no location last.
+    NearestFirst,
+    /// Farthest from `Query::near` first; ads whose postcode has no location last.
+    FarthestFirst,
+}
+
+/// Distances from a point (docs/design/search.md section 6): equirectangular at the point's
+/// latitude, `dy = (lat - lat0) * M`, `dx = (lon - lon0) * M * cos(lat0)`, within 0.1% of
+/// the great-circle distance over this range. Computed by the database alone (SQLite here
+/// has no square root, so it is compared and ordered squared), so that the radius filter,
+/// the order and the distance shown come from one computation and cannot disagree, on
+/// either backend: the same IEEE arithmetic on the same doubles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Near {
+    pub point: Point,
+    /// Only ads at most this many metres away.
+    pub within: Option<i64>,
+}
+
+/// What to find, as the store runs it: groups of terms that must all match (a group
+/// matches when any of its members does), and row filters.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// Word groups (stems), matched in the title, or in the title or description.
+    pub words: Vec<Vec<String>>,
+    /// Tag groups (`c_101`, `[a_fuel_petrol, a_fuel_diesel]`), matched in the tags.
+    pub tags: Vec<Vec<String>>,
+    /// Only ads of this (leaf) category, found by `search_docs_category_price`: a category
+    /// searched without words, with or without a price range.
+    pub category: Option<i64>,
+    /// Words may be found in the description too (tier 1, after the title matches).
+    pub search_description: bool,
+    pub price_from: Option<i64>,
+    pub price_to: Option<i64>,
+    pub with_images: bool,
+    pub near: Option<Near>,
+    pub number_ranges: Vec<NumberRange>,
+    /// Only these ads (the alert worker holds a batch of changed ads against a search).
+    pub among: Option<Vec<i64>>,
+    /// Set by [`run`] from the count, not by callers: so many ads are within the radius
+    /// that walking the ads newest first finds a page sooner than sorting them all.
+    pub many_within: bool,
+    /// Set by this module on PostgreSQL, not by callers: the keys of the areas within the
+    /// radius, found before the search ([`with_areas`]).
+    pub areas: Option<Vec<String>>,
+    pub order: Order,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+impl Query {
+    /// Whether its words and tags are the whole of its filter: then the full-text index
+    /// alone knows which ads match (less those past their close date, not yet swept).
+    fn only_terms(&self) -> bool {
+        self.category.is_none()
+            && self.price_from.is_none()
+            && self.price_to.is_none()
+            && !self.with_images
+            && self.near.is_none()
+            && self.number_ranges.is_empty()
+            && self.among.is_none()
+    }
+}
+
+/// A page of results, in order, and how many match in all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    pub total: i64,
+    pub hits: Vec<Hit>,
+}
+
+/// One result: the ad, and its distance in whole metres when the query is `near` a point
+/// (none for an ad whose postcode has no location).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hit {
+    pub number: i64,
+    pub distance: Option<i64>,
+}
+
+/// Which of an ad's texts the words must be in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    /// Every word in the title.
+    Title,
+    /// Every word in the title or the description.
+    Anywhere,
+    /// Anywhere, but not every word in the title.
+    DescriptionOnly,
+}
+
+/// On PostgreSQL, `query` with the areas within its radius found ([`Query::areas`]); as it
+/// is on SQLite, whose planner runs the subquery of [`filter`] well, without a radius, and
+/// when they were found already. [`run`], [`matching`] and [`facet_counts`] call it; a
+/// caller that runs several of them on one query calls it first, to find the areas once.
+pub async fn with_areas<'q>(
+    conn: &mut dyn Conn,
+    query: &'q Query,
+) -> Result<Cow<'q, Query>, DbError> {
+    let within = query.near.and_then(|near| near.within.map(|m| (near, m)));
+    let (Backend::Postgres, Some((near, metres)), None) = (conn.backend(), within, &query.areas)
+    else {
+        return Ok(Cow::Borrowed(query));
+    };
+    let mut values = Vec::new();
+    let point = bind_point(near.point, &mut values);
+    values.push(Value::Real((metres as f64) * (metres as f64)));
+    let areas = conn
+        .column(
+            &format!(
+                "SELECT {LOCATION_AREA_KEY} AS area FROM locations a \
+                 WHERE length(a.postcode) = 4 AND {} <= ${} ORDER BY 1",
+                squared_distance("a", point),
+                values.len()
+            ),
+            &values,
+        )
+        .await?;
+    Ok(Cow::Owned(Query {
+        areas: Some(areas),
+        ..query.clone()
+    }))
+}
+
+async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Result<i64, DbError> {
+    let backend = conn.backend();
+    if let (Backend::Sqlite, true, Some((condition, expression))) = (
+        backend,
+        query.only_terms(),
+        Match { query, backend }.condition(tier, 2),
+    ) {
+        // Words and tags only: FTS5 counts its matches without reading a row, less the
+        // few that are past their close date and not yet swept (found by `close_date`'s
+        // index, each held against the words). Joining every match's row for its close
+        // date cost 70 ms for a word in 60,000 of 300,000 ads.
+        return conn
+            .query_one(
+                &format!(
+                    "SELECT (SELECT COUNT(*) FROM search_fts WHERE {condition}) \
+                     - (SELECT COUNT(*) FROM search_docs d WHERE d.close_date <= $1 \
+                        AND EXISTS (SELECT 1 FROM search_fts WHERE {condition} \
+                                    AND search_fts.rowid = d.item_number)) AS n"
+                ),
+                &[Value::Int(now), Value::Text(expression)],
+            )
+            .await?
+            .get("n");
+    }
+    let filter = filter(query, backend, tier, Part::All, now, false);
+    conn.query_one(
+        &format!("SELECT COUNT(*) AS n{}", filter.from_where),
+        &filter.values,
+    )
+    .await?
+    .get("n")
+}
+
+/// Which of the ads `query.among` match `query` at `now` (its words in the title, or
+/// anywhere with `search_description`), in item-number order; order and page are ignored.
+pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Vec<i64>, DbError> {
+    if query.among.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let query = &with_areas(conn, query).await?;
+    let tier = if query.search_description {
+        Tier::Anywhere
+    } else {
+        Tier::Title
+    };
+    let filter = filter(query, conn.backend(), tier, Part::All, now, false);
+    conn.column(
+        &format!(
+            "SELECT d.item_number{} ORDER BY d.item_number",
+            filter.from_where
+        ),
+        &filter.values,
+    )
+    .await
+}
+
+/// How many ads that match a query fall in each leaf category, and in each value of some
+/// attributes (facets); each list in descending count, then ascending id or value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FacetCounts {
+    pub categories: Vec<(i64, i64)>,
+    pub attributes: Vec<(String, Vec<(String, i64)>)>,
+}
+
+/// The facet counts of `query` at `now` (its order and page ignored): per leaf category,
+/// and per text value of each attribute `keys` names.
+pub async fn facet_counts(
+    conn: &mut dyn Conn,
+    query: &Query,
+    keys: &[String],
+    now: i64,
+) -> Result<FacetCounts, DbError> {
+    let tier = if query.search_description && !query.words.is_empty() {
+        Tier::Anywhere
+    } else {
+        Tier::Title
+    };
+    let backend = conn.backend();
+    let query = &with_areas(conn, query).await?;
+    let filter = filter(query, backend, tier, Part::All, now, false);
+    let rows = conn
+        .query(
+            &format!(
+                "SELECT d.category_id AS category_id, COUNT(*) AS n{} GROUP BY d.category_id",
+                filter.from_where
+            ),
+            &filter.values,
+        )
+        .await?;
+    let categories: Vec<(i64, i64)> = by_count(grouped(rows, "category_id")?);
+    let mut attributes = Vec::with_capacity(keys.len());
+    for key in keys {
+        let mut values = filter.values.clone();
+        let value = text_of(key, backend, &mut values);
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT v, COUNT(*) AS n FROM (SELECT {value} AS v{}) x \
+                     WHERE v IS NOT NULL GROUP BY v",
+                    filter.from_where
+                ),
+                &values,
+            )
+            .await?;
+        let counts: Vec<(String, i64)> = by_count(grouped(rows, "v")?);
+        attributes.push((key.clone(), counts));
+    }
+    Ok(FacetCounts {
+        categories,
+        attributes,
+    })
+}
+
+/// `(key, n)` of each row of a `GROUP BY`.
+fn grouped<K: super::FromValue>(
+    rows: Vec<super::Row>,
+    column: &str,
+) -> Result<Vec<(K, i64)>, DbError> {
+    rows.into_iter()
+        .map(|row| Ok((row.get(column)?, row.get("n")?)))
+        .collect()
+}
+
+/// Descending count, then ascending key.
+fn by_count<K: Ord>(mut counts: Vec<(K, i64)>) -> Vec<(K, i64)> {
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counts
+}
+
+/// Within a radius holding at least this many ads, a page newest first walks the ads in
+/// order (see [`Query::many_within`]): a page of 30 is met within about 30 x ads / within
+/// rows of the walk.
+const MANY_WITHIN: i64 = 1_000;
+
+fn with_many_within(query: &Query, total: i64) -> Query {
+    Query {
+        many_within: total >= MANY_WITHIN && query.near.is_some_and(|n| n.within.is_some()),
+        ..query.clone()
+    }
+}
+
+/// The page of `query` at `now` (ads past their close date are left out even before the
+/// expiry sweep), and the exact count.
+pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, DbError> {
+    let query = &with_areas(conn, query).await?;
+    let tiers = !query.words.is_empty()
+        && query.search_description
+        && matches!(query.order, Order::Newest | Order::Oldest);
+    if !tiers {
+        // One tier: the title only, or (sorted by price) title and description alike.
+        let tier = if query.search_description {
+            Tier::Anywhere
+        } else {
+            Tier::Title
+        };
+        let total = count(conn, query, tier, now).await?;
+        let query = &with_many_within(query, total);
+        let hits = if query.offset < total {
+            page_of(conn, query, tier, total, now, query.offset, query.limit).await?
+        } else {
+            Vec::new()
+        };
+        return Ok(Page { total, hits });
+    }
+    // Title matches first, then the description-only ones: the page takes tier 0 from
+    // `offset` while it lasts, then tier 1 from where the page has reached.
+    let in_title = count(conn, query, Tier::Title, now).await?;
+    let total = count(conn, query, Tier::Anywhere, now).await?;
+    let query = &with_many_within(query, total);
+    let mut page = Vec::new();
+    if query.offset < in_title {
+        page = page_of(
+            conn,
+            query,
+            Tier::Title,
+            in_title,
+            now,
+            query.offset,
+            query.limit,
+        )
+        .await?;
+    }
+    let missing = query.limit - page.len() as i64;
+    if missing > 0 && query.offset + (page.len() as i64) < total {
+        let from = (query.offset - in_title).max(0);
+        let description_only = total - in_title;
+        page.extend(
+            page_of(
+                conn,
+                query,
+                Tier::DescriptionOnly,
+                description_only,
+                now,
+                from,
+                missing,
+            )
+            .await?,
+        );
+    }
+    Ok(Page { total, hits: page })
+}
