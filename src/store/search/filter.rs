@@ -31,8 +31,8 @@ pub(super) const LOCATION_AREA_KEY: &str =
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Part {
     All,
-    /// The featured ads, found by the feature columns' partial indexes and each held
-    /// against the terms (on SQLite): when they are fewer than the matches.
+    /// The featured ads, found by the feature indexes (on SQLite `search_docs_featured`,
+    /// each held against the terms there): when they are fewer than the matches.
     Featured,
     /// The featured ads, found among the matches: when the matches are the fewer.
     FeaturedAmongMatches,
@@ -95,8 +95,8 @@ pub(super) fn filter(
     let matcher = Match { query, backend };
     let mut fts_outer = false;
     let mut from = match matcher.condition(tier, 2) {
-        // The few featured ads are found by their partial indexes, then each held against
-        // its own words (`Match::row_condition`).
+        // The few featured ads are found in `search_docs_featured`, then each held against
+        // its own words there (`Match::row_condition`; the index holds them).
         Some(_) if part == Part::Featured && backend == Backend::Sqlite => {
             let held = matcher
                 .row_condition(tier, &mut values)
