@@ -1,7 +1,7 @@
 //! The storage layer on both backends: group commit, savepoints, placeholders, migrations,
 //! the bounded WAL, and the taxonomy import.
 
-use souk::store::{Backend as DbBackend, DbError, Value, categories, migrations};
+use souk::store::{Backend as DbBackend, DbError, Row, Value, categories, migrations};
 
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp};
@@ -16,6 +16,13 @@ both_backends!(
     import_extends_and_replace_closes,
     client_and_user_commands,
 );
+
+/// The one row `sql` answers with `values`, read on a shared read connection.
+async fn read_one(app: &TestApp, sql: &'static str, values: Vec<Value>) -> Result<Row, DbError> {
+    app.db
+        .read(move |conn| Box::pin(async move { conn.query_one(sql, &values).await }))
+        .await
+}
 
 async fn create_probe(app: &TestApp) {
     app.db
@@ -100,20 +107,14 @@ async fn placeholders_bind_by_number(app: TestApp) {
     assert_eq!(row.get::<i64>("id").unwrap(), 7);
     assert_eq!(row.get::<String>("payload").unwrap(), "seven");
     assert_eq!(row.get::<i64>("n").unwrap(), 49);
-    let found = app
-        .db
-        .read(|conn| {
-            Box::pin(async move {
-                conn.query_opt(
-                    "SELECT payload FROM probe WHERE n = $2 AND id = $1",
-                    &[Value::Int(7), Value::Int(49)],
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
-    assert!(found.is_some());
+    let found = read_one(
+        &app,
+        "SELECT payload FROM probe WHERE n = $2 AND id = $1",
+        vec![Value::Int(7), Value::Int(49)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(found.get::<String>("payload").unwrap(), "seven");
     let error = row.get::<String>("id").unwrap_err();
     assert!(matches!(error, DbError::Decode(_)));
 }
@@ -121,18 +122,12 @@ async fn placeholders_bind_by_number(app: TestApp) {
 /// A list binds as a PostgreSQL array (search binds a radius's areas so); SQLite has no
 /// arrays, and binding one there is an error, not a panic.
 async fn lists_bind_on_postgres_only(app: TestApp) {
-    let found = app
-        .db
-        .read(|conn| {
-            Box::pin(async move {
-                conn.query_one(
-                    "SELECT count(*) AS n FROM (SELECT 'b' AS v) x WHERE v = ANY($1)",
-                    &[Value::TextList(vec!["a".to_owned(), "b".to_owned()])],
-                )
-                .await
-            })
-        })
-        .await;
+    let found = read_one(
+        &app,
+        "SELECT count(*) AS n FROM (SELECT 'b' AS v) x WHERE v = ANY($1)",
+        vec![Value::TextList(vec!["a".to_owned(), "b".to_owned()])],
+    )
+    .await;
     match app.backend {
         Backend::Postgres => assert_eq!(found.unwrap().get::<i64>("n").unwrap(), 1),
         Backend::Sqlite => assert!(found.is_err(), "{found:?}"),
@@ -156,11 +151,7 @@ async fn postgres_heavy_reads_have_connections_of_their_own() {
         .read_heavy(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
         .await
         .unwrap();
-    let shared = app
-        .db
-        .read(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
-        .await
-        .unwrap();
+    let shared = read_one(&app, SETTINGS, Vec::new()).await.unwrap();
     assert_ne!(
         heavy.get::<i64>("pid").unwrap(),
         shared.get::<i64>("pid").unwrap()
