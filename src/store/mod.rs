@@ -259,12 +259,13 @@ impl Db {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
+        let _permit = self
+            .heavy
+            .acquire()
+            .await
+            .map_err(|e| E::from(DbError::Other(format!("heavy reads are closed: {e}"))))?;
         match &*self.inner {
             Inner::Sqlite(_) => {
-                let _permit =
-                    self.heavy.acquire().await.map_err(|e| {
-                        E::from(DbError::Other(format!("heavy reads are closed: {e}")))
-                    })?;
                 let db = self.clone();
                 let runtime = tokio::runtime::Handle::current();
                 // SQLite's futures are ready at once: block_on runs the closure to its end
@@ -273,13 +274,7 @@ impl Db {
                     .await
                     .map_err(|e| E::from(DbError::Other(format!("a heavy read stopped: {e}"))))?
             }
-            Inner::Postgres(db) => {
-                let _permit =
-                    self.heavy.acquire().await.map_err(|e| {
-                        E::from(DbError::Other(format!("heavy reads are closed: {e}")))
-                    })?;
-                db.read_heavy(f).await
-            }
+            Inner::Postgres(db) => db.read_heavy(f).await,
         }
     }
 
