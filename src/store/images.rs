@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::record::record;
 use super::{Conn, DbError, Record, Row, Value};
+use crate::domain::advertisement::{AdStatus, effective_status};
 use crate::domain::image::ImageStatus;
 use crate::params;
 
@@ -122,6 +123,47 @@ pub async fn insert_many(
         &values,
     )
     .await
+}
+
+record! {
+    /// What decides who may see an image: its ad's number, seller and status, read from
+    /// the ad's row and nothing else (an image answer needs no more of the ad).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct ImageHolder in "a" {
+        pub item_number: i64,
+        pub seller_id: i64,
+        /// As written; [`ImageHolder::status_at`] is the state a reader sees.
+        pub status: AdStatus,
+        pub close_date: Option<i64>,
+    }
+}
+
+impl ImageHolder {
+    pub fn status_at(&self, now: i64) -> AdStatus {
+        effective_status(self.status, self.close_date, now)
+    }
+}
+
+/// An image and what decides who may see it, in one statement.
+pub async fn get_held(
+    conn: &mut dyn Conn,
+    media_id: &str,
+) -> Result<Option<(ImageHolder, ImageRecord)>, DbError> {
+    let row = conn
+        .query_opt(
+            &format!(
+                "SELECT {}, {} FROM images i JOIN advertisements a ON a.item_number = i.item_number \
+                 WHERE i.media_id = $1",
+                ImageHolder::COLUMNS,
+                ImageRecord::COLUMNS
+            ),
+            params![media_id],
+        )
+        .await?;
+    match row {
+        None => Ok(None),
+        Some(mut row) => Ok(Some((row.read()?, row.read()?))),
+    }
 }
 
 /// An image and the ad it belongs to.

@@ -2,9 +2,12 @@
 //! at (with reference counts), and the durable jobs that make them. The bytes live in the
 //! object store (`images::blobs`); these rows say which bytes exist and who needs them.
 
+use std::sync::LazyLock;
+
+use super::images::ImageHolder;
 use super::record::record;
 use super::{Conn, DbError, Record, Value};
-use crate::domain::image::{Format, Size};
+use crate::domain::image::{Format, ImageStatus, Size};
 use crate::params;
 
 record! {
@@ -21,21 +24,44 @@ record! {
     }
 }
 
-/// The renditions of an image in `size`, every format (none while it is processing).
-pub async fn of_size(
+static OF_SIZE_HELD: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {}, i.status, {} FROM images i \
+         JOIN advertisements a ON a.item_number = i.item_number \
+         LEFT JOIN image_renditions r ON r.media_id = i.media_id AND r.size = $2 \
+         LEFT JOIN image_blobs b ON b.sha256 = r.sha256 \
+         WHERE i.media_id = $1 ORDER BY r.format",
+        ImageHolder::COLUMNS,
+        RenditionRecord::COLUMNS
+    )
+});
+
+/// An image's renditions in `size` with what decides who may see them, in one statement
+/// (a blob answer's only query): its ad's holder, its status, and the renditions (none
+/// while it is processing). `None` if there is no such image.
+pub async fn of_size_held(
     conn: &mut dyn Conn,
     media_id: &str,
     size: Size,
-) -> Result<Vec<RenditionRecord>, DbError> {
-    conn.records(
-        &format!(
-            "SELECT {} FROM image_renditions r JOIN image_blobs b ON b.sha256 = r.sha256 \
-             WHERE r.media_id = $1 AND r.size = $2 ORDER BY r.format",
-            RenditionRecord::COLUMNS
-        ),
-        params![media_id, size.as_str()],
-    )
-    .await
+) -> Result<Option<(ImageHolder, ImageStatus, Vec<RenditionRecord>)>, DbError> {
+    let mut rows = conn
+        .query(&OF_SIZE_HELD, params![media_id, size.as_str()])
+        .await?
+        .into_iter();
+    let Some(mut first) = rows.next() else {
+        return Ok(None);
+    };
+    let holder: ImageHolder = first.read()?;
+    let status: ImageStatus = first.take()?;
+    let mut found = Vec::new();
+    if !first.next_is_null() {
+        found.push(first.read()?);
+    }
+    for mut row in rows {
+        row.skip(ImageHolder::WIDTH + 1);
+        found.push(row.read()?);
+    }
+    Ok(Some((holder, status, found)))
 }
 
 /// A rendition made, about to be recorded.

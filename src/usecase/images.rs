@@ -16,7 +16,7 @@ use crate::domain::image::{ImageStatus, Size};
 use crate::domain::locale::Text;
 use crate::images::blobs::Blobs;
 use crate::images::check::{self, Checked, Limits, Refusal};
-use crate::store::ads::{self, AdRecord};
+use crate::store::ads;
 use crate::store::images::{self as stored, ImageRecord};
 use crate::store::renditions::{self, RenditionRecord};
 use crate::store::{Conn, Db, DbError};
@@ -259,11 +259,11 @@ pub async fn sweep(db: &Db, blobs: &Blobs) {
     }
 }
 
-/// Whether `reader` may see the ad: online ones anyone, others their seller with `read`.
-fn visible(record: &AdRecord, reader: Reader, now: i64) -> bool {
-    let status = record.status_at(now);
+/// Whether `reader` may see an ad of `seller` in `status` (as it is now): online ones
+/// anyone, others their seller with `read`.
+fn visible(seller: i64, status: AdStatus, reader: Reader) -> bool {
     status == AdStatus::Online
-        || (status != AdStatus::Deleted && reader.private && reader.user == Some(record.seller_id))
+        || (status != AdStatus::Deleted && reader.private && reader.user == Some(seller))
 }
 
 /// The images of an ad the reader may see, in order.
@@ -275,7 +275,7 @@ pub async fn of_ad(
 ) -> Result<Vec<ImageRecord>, Error> {
     let record = ads::get(conn, item.number())
         .await?
-        .filter(|ad| visible(ad, reader, now))
+        .filter(|ad| visible(ad.seller_id, ad.status_at(now), reader))
         .ok_or(Error::NotFound(Thing::Advertisement))?;
     Ok(record.images)
 }
@@ -287,14 +287,11 @@ pub async fn one(
     reader: Reader,
     now: i64,
 ) -> Result<(ItemId, ImageRecord), Error> {
-    let (number, image) = stored::get(conn, media_id)
+    let (holder, image) = stored::get_held(conn, media_id)
         .await?
+        .filter(|(ad, _)| visible(ad.seller_id, ad.status_at(now), reader))
         .ok_or(Error::NotFound(Thing::Image))?;
-    let ad = ads::get(conn, number).await?;
-    if !ad.is_some_and(|ad| visible(&ad, reader, now)) {
-        return Err(Error::NotFound(Thing::Image));
-    }
-    Ok((ItemId::from_number(number), image))
+    Ok((ItemId::from_number(holder.item_number), image))
 }
 
 /// What a rendition request finds.
@@ -314,11 +311,13 @@ pub async fn rendition(
     reader: Reader,
     now: i64,
 ) -> Result<Rendition, Error> {
-    let (_, image) = one(conn, media_id, reader, now).await?;
-    if image.status == ImageStatus::Processing {
+    let (_, status, found) = renditions::of_size_held(conn, media_id, size)
+        .await?
+        .filter(|(ad, _, _)| visible(ad.seller_id, ad.status_at(now), reader))
+        .ok_or(Error::NotFound(Thing::Image))?;
+    if status == ImageStatus::Processing {
         return Ok(Rendition::NotReady);
     }
-    let found = renditions::of_size(conn, media_id, size).await?;
     if found.is_empty() {
         // Available without renditions: an image seeded before Souk made them.
         return Err(Error::NotFound(Thing::Image));

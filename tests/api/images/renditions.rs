@@ -1,17 +1,20 @@
 //! Renditions: a 12-megapixel phone photo with an EXIF orientation and a GPS position comes
 //! back as four upright renditions without any metadata; blobs carry strong ETags and
-//! long-lived caching; WebP where `Accept` prefers it; deleting frees the blobs.
+//! long-lived caching; WebP where `Accept` prefers it; deleting frees the blobs; an image
+//! is seen by whoever may see its ad.
 
 use image::ImageFormat;
 use serde_json::Value;
 
-use super::{blob_files, encoded, new_ad, uploaded, wait_until_available};
+use super::{available_image, blob_files, encoded, new_ad, uploaded, wait_until_available};
+use crate::ads::status;
 use crate::every_store;
 use crate::helpers::{TestApp, expect_json};
 
 every_store!(
     a_phone_photo_comes_back_upright_without_metadata,
     deleting_an_image_frees_its_blobs,
+    an_image_is_seen_as_its_ad_is,
 );
 
 /// A JPEG as a phone writes it: `width` x `height` stored with EXIF orientation 6 (turn 90
@@ -259,4 +262,58 @@ async fn deleting_an_image_frees_its_blobs(app: TestApp) {
         Vec::<String>::new(),
         "the last reference freed them"
     );
+}
+
+/// The statuses of the image, its blob and its meta for `token`; each refusal must be the
+/// image's 404.
+async fn image_answers(app: &TestApp, token: &str, media_id: &str) -> [u16; 3] {
+    let mut statuses = [0; 3];
+    for (status, path) in statuses.iter_mut().zip([
+        format!("/v1/images/{media_id}"),
+        format!("/v1/images/{media_id}/small/blob"),
+        format!("/v1/images/{media_id}/large/meta"),
+    ]) {
+        let answer = app.get_with(&path, token).await;
+        *status = answer.status().as_u16();
+        if *status == 404 {
+            assert_eq!(
+                expect_json(answer, 404).await["code"],
+                "image-not-found",
+                "{path}"
+            );
+        }
+    }
+    statuses
+}
+
+/// An image, its blobs and its meta are seen by whoever may see its ad: anyone while the
+/// ad is online, its seller alone while it is paused, nobody once it is deleted.
+async fn an_image_is_seen_as_its_ad_is(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let other = app.user("koper@souk.test").await;
+    let item = ad.rsplit('/').next().unwrap();
+    let media_id = available_image(&app, &seller.token, item).await;
+    assert_eq!(
+        image_answers(&app, &seller.token, &media_id).await,
+        [200; 3]
+    );
+    assert_eq!(image_answers(&app, &other.token, &media_id).await, [200; 3]);
+
+    expect_json(status(&app, &seller.token, &ad, "paused").await, 200).await;
+    assert_eq!(image_answers(&app, &other.token, &media_id).await, [404; 3]);
+    assert_eq!(
+        image_answers(&app, &seller.token, &media_id).await,
+        [200; 3]
+    );
+
+    expect_json(status(&app, &seller.token, &ad, "online").await, 200).await;
+    assert_eq!(image_answers(&app, &other.token, &media_id).await, [200; 3]);
+
+    let deleted = app.delete(&ad).token(&seller.token).send().await;
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(
+        image_answers(&app, &seller.token, &media_id).await,
+        [404; 3]
+    );
+    assert_eq!(image_answers(&app, &other.token, &media_id).await, [404; 3]);
 }
