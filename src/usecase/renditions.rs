@@ -103,9 +103,6 @@ async fn webp_phase(
     }
 }
 
-/// Writes the renditions' bytes, then records them in one transaction and moves the job
-/// on (the image `available` after JPEG; the job done and the original deleted after
-/// WebP). False if the job was not there any more, or must wait.
 /// Writes rendered bytes to blob storage, each under its SHA-256, and returns what the
 /// database records of them. Storing a blob again is harmless: its name is its content.
 pub async fn store_blobs(
@@ -129,6 +126,9 @@ pub async fn store_blobs(
     Ok(stored)
 }
 
+/// Writes the renditions' bytes, then records them in one transaction and moves the job
+/// on (the image `available` after JPEG; the job done and the original deleted after
+/// WebP). False if the job was not there any more, or must wait.
 async fn record(
     db: &Db,
     blobs: &Blobs,
