@@ -166,26 +166,6 @@ pub async fn get_held(
     }
 }
 
-/// An image and the ad it belongs to.
-pub async fn get(
-    conn: &mut dyn Conn,
-    media_id: &str,
-) -> Result<Option<(i64, ImageRecord)>, DbError> {
-    let row = conn
-        .query_opt(
-            &format!(
-                "SELECT i.item_number, {} FROM images i WHERE i.media_id = $1",
-                ImageRecord::COLUMNS
-            ),
-            params![media_id],
-        )
-        .await?;
-    match row {
-        None => Ok(None),
-        Some(mut row) => Ok(Some((row.take()?, row.read()?))),
-    }
-}
-
 /// The images of one ad, in order.
 pub async fn of_ad(conn: &mut dyn Conn, item_number: i64) -> Result<Vec<ImageRecord>, DbError> {
     conn.records(

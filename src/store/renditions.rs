@@ -58,6 +58,7 @@ pub async fn of_size_held(
         found.push(first.read()?);
     }
     for mut row in rows {
+        // The holder and the image's status repeat on every row: read once, above.
         row.skip(ImageHolder::WIDTH + 1);
         found.push(row.read()?);
     }

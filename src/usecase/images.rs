@@ -336,10 +336,10 @@ pub async fn delete(
     let original = db
         .write(move |conn| {
             Box::pin(async move {
-                let (number, _) = stored::get(conn, &media_id)
+                let (ad, _) = stored::get_held(conn, &media_id)
                     .await?
                     .ok_or(Error::NotFound(Thing::Image))?;
-                let item = ItemId::from_number(number);
+                let item = ItemId::from_number(ad.item_number);
                 match own_existing(conn, seller, item, now).await {
                     Ok(_) => Ok(remove(conn, &media_id).await?),
                     // An image of someone else's online ad is 403, like the ad; of an ad
