@@ -59,9 +59,17 @@ impl PgDb {
             None => "-c jit=off".to_owned(),
         };
         config.options(&options);
+        // Searches' plans (docs/OPERATIONS.md): made for the values bound; no parallel
+        // workers (Souk runs a search per core already); random reads priced as the cached
+        // or solid-state pages they are (PostgreSQL's 4.0 prices a spinning disk's seek, and
+        // then counted a common word by reading all of `search_docs` instead of the pages of
+        // its matches: 600 ms against 160 at a million ads, the table in shared buffers);
+        // and memory enough for a bitmap of a common word's matches to stay exact (at 4 MB
+        // it turned lossy past ~150,000 matches and rechecked every row of those pages).
         let mut heavy_config = config.clone();
         heavy_config.options(format!(
-            "-c plan_cache_mode=force_custom_plan -c max_parallel_workers_per_gather=0 {options}"
+            "-c plan_cache_mode=force_custom_plan -c max_parallel_workers_per_gather=0 \
+             -c random_page_cost=1.1 -c work_mem=16MB {options}"
         ));
         let max = max.max(1);
         let db = PgDb {

@@ -136,16 +136,18 @@ async fn lists_bind_on_postgres_only(app: TestApp) {
 
 /// Heavy reads (searches) run on PostgreSQL connections of their own, not on the shared
 /// read connection where point reads would queue behind them, with plans made for the
-/// values bound, no parallel workers and no JIT compilation; the shared connection keeps
-/// PostgreSQL's default plan cache (point reads reuse their generic plans) and parallel
-/// workers, and has no JIT either.
+/// values bound, no parallel workers, random reads priced as cached ones, a larger
+/// `work_mem` and no JIT compilation; the shared connection keeps PostgreSQL's default
+/// plan cache (point reads reuse their generic plans) and parallel workers, and has no JIT
+/// either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
 async fn postgres_heavy_reads_have_connections_of_their_own() {
     let app = TestApp::start(Backend::Postgres, "heavy_reads").await;
     const SETTINGS: &str = "SELECT pg_backend_pid() AS pid, \
         current_setting('plan_cache_mode') AS plan, current_setting('jit') AS jit, \
-        current_setting('max_parallel_workers_per_gather') AS workers";
+        current_setting('max_parallel_workers_per_gather') AS workers, \
+        current_setting('random_page_cost') AS page_cost, current_setting('work_mem') AS work_mem";
     let heavy = app
         .db
         .read_heavy(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
@@ -162,6 +164,8 @@ async fn postgres_heavy_reads_have_connections_of_their_own() {
     assert_eq!(shared.get::<String>("jit").unwrap(), "off");
     assert_eq!(heavy.get::<String>("workers").unwrap(), "0");
     assert_ne!(shared.get::<String>("workers").unwrap(), "0");
+    assert_eq!(heavy.get::<String>("page_cost").unwrap(), "1.1");
+    assert_eq!(heavy.get::<String>("work_mem").unwrap(), "16MB");
 }
 
 async fn unique_violations_are_recognised(app: TestApp) {
