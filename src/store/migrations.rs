@@ -47,6 +47,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(24, "0024_search_area"),
     migration!(25, "0025_search_covering_indexes"),
     migration!(26, "0026_search_featured_index"),
+    migration!(27, "0027_search_total"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

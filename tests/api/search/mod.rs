@@ -277,16 +277,26 @@ async fn price_orders_and_ranges(app: TestApp) {
     );
 }
 
+/// The `totalCount` of a search without any filter: every online ad (on SQLite from a
+/// kept total, migration 0027).
+async fn every_online(app: &TestApp) -> i64 {
+    search(app, "").await["totalCount"].as_i64().unwrap()
+}
+
 async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
     let seller = app.user("wijzig@souk.test").await;
+    let before = every_online(&app).await;
     let ad = place(&app, &seller, "Blauwe vaas", "Glas.", "nl-NL").await;
     let path = path_of(&ad);
     assert_eq!(titles(&app, "query=vaas").await, ["Blauwe vaas"], "placed");
+    assert_eq!(every_online(&app).await, before + 1, "placed");
 
     expect_json(status(&app, &seller.token, &path, "paused").await, 200).await;
     assert!(titles(&app, "query=vaas").await.is_empty(), "paused");
+    assert_eq!(every_online(&app).await, before, "paused");
     expect_json(status(&app, &seller.token, &path, "online").await, 200).await;
     assert_eq!(titles(&app, "query=vaas").await.len(), 1, "online again");
+    assert_eq!(every_online(&app).await, before + 1, "online again");
 
     let patch = json!([{"op": "replace", "path": "/title", "value": "Groene kom"}]);
     let changed = app
@@ -317,6 +327,7 @@ async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
     let deleted = app.delete(&path).token(&seller.token).send().await;
     assert_eq!(deleted.status(), 204);
     assert!(titles(&app, "query=kom").await.is_empty(), "deleted");
+    assert_eq!(every_online(&app).await, before, "deleted");
 
     // Past its close date an ad is expired for readers at once, before the sweep.
     let late = place(&app, &seller, "Late vaas", "Glas.", "nl-NL").await;
@@ -338,6 +349,7 @@ async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
         .await
         .unwrap();
     assert!(titles(&app, "query=vaas").await.is_empty(), "expired");
+    assert_eq!(every_online(&app).await, before, "expired, not yet swept");
 }
 
 async fn pagination_edges_and_links(app: TestApp) {
