@@ -305,9 +305,9 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
     assert_eq!(found(&app, by_category).await, [d, c, b, a]);
 }
 
-/// Words that match fewer ads than are featured: SQLite then finds the featured ones among
-/// the matches rather than by the feature indexes (`store::search::page::featured_part`); the
-/// answer is the same.
+/// Words that match far fewer ads than are featured (a match costs about four featured
+/// ones): SQLite then finds the featured ones among the matches rather than by the feature
+/// indexes (`store::search::page::featured_part`); the answer is the same.
 async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     let seller = app.user("verhuurder@souk.test").await;
     let titles = [
@@ -321,7 +321,19 @@ async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     for title in titles {
         ads.push(room(&app, &seller, title).await);
     }
-    for featured in [&ads[0], &ads[1], &ads[3]] {
+    // Nine featured ads in all: more than four times the two matches of `station`.
+    let mut others = Vec::new();
+    for title in [
+        "Kamer met tuin",
+        "Kamer met balkon",
+        "Kamer aan het plein",
+        "Kamer bij de kerk",
+        "Kamer boven de bakker",
+        "Kamer naast de markt",
+    ] {
+        others.push(room(&app, &seller, title).await);
+    }
+    for featured in [&ads[0], &ads[1], &ads[3]].into_iter().chain(&others) {
         let top = buy(
             &app,
             &seller.token,
@@ -334,7 +346,7 @@ async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     }
     let items: Vec<String> = ads.iter().map(|ad| item(ad)).collect();
     let [zolder, haven, station, _, park] = [0, 1, 2, 3, 4].map(|n| items[n].as_str());
-    // Two matches, three featured ads: the older featured one first, only the matches.
+    // Two matches, nine featured ads: the older featured one first, only the matches.
     assert_eq!(found(&app, "query=station").await, [zolder, station]);
     assert_eq!(
         found(&app, "query=station&offset=1&limit=1").await,
