@@ -13,6 +13,7 @@ use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::statistics::ViewCounter;
 use crate::store::Db;
+use crate::usecase::images::RenditionLookups;
 
 /// Everything a request handler may need. Cheap to clone.
 #[derive(Clone)]
@@ -32,6 +33,8 @@ pub struct Shared {
     pub views: ViewCounter,
     /// Recent access token lookups (see `access`).
     pub tokens: TokenCache,
+    /// Recent lookups of images' renditions, for blob answers (see the type).
+    pub rendition_lookups: RenditionLookups,
     /// The names every representation's links use (see [`AppState::hal`]).
     hal: Hal,
 }
@@ -61,6 +64,7 @@ impl AppState {
             clock,
             metrics: Metrics::default(),
             tokens: TokenCache::default(),
+            rendition_lookups: RenditionLookups::default(),
             views: ViewCounter::default(),
             hal,
         })))

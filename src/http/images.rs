@@ -421,15 +421,18 @@ async fn found_rendition(
     caller: &Caller,
     media_id: String,
     size: &str,
-) -> Result<Vec<crate::store::renditions::RenditionRecord>, ApiError> {
+) -> Result<images::Renditions, ApiError> {
     let size = Size::parse(size).ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
     let (reader, now) = (ad_reader(caller), state.clock.now());
-    let found = state
-        .db
-        .read(move |conn| {
-            Box::pin(async move { images::rendition(conn, &media_id, size, reader, now).await })
-        })
-        .await?;
+    let found = images::rendition(
+        &state.db,
+        &state.rendition_lookups,
+        media_id,
+        size,
+        reader,
+        now,
+    )
+    .await?;
     match found {
         Rendition::Ready(renditions) => Ok(renditions),
         Rendition::NotReady => Err(ApiError::new(ErrorCode::ImageNotReady)),

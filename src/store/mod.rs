@@ -42,6 +42,7 @@ pub mod users;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use record::Record;
 pub use value::{FromValue, Row, Value};
@@ -194,6 +195,8 @@ pub struct Db {
     inner: Arc<Inner>,
     /// Bounds the heavy reads under way at once ([`Db::read_heavy`]).
     heavy: Arc<tokio::sync::Semaphore>,
+    /// How many writes this process has finished ([`Db::writes`]).
+    writes: Arc<AtomicU64>,
 }
 
 enum Inner {
@@ -222,6 +225,7 @@ impl Db {
         Ok(Db {
             inner: Arc::new(inner),
             heavy: Arc::new(tokio::sync::Semaphore::new(cores)),
+            writes: Arc::default(),
         })
     }
 
@@ -287,10 +291,22 @@ impl Db {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        match &*self.inner {
+        let written = match &*self.inner {
             Inner::Sqlite(db) => db.write(f).await,
             Inner::Postgres(db) => db.write(f).await,
-        }
+        };
+        // Counted once the transaction has ended, committed or not: a lookup cached after
+        // reading the count cannot have read the database before this write's changes.
+        self.writes.fetch_add(1, Ordering::Release);
+        written
+    }
+
+    /// How many writes this process has finished: a value read before a lookup and found
+    /// unchanged later means that nothing this process wrote can have changed what the
+    /// lookup read (`usecase::images::RenditionLookups`). Other processes' writes it does
+    /// not see.
+    pub fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Acquire)
     }
 
     /// Checks that the database answers.

@@ -7,7 +7,11 @@
 //! connection: an upload writes bytes to the object store around its transaction, and the
 //! SQLite writer waits for nothing but the database.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use bytes::Bytes;
+use parking_lot::Mutex;
 
 use crate::domain::advertisement::{AdStatus, ItemId};
 use crate::domain::field_error::FieldError;
@@ -17,7 +21,7 @@ use crate::domain::locale::Text;
 use crate::images::blobs::Blobs;
 use crate::images::check::{self, Checked, Limits, Refusal};
 use crate::store::ads;
-use crate::store::images::{self as stored, ImageRecord};
+use crate::store::images::{self as stored, ImageHolder, ImageRecord};
 use crate::store::renditions::{self, RenditionRecord};
 use crate::store::{Conn, Db, DbError};
 
@@ -297,32 +301,118 @@ pub async fn one(
 /// What a rendition request finds.
 #[derive(Debug)]
 pub enum Rendition {
-    /// The image's renditions in the size, every format there is (JPEG first).
-    Ready(Vec<RenditionRecord>),
+    Ready(Renditions),
     /// Its renditions are still being made.
     NotReady,
 }
 
+/// An image's renditions in one size, every format there is (JPEG first); shared with
+/// [`RenditionLookups`], not copied.
+#[derive(Clone, Debug)]
+pub struct Renditions(Held);
+
+impl std::ops::Deref for Renditions {
+    type Target = [RenditionRecord];
+    fn deref(&self) -> &[RenditionRecord] {
+        &self.0.1
+    }
+}
+
+/// An image found available in one size: its holder, and its renditions there.
+type Held = Arc<(ImageHolder, Vec<RenditionRecord>)>;
+
+/// How long [`RenditionLookups`] trusts a lookup: the bound on a change made by another
+/// process (a replica, `souk` on the command line) reaching this one's blob answers, as
+/// `access::CACHE_SECONDS` bounds a revoked token's.
+pub const LOOKUP_SECONDS: i64 = 5;
+/// Entries kept before the cache starts over (bounds memory under requests for many images).
+const LOOKUP_ENTRIES: usize = 100_000;
+
+/// This process's recent lookups of an available image's renditions in one size with its
+/// holder: a blob answer's only query, so that a busy picture is read from the database
+/// once, not once per download. A lookup is trusted for at most [`LOOKUP_SECONDS`], and
+/// only while this process has finished no write since it was made (any write may change an
+/// ad's status or its images): a change made here shows at once, one made elsewhere within
+/// that bound. Who may see the image is decided afresh for each request, at its time and
+/// for its reader; images still processing are never kept, so a rendition made elsewhere
+/// shows at once too.
+#[derive(Default)]
+pub struct RenditionLookups {
+    entries: Mutex<HashMap<(String, Size), Lookup>>,
+}
+
+struct Lookup {
+    at: i64,
+    writes: u64,
+    held: Held,
+}
+
+impl RenditionLookups {
+    fn get(&self, media_id: &str, size: Size, writes: u64, now: i64) -> Option<Held> {
+        let entries = self.entries.lock();
+        let lookup = entries.get(&(media_id.to_owned(), size))?;
+        (lookup.writes == writes && now - lookup.at < LOOKUP_SECONDS).then(|| lookup.held.clone())
+    }
+
+    fn put(&self, media_id: String, size: Size, writes: u64, now: i64, held: Held) {
+        let mut entries = self.entries.lock();
+        if entries.len() >= LOOKUP_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(
+            (media_id, size),
+            Lookup {
+                at: now,
+                writes,
+                held,
+            },
+        );
+    }
+}
+
 /// The renditions of an image the reader may see, in `size`.
 pub async fn rendition(
-    conn: &mut dyn Conn,
-    media_id: &str,
+    db: &Db,
+    lookups: &RenditionLookups,
+    media_id: String,
     size: Size,
     reader: Reader,
     now: i64,
 ) -> Result<Rendition, Error> {
-    let (_, status, found) = renditions::of_size_held(conn, media_id, size)
-        .await?
-        .filter(|(ad, _, _)| visible(ad.seller_id, ad.status_at(now), reader))
-        .ok_or(Error::NotFound(Thing::Image))?;
-    if status == ImageStatus::Processing {
-        return Ok(Rendition::NotReady);
-    }
-    if found.is_empty() {
-        // Available without renditions: an image seeded before Souk made them.
+    // Read before the lookup: a write finishing meanwhile makes the entry stale at once.
+    let writes = db.writes();
+    let held = match lookups.get(&media_id, size, writes, now) {
+        Some(held) => held,
+        None => {
+            let key = media_id.clone();
+            let found = db
+                .read(move |conn| {
+                    Box::pin(async move { renditions::of_size_held(conn, &key, size).await })
+                })
+                .await?
+                .ok_or(Error::NotFound(Thing::Image))?;
+            match found {
+                (ad, ImageStatus::Processing, _) => {
+                    return if visible(ad.seller_id, ad.status_at(now), reader) {
+                        Ok(Rendition::NotReady)
+                    } else {
+                        Err(Error::NotFound(Thing::Image))
+                    };
+                }
+                // Available without renditions: an image seeded before Souk made them.
+                (_, _, found) if found.is_empty() => return Err(Error::NotFound(Thing::Image)),
+                (ad, _, found) => {
+                    let held = Arc::new((ad, found));
+                    lookups.put(media_id, size, writes, now, held.clone());
+                    held
+                }
+            }
+        }
+    };
+    if !visible(held.0.seller_id, held.0.status_at(now), reader) {
         return Err(Error::NotFound(Thing::Image));
     }
-    Ok(Rendition::Ready(found))
+    Ok(Rendition::Ready(Renditions(held)))
 }
 
 /// Deletes one image of the seller's ad; its blobs go once nothing else uses them.

@@ -15,6 +15,7 @@ every_store!(
     a_phone_photo_comes_back_upright_without_metadata,
     deleting_an_image_frees_its_blobs,
     an_image_is_seen_as_its_ad_is,
+    a_change_elsewhere_reaches_blob_answers_within_the_bound,
 );
 
 /// A JPEG as a phone writes it: `width` x `height` stored with EXIF orientation 6 (turn 90
@@ -316,4 +317,41 @@ async fn an_image_is_seen_as_its_ad_is(app: TestApp) {
         [404; 3]
     );
     assert_eq!(image_answers(&app, &other.token, &media_id).await, [404; 3]);
+}
+
+/// A blob answer's lookup is kept (`usecase::images::RenditionLookups`): a change made by
+/// another process (another replica; here a second handle on the database, whose writes
+/// this server does not count) reaches it within the bound, as a revoked token does; a
+/// change through this server at once (`an_image_is_seen_as_its_ad_is`).
+async fn a_change_elsewhere_reaches_blob_answers_within_the_bound(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let other = app.user("koper@souk.test").await;
+    let item = ad.rsplit('/').next().unwrap();
+    let media_id = available_image(&app, &seller.token, item).await;
+    let blob = format!("/v1/images/{media_id}/small/blob");
+    assert_eq!(app.get_with(&blob, &other.token).await.status(), 200);
+
+    let elsewhere = souk::store::Db::open(&app.database_url, &Default::default())
+        .await
+        .unwrap();
+    let (number, now) = (
+        souk::domain::advertisement::ItemId::parse(item)
+            .unwrap()
+            .number(),
+        app.clock.now(),
+    );
+    let paused = elsewhere
+        .write(move |conn| {
+            Box::pin(async move {
+                let record = souk::store::ads::get(conn, number).await?.unwrap();
+                let status = souk::domain::advertisement::AdStatus::Paused;
+                souk::store::ads::set_status(conn, &record, status, None, now).await
+            })
+        })
+        .await
+        .unwrap();
+    assert!(paused);
+    app.clock.advance(souk::usecase::images::LOOKUP_SECONDS);
+    let answer = app.get_with(&blob, &other.token).await;
+    assert_eq!(expect_json(answer, 404).await["code"], "image-not-found");
 }
