@@ -338,7 +338,8 @@ const LOOKUP_ENTRIES: usize = 100_000;
 /// shows at once too.
 #[derive(Default)]
 pub struct RenditionLookups {
-    entries: Mutex<HashMap<(String, Size), Lookup>>,
+    /// By media id (looked up by `&str`, without making a key), one slot per size.
+    entries: Mutex<HashMap<String, [Option<Lookup>; Size::ALL.len()]>>,
 }
 
 struct Lookup {
@@ -347,10 +348,17 @@ struct Lookup {
     held: Held,
 }
 
+fn slot(size: Size) -> usize {
+    Size::ALL
+        .iter()
+        .position(|s| *s == size)
+        .expect("every size is in Size::ALL")
+}
+
 impl RenditionLookups {
     fn get(&self, media_id: &str, size: Size, writes: u64, now: i64) -> Option<Held> {
         let entries = self.entries.lock();
-        let lookup = entries.get(&(media_id.to_owned(), size))?;
+        let lookup = entries.get(media_id)?[slot(size)].as_ref()?;
         (lookup.writes == writes && now - lookup.at < LOOKUP_SECONDS).then(|| lookup.held.clone())
     }
 
@@ -359,14 +367,11 @@ impl RenditionLookups {
         if entries.len() >= LOOKUP_ENTRIES {
             entries.clear();
         }
-        entries.insert(
-            (media_id, size),
-            Lookup {
-                at: now,
-                writes,
-                held,
-            },
-        );
+        entries.entry(media_id).or_default()[slot(size)] = Some(Lookup {
+            at: now,
+            writes,
+            held,
+        });
     }
 }
 
