@@ -48,6 +48,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(25, "0025_search_covering_indexes"),
     migration!(26, "0026_search_featured_index"),
     migration!(27, "0027_search_total"),
+    migration!(28, "0028_search_area_counts"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

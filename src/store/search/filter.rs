@@ -190,21 +190,18 @@ pub(super) fn filter(
         let point = bind_point(near.point, &mut values);
         let squared = |l: &str| squared_distance(l, point);
         if let (None, Some(metres)) = (areas, near.within) {
-            // The areas within the radius (a few thousand rows of `locations` measured),
-            // then their ads by `search_docs_area`: no ad is measured to filter. With many
-            // ads within, in an order by item number, the unary `+` keeps SQLite from that
-            // index, so that it walks the ads in order and stops at the page's end instead
-            // of sorting every ad within (PostgreSQL's planner weighs it by its statistics).
+            // The areas within the radius, then their ads by `search_docs_area`: no ad is
+            // measured to filter. With many ads within, in an order by item number, the
+            // unary `+` keeps SQLite from that index, so that it walks the ads in order and
+            // stops at the page's end instead of sorting every ad within (PostgreSQL's
+            // planner weighs it by its statistics).
             let walk = query.many_within
                 && matches!(query.order, Order::Newest | Order::Oldest)
                 && backend == Backend::Sqlite;
-            values.push(Value::Real((metres as f64) * (metres as f64)));
+            let within = areas_within(point, metres, &mut values);
             conditions.push(format!(
-                "{}{AD_AREA_KEY} IN (SELECT {LOCATION_AREA_KEY} FROM locations a \
-                 WHERE length(a.postcode) = 4 AND {} <= ${})",
-                if walk { "+" } else { "" },
-                squared("a"),
-                values.len()
+                "{}{AD_AREA_KEY} IN ({within})",
+                if walk { "+" } else { "" }
             ));
         }
         measure.then(|| {
@@ -231,6 +228,17 @@ pub(super) fn bind_point(point: Point, values: &mut Vec<Value>) -> [usize; 4] {
     ));
     let n = values.len();
     [n - 3, n - 2, n - 1, n]
+}
+
+/// The keys of the areas within `metres` of the point bound as `[lat, lon, ky, kx]` (a few
+/// thousand rows of `locations` measured), as a subquery; binds the squared radius.
+pub(super) fn areas_within(point: [usize; 4], metres: i64, values: &mut Vec<Value>) -> String {
+    values.push(Value::Real((metres as f64) * (metres as f64)));
+    format!(
+        "SELECT {LOCATION_AREA_KEY} FROM locations a WHERE length(a.postcode) = 4 AND {} <= ${}",
+        squared_distance("a", point),
+        values.len()
+    )
 }
 
 /// The squared distance in metres from the point bound as `[lat, lon, ky, kx]` to the

@@ -17,7 +17,7 @@ mod filter;
 mod page;
 mod terms;
 
-use filter::{LOCATION_AREA_KEY, Part, bind_point, filter, squared_distance, text_of};
+use filter::{AD_AREA_KEY, Part, areas_within, bind_point, filter, text_of};
 use page::page_of;
 use terms::Match;
 
@@ -84,16 +84,29 @@ pub struct Query {
 }
 
 impl Query {
+    /// Whether it filters the rows by more than terms and a radius: a category, a price,
+    /// images, numbers or a batch of ads.
+    fn filters_rows(&self) -> bool {
+        self.category.is_some()
+            || self.price_from.is_some()
+            || self.price_to.is_some()
+            || self.with_images
+            || !self.number_ranges.is_empty()
+            || self.among.is_some()
+    }
+
     /// Whether its words and tags are the whole of its filter: then the full-text index
     /// alone knows which ads match (less those past their close date, not yet swept).
     fn only_terms(&self) -> bool {
-        self.category.is_none()
-            && self.price_from.is_none()
-            && self.price_to.is_none()
-            && !self.with_images
-            && self.near.is_none()
-            && self.number_ranges.is_empty()
-            && self.among.is_none()
+        !self.filters_rows() && self.near.is_none()
+    }
+
+    /// Its point and radius, when the radius is the whole of its filter.
+    fn only_radius(&self) -> Option<(Point, i64)> {
+        let near = self.near?;
+        let metres = near.within?;
+        let only = !self.filters_rows() && self.words.is_empty() && self.tags.is_empty();
+        only.then_some((near.point, metres))
     }
 
     /// Whether it filters nothing: every online ad matches.
@@ -143,17 +156,9 @@ pub async fn with_areas<'q>(
     };
     let mut values = Vec::new();
     let point = bind_point(near.point, &mut values);
-    values.push(Value::Real((metres as f64) * (metres as f64)));
+    let within = areas_within(point, metres, &mut values);
     let areas = conn
-        .column(
-            &format!(
-                "SELECT {LOCATION_AREA_KEY} AS area FROM locations a \
-                 WHERE length(a.postcode) = 4 AND {} <= ${} ORDER BY 1",
-                squared_distance("a", point),
-                values.len()
-            ),
-            &values,
-        )
+        .column(&format!("{within} ORDER BY 1"), &values)
         .await?;
     Ok(Cow::Owned(Query {
         areas: Some(areas),
@@ -171,6 +176,26 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
                 "SELECT (SELECT n FROM search_docs_total) \
                  - (SELECT COUNT(*) FROM search_docs d WHERE d.close_date <= $1) AS n",
                 &[Value::Int(now)],
+            )
+            .await?
+            .get("n");
+    }
+    if let (Backend::Sqlite, Some((point, metres))) = (backend, query.only_radius()) {
+        // Every online ad within a radius: the kept totals of the areas within (migration
+        // 0028), less those past their close date and not yet swept (found by
+        // `search_docs_area`, which ends with the close date).
+        let mut values = vec![Value::Int(now)];
+        let point = bind_point(point, &mut values);
+        let within = areas_within(point, metres, &mut values);
+        return conn
+            .query_one(
+                &format!(
+                    "SELECT (SELECT COALESCE(SUM(c.n), 0) FROM search_area_counts c \
+                             WHERE c.area IN ({within})) \
+                     - (SELECT COUNT(*) FROM search_docs d \
+                        WHERE {AD_AREA_KEY} IN ({within}) AND d.close_date <= $1) AS n"
+                ),
+                &values,
             )
             .await?
             .get("n");

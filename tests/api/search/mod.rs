@@ -283,20 +283,32 @@ async fn every_online(app: &TestApp) -> i64 {
     search(app, "").await["totalCount"].as_i64().unwrap()
 }
 
+/// How many online ads are within 10 km of the test ads' postcode (1097DN, Amsterdam): a
+/// radius and nothing else, which SQLite counts from totals kept per area.
+async fn online_nearby(app: &TestApp) -> i64 {
+    search(app, "postCode=1097DN&distance=10000").await["totalCount"]
+        .as_i64()
+        .unwrap()
+}
+
 async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
     let seller = app.user("wijzig@souk.test").await;
     let before = every_online(&app).await;
+    let nearby = online_nearby(&app).await;
     let ad = place(&app, &seller, "Blauwe vaas", "Glas.", "nl-NL").await;
     let path = path_of(&ad);
     assert_eq!(titles(&app, "query=vaas").await, ["Blauwe vaas"], "placed");
     assert_eq!(every_online(&app).await, before + 1, "placed");
+    assert_eq!(online_nearby(&app).await, nearby + 1, "placed");
 
     expect_json(status(&app, &seller.token, &path, "paused").await, 200).await;
     assert!(titles(&app, "query=vaas").await.is_empty(), "paused");
     assert_eq!(every_online(&app).await, before, "paused");
+    assert_eq!(online_nearby(&app).await, nearby, "paused");
     expect_json(status(&app, &seller.token, &path, "online").await, 200).await;
     assert_eq!(titles(&app, "query=vaas").await.len(), 1, "online again");
     assert_eq!(every_online(&app).await, before + 1, "online again");
+    assert_eq!(online_nearby(&app).await, nearby + 1, "online again");
 
     let patch = json!([{"op": "replace", "path": "/title", "value": "Groene kom"}]);
     let changed = app
@@ -328,6 +340,7 @@ async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
     assert_eq!(deleted.status(), 204);
     assert!(titles(&app, "query=kom").await.is_empty(), "deleted");
     assert_eq!(every_online(&app).await, before, "deleted");
+    assert_eq!(online_nearby(&app).await, nearby, "deleted");
 
     // Past its close date an ad is expired for readers at once, before the sweep.
     let late = place(&app, &seller, "Late vaas", "Glas.", "nl-NL").await;
@@ -350,6 +363,14 @@ async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
         .unwrap();
     assert!(titles(&app, "query=vaas").await.is_empty(), "expired");
     assert_eq!(every_online(&app).await, before, "expired, not yet swept");
+    assert_eq!(online_nearby(&app).await, nearby, "expired, not yet swept");
+
+    // Elsewhere: counted among every online ad, not near here.
+    let mut far = minimal("Vaas uit Gent");
+    far["location"] = json!({"postcode": "9000"});
+    created(&app, &seller.token, &far).await;
+    assert_eq!(every_online(&app).await, before + 1, "elsewhere");
+    assert_eq!(online_nearby(&app).await, nearby, "elsewhere");
 }
 
 async fn pagination_edges_and_links(app: TestApp) {
