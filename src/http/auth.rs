@@ -5,10 +5,9 @@
 
 use std::marker::PhantomData;
 
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::http::header;
 use axum::http::request::Parts;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::access::Caller;
@@ -137,32 +136,27 @@ fn unauthenticated(error: Option<&str>) -> ApiError {
     ApiError::new(ErrorCode::Unauthenticated).with_header("www-authenticate", challenge)
 }
 
-/// The middleware: resolves the token of every versioned resource request into a
-/// [`Caller`] in the request's extensions.
-pub async fn authenticate(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// Admits a request (`http::guard` calls it for every route): a versioned resource request
+/// needs a valid access token, whose [`Caller`] goes into the request's extensions; any
+/// other passes as it is. `Err` is the answer to send instead.
+pub async fn admit(state: &AppState, request: &mut Request) -> Result<(), Response> {
     let needs_token = request.extensions().get::<MatchedPath>().is_some_and(|p| {
         let path = p.as_str();
         path.starts_with("/v1/") || path.starts_with("/v2/")
     });
     if !needs_token {
-        return next.run(request).await;
+        return Ok(());
     }
     let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().map(str::to_owned));
     let query = request.uri().query().map(str::to_owned);
-    match resolve(&state, authorization, query.as_deref()).await {
-        Ok(caller) => {
-            request.extensions_mut().insert(caller);
-            next.run(request).await
-        }
-        Err(error) => error.into_response(),
-    }
+    let caller = resolve(state, authorization, query.as_deref())
+        .await
+        .map_err(IntoResponse::into_response)?;
+    request.extensions_mut().insert(caller);
+    Ok(())
 }
 
 /// The caller of a request, from its `Authorization` header (`Err` when not ASCII) and

@@ -28,9 +28,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, FromRef};
+use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::StatusCode;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -93,10 +94,7 @@ pub fn router(state: AppState) -> Router {
     let openapi = OpenApi(Arc::new(openapi_document(&state.config)));
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     routes
-        // The later layer runs first: authentication, then idempotency (which scopes its
-        // keys by the caller).
-        .route_layer(from_fn_with_state(state.clone(), idempotency::idempotency))
-        .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
+        .route_layer(from_fn_with_state(state.clone(), guard))
         .fallback(|| async { ApiError::new(ErrorCode::NotFound) })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(CatchPanicLayer::new())
@@ -109,6 +107,16 @@ pub fn router(state: AppState) -> Router {
             app: state,
             openapi,
         })
+}
+
+/// The middleware of every route: authentication, then idempotency (which scopes its keys
+/// by the caller). One middleware, not two: a `from_fn` layer clones and boxes the route's
+/// service on every request, and the two apart cost `/healthz` 10 to 20% of its rate.
+async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    if let Err(refused) = auth::admit(&state, &mut request).await {
+        return refused;
+    }
+    idempotency::idempotency(State(state), request, next).await
 }
 
 /// The OpenAPI 3.1 document of every registered route, with the configured prefix and
