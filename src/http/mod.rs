@@ -111,7 +111,7 @@ pub fn router(state: AppState) -> Router {
 
 /// The middleware of every route: authentication, then idempotency (which scopes its keys
 /// by the caller). One middleware, not two: a `from_fn` layer clones and boxes the route's
-/// service on every request, and the two apart cost `/healthz` 10 to 20% of its rate.
+/// service on every request (one instead of two raised `/healthz` by about 7%).
 async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     if let Err(refused) = auth::admit(&state, &mut request).await {
         return refused;
