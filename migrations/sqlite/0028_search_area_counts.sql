@@ -20,18 +20,10 @@ CREATE TRIGGER search_area_counts_insert AFTER INSERT ON search_docs BEGIN
     ON CONFLICT (area) DO UPDATE SET n = n + 1;
 END;
 
+-- No trigger on UPDATE: an ad's row changes by a delete and an insert (the triggers of
+-- `advertisements`), as `search_docs_total` relies on too.
 CREATE TRIGGER search_area_counts_delete AFTER DELETE ON search_docs BEGIN
     UPDATE search_area_counts SET n = n - 1
     WHERE area = CASE WHEN length(OLD.postcode) = 6 THEN 'NL' || substr(OLD.postcode, 1, 4) ELSE 'BE' || OLD.postcode END;
 END;
 
--- Ads change by a delete and an insert (the triggers of `advertisements`); should a row be
--- changed in place, its count moves with it.
-CREATE TRIGGER search_area_counts_update AFTER UPDATE OF postcode ON search_docs BEGIN
-    UPDATE search_area_counts SET n = n - 1
-    WHERE area = CASE WHEN length(OLD.postcode) = 6 THEN 'NL' || substr(OLD.postcode, 1, 4) ELSE 'BE' || OLD.postcode END;
-    INSERT INTO search_area_counts (area, n) VALUES (
-        CASE WHEN length(NEW.postcode) = 6 THEN 'NL' || substr(NEW.postcode, 1, 4) ELSE 'BE' || NEW.postcode END,
-        1)
-    ON CONFLICT (area) DO UPDATE SET n = n + 1;
-END;
