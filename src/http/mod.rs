@@ -33,6 +33,7 @@ use axum::http::StatusCode;
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::Response;
 use serde_json::{Map, Value, json};
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::timeout::TimeoutLayer;
 
@@ -93,16 +94,20 @@ pub fn router(state: AppState) -> Router {
     let (routes, _) = api().into_parts();
     let openapi = OpenApi(Arc::new(openapi_document(&state.config)));
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
-    routes
-        .route_layer(from_fn_with_state(state.clone(), guard))
-        .fallback(|| async { ApiError::new(ErrorCode::NotFound) })
-        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(CatchPanicLayer::new())
+    // One `layer` call for the four: each call wraps every route in another boxed service,
+    // which is cloned (with everything inside it) on every request.
+    let around_every_route = ServiceBuilder::new()
+        .layer(from_fn_with_state(state.clone(), render::render))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
         ))
-        .layer(from_fn_with_state(state.clone(), render::render))
+        .layer(CatchPanicLayer::new())
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes));
+    routes
+        .route_layer(from_fn_with_state(state.clone(), guard))
+        .fallback(|| async { ApiError::new(ErrorCode::NotFound) })
+        .layer(around_every_route)
         .with_state(HttpState {
             app: state,
             openapi,
