@@ -13,16 +13,14 @@ const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
+/// A route's series, by method and status.
+type RouteSeries = BTreeMap<(String, u16), RouteStats>;
+
 #[derive(Default)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<RequestKey, RouteStats>>,
-}
-
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct RequestKey {
-    method: String,
-    route: String,
-    status: u16,
+    /// By route, then by method and status. Looked up by `&str` first, so that recording
+    /// a request of a route already seen allocates nothing.
+    requests: Mutex<BTreeMap<String, RouteSeries>>,
 }
 
 #[derive(Default)]
@@ -37,13 +35,20 @@ impl Metrics {
     /// never the raw path, so the label set stays small.
     pub fn record(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
         let seconds = elapsed.as_secs_f64();
-        let key = RequestKey {
-            method: method.to_owned(),
-            route: route.to_owned(),
-            status,
-        };
         let mut requests = self.requests.lock();
-        let stats = requests.entry(key).or_default();
+        if !requests.contains_key(route) {
+            requests.insert(route.to_owned(), BTreeMap::new());
+        }
+        let by_method = requests.get_mut(route).expect("inserted above");
+        // A route answers few method and status pairs: a scan finds one without building
+        // a key.
+        let stats = match by_method
+            .iter_mut()
+            .find(|((m, s), _)| m == method && *s == status)
+        {
+            Some((_, stats)) => stats,
+            None => by_method.entry((method.to_owned(), status)).or_default(),
+        };
         stats.count += 1;
         stats.seconds_sum += seconds;
         for (bucket, bound) in stats.buckets.iter_mut().zip(BUCKETS) {
@@ -53,30 +58,47 @@ impl Metrics {
         }
     }
 
+    /// Every recorded series, ordered by method, route and status (the exposition's order).
+    fn series(
+        requests: &BTreeMap<String, RouteSeries>,
+    ) -> Vec<(&str, &str, u16, &RouteStats)> {
+        let mut series: Vec<_> = requests
+            .iter()
+            .flat_map(|(route, by_method)| {
+                by_method.iter().map(move |((method, status), stats)| {
+                    (method.as_str(), route.as_str(), *status, stats)
+                })
+            })
+            .collect();
+        series.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        series
+    }
+
     /// The Prometheus text exposition of everything recorded, plus the pool figures.
     pub fn render(&self, pool: PoolStats) -> String {
         let mut out = String::new();
         let requests = self.requests.lock();
+        let series = Metrics::series(&requests);
         out.push_str("# HELP souk_http_requests_total HTTP requests answered.\n");
         out.push_str("# TYPE souk_http_requests_total counter\n");
-        for (key, stats) in requests.iter() {
+        for (method, route, status, stats) in &series {
             let _ = writeln!(
                 out,
                 "souk_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{}\"}} {}",
-                key.method,
-                escape(&key.route),
-                key.status,
+                method,
+                escape(route),
+                status,
                 stats.count
             );
         }
         out.push_str("# HELP souk_http_request_duration_seconds Time to answer a request.\n");
         out.push_str("# TYPE souk_http_request_duration_seconds histogram\n");
-        for (key, stats) in requests.iter() {
+        for (method, route, status, stats) in &series {
             let labels = format!(
                 "method=\"{}\",route=\"{}\",status=\"{}\"",
-                key.method,
-                escape(&key.route),
-                key.status
+                method,
+                escape(route),
+                status
             );
             for (count, bound) in stats.buckets.iter().zip(BUCKETS) {
                 let _ = writeln!(

@@ -5,8 +5,11 @@
 use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
-use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Query, Request};
+use axum::extract::{
+    DefaultBodyLimit, FromRequest, FromRequestParts, Multipart, Path, Query, Request,
+};
 use axum::handler::Handler;
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
@@ -465,26 +468,46 @@ fn prefers_webp(headers: &HeaderMap) -> bool {
     }
 }
 
+/// What a blob answer reads of the request's headers, taken without copying them all (the
+/// route is Souk's busiest: a `HeaderMap` extractor clones every header).
+struct BlobWanted {
+    format: Format,
+    if_none_match: Option<HeaderValue>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for BlobWanted {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(BlobWanted {
+            format: if prefers_webp(&parts.headers) {
+                Format::Webp
+            } else {
+                Format::Jpeg
+            },
+            if_none_match: parts.headers.get(header::IF_NONE_MATCH).cloned(),
+        })
+    }
+}
+
 async fn blob(
     Context { state, .. }: Context,
     caller: Caller,
     Path((media_id, size)): Path<(String, String)>,
-    headers: HeaderMap,
+    BlobWanted {
+        format: wanted,
+        if_none_match,
+    }: BlobWanted,
 ) -> Result<Response, ApiError> {
     let renditions = found_rendition(&state, &caller, media_id, &size).await?;
-    let wanted = if prefers_webp(&headers) {
-        Format::Webp
-    } else {
-        Format::Jpeg
-    };
     let chosen = renditions
         .iter()
         .find(|r| r.format == wanted)
         .or_else(|| renditions.iter().find(|r| r.format == Format::Jpeg))
         .ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
     let etag = format!("\"{}\"", chosen.sha256);
-    let mut response = if headers
-        .get(header::IF_NONE_MATCH)
+    let mut response = if if_none_match
+        .as_ref()
         .and_then(|v| v.to_str().ok())
         .is_some_and(|h| super::render::etag_matches(h, &etag))
     {

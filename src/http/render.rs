@@ -140,11 +140,8 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
         .filter(|v| is_safe_request_id(v))
         .map_or_else(|| ulid::Ulid::generate().to_string(), str::to_owned);
     let method = request.method().clone();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |p| p.as_str())
-        .to_owned();
+    let matched = request.extensions().get::<MatchedPath>().cloned();
+    let route = matched.as_ref().map_or("unmatched", MatchedPath::as_str);
     let links_wanted = !query_says_no_links(request.uri().query());
     let if_none_match = request.headers().get(header::IF_NONE_MATCH).cloned();
     let span = tracing::info_span!("request", id = %request_id, method = %method, path = %request.uri().path());
@@ -166,7 +163,7 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
     let elapsed = started.elapsed();
     state
         .metrics
-        .record(method.as_str(), &route, status, elapsed);
+        .record(method.as_str(), route, status, elapsed);
     span.in_scope(|| {
         tracing::info!(
             status,
