@@ -59,9 +59,7 @@ impl Metrics {
     }
 
     /// Every recorded series, ordered by method, route and status (the exposition's order).
-    fn series(
-        requests: &BTreeMap<String, RouteSeries>,
-    ) -> Vec<(&str, &str, u16, &RouteStats)> {
+    fn series(requests: &BTreeMap<String, RouteSeries>) -> Vec<(&str, &str, u16, &RouteStats)> {
         let mut series: Vec<_> = requests
             .iter()
             .flat_map(|(route, by_method)| {
