@@ -13,18 +13,16 @@ const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-/// A route's series, by method and status.
-type RouteSeries = BTreeMap<(String, u16), RouteStats>;
-
 #[derive(Default)]
 pub struct Metrics {
-    /// By route, then by method and status. Looked up by `&str` first, so that recording
-    /// a request of a route already seen allocates nothing.
-    requests: Mutex<BTreeMap<String, RouteSeries>>,
+    /// Each route's series, one per method and status. Looked up by `&str`, so that
+    /// recording a request of a series already seen allocates nothing.
+    requests: Mutex<BTreeMap<String, Vec<Series>>>,
 }
 
-#[derive(Default)]
-struct RouteStats {
+struct Series {
+    method: String,
+    status: u16,
     count: u64,
     seconds_sum: f64,
     buckets: [u64; BUCKETS.len()],
@@ -37,68 +35,73 @@ impl Metrics {
         let seconds = elapsed.as_secs_f64();
         let mut requests = self.requests.lock();
         if !requests.contains_key(route) {
-            requests.insert(route.to_owned(), BTreeMap::new());
+            requests.insert(route.to_owned(), Vec::new());
         }
-        let by_method = requests.get_mut(route).expect("inserted above");
-        // A route answers few method and status pairs: a scan finds one without building
-        // a key.
-        let stats = match by_method
-            .iter_mut()
-            .find(|((m, s), _)| m == method && *s == status)
-        {
-            Some((_, stats)) => stats,
-            None => by_method.entry((method.to_owned(), status)).or_default(),
-        };
-        stats.count += 1;
-        stats.seconds_sum += seconds;
-        for (bucket, bound) in stats.buckets.iter_mut().zip(BUCKETS) {
+        let of_route = requests.get_mut(route).expect("inserted above");
+        // A route answers few method and status pairs: a scan finds one.
+        let position = of_route
+            .iter()
+            .position(|s| s.method == method && s.status == status)
+            .unwrap_or_else(|| {
+                of_route.push(Series {
+                    method: method.to_owned(),
+                    status,
+                    count: 0,
+                    seconds_sum: 0.0,
+                    buckets: [0; BUCKETS.len()],
+                });
+                of_route.len() - 1
+            });
+        let series = &mut of_route[position];
+        series.count += 1;
+        series.seconds_sum += seconds;
+        for (bucket, bound) in series.buckets.iter_mut().zip(BUCKETS) {
             if seconds <= bound {
                 *bucket += 1;
             }
         }
     }
 
-    /// Every recorded series, ordered by method, route and status (the exposition's order).
-    fn series(requests: &BTreeMap<String, RouteSeries>) -> Vec<(&str, &str, u16, &RouteStats)> {
-        let mut series: Vec<_> = requests
+    /// Every recorded series with its route, ordered by method, route and status (the
+    /// exposition's order).
+    fn ordered(requests: &BTreeMap<String, Vec<Series>>) -> Vec<(&str, &Series)> {
+        let mut all: Vec<_> = requests
             .iter()
-            .flat_map(|(route, by_method)| {
-                by_method.iter().map(move |((method, status), stats)| {
-                    (method.as_str(), route.as_str(), *status, stats)
-                })
-            })
+            .flat_map(|(route, of_route)| of_route.iter().map(move |s| (route.as_str(), s)))
             .collect();
-        series.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
-        series
+        all.sort_by(|(route_a, a), (route_b, b)| {
+            (&a.method, route_a, a.status).cmp(&(&b.method, route_b, b.status))
+        });
+        all
     }
 
     /// The Prometheus text exposition of everything recorded, plus the pool figures.
     pub fn render(&self, pool: PoolStats) -> String {
         let mut out = String::new();
         let requests = self.requests.lock();
-        let series = Metrics::series(&requests);
+        let all = Metrics::ordered(&requests);
         out.push_str("# HELP souk_http_requests_total HTTP requests answered.\n");
         out.push_str("# TYPE souk_http_requests_total counter\n");
-        for (method, route, status, stats) in &series {
+        for (route, series) in &all {
             let _ = writeln!(
                 out,
                 "souk_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{}\"}} {}",
-                method,
+                series.method,
                 escape(route),
-                status,
-                stats.count
+                series.status,
+                series.count
             );
         }
         out.push_str("# HELP souk_http_request_duration_seconds Time to answer a request.\n");
         out.push_str("# TYPE souk_http_request_duration_seconds histogram\n");
-        for (method, route, status, stats) in &series {
+        for (route, series) in &all {
             let labels = format!(
                 "method=\"{}\",route=\"{}\",status=\"{}\"",
-                method,
+                series.method,
                 escape(route),
-                status
+                series.status
             );
-            for (count, bound) in stats.buckets.iter().zip(BUCKETS) {
+            for (count, bound) in series.buckets.iter().zip(BUCKETS) {
                 let _ = writeln!(
                     out,
                     "souk_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}"
@@ -107,17 +110,17 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "souk_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                stats.count
+                series.count
             );
             let _ = writeln!(
                 out,
                 "souk_http_request_duration_seconds_sum{{{labels}}} {}",
-                stats.seconds_sum
+                series.seconds_sum
             );
             let _ = writeln!(
                 out,
                 "souk_http_request_duration_seconds_count{{{labels}}} {}",
-                stats.count
+                series.count
             );
         }
         out.push_str("# HELP souk_db_connections Database connections by state.\n");
