@@ -55,6 +55,15 @@ mod tests {
     }
 
     #[test]
+    fn a_hash_is_lowercase_hex_sha256() {
+        // What earlier releases stored: a stored token's hash must not change.
+        assert_eq!(
+            hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
     fn hashes_compare() {
         let token = new_token();
         assert!(matches(&token, &hash(&token)));
