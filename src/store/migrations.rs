@@ -49,6 +49,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(26, "0026_search_featured_index"),
     migration!(27, "0027_search_total"),
     migration!(28, "0028_search_area_counts"),
+    migration!(29, "0029_search_item_area"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -109,6 +109,14 @@ impl Query {
         only.then_some((near.point, metres))
     }
 
+    /// Its point and radius, when terms and the radius are the whole of its filter.
+    fn only_terms_and_radius(&self) -> Option<(Point, i64)> {
+        let near = self.near?;
+        let metres = near.within?;
+        let terms = !self.words.is_empty() || !self.tags.is_empty();
+        (terms && !self.filters_rows()).then_some((near.point, metres))
+    }
+
     /// Whether it filters nothing: every online ad matches.
     fn unfiltered(&self) -> bool {
         self.only_terms() && self.words.is_empty() && self.tags.is_empty()
@@ -221,6 +229,47 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
             )
             .await?
             .get("n");
+    }
+    if let (Backend::Sqlite, Some((point, metres)), Some((condition, expression))) = (
+        backend,
+        query.only_terms_and_radius(),
+        Match { query, backend }.condition(tier, 2),
+    ) {
+        // Words within a radius: walk the smaller side. [`filter`] walks every ad within
+        // (`search_docs_area`) and keeps those in the words' match set, made once; when the
+        // words match fewer ads than the radius holds, walking the matches in item-number
+        // order and looking each one's area up in `search_docs_item_area` (migration 0029)
+        // reads less (at a million ads, a common word within 50 km: 59 ms against 118; a
+        // word in 33,000 ads: 17 against 36). Both sizes cost little to find: FTS5 counts
+        // its matches from its doclists, the areas' totals are kept.
+        let mut values = vec![Value::Int(now), Value::Text(expression)];
+        let point = bind_point(point, &mut values);
+        let within = areas_within(point, metres, &mut values);
+        let sizes = conn
+            .query_one(
+                &format!(
+                    "SELECT (SELECT COUNT(*) FROM search_fts WHERE {condition}) AS matches, \
+                     (SELECT COALESCE(SUM(c.n), 0) FROM search_area_counts c \
+                      WHERE c.area IN ({within})) AS within"
+                ),
+                &values,
+            )
+            .await?;
+        let (matches, within_radius): (i64, i64) = (sizes.get("matches")?, sizes.get("within")?);
+        if matches <= within_radius {
+            return conn
+                .query_one(
+                    &format!(
+                        "SELECT COUNT(*) AS n FROM search_fts CROSS JOIN search_docs d \
+                         INDEXED BY search_docs_item_area ON d.item_number = search_fts.rowid \
+                         WHERE {condition} AND (+d.close_date IS NULL OR +d.close_date > $1) \
+                         AND +{AD_AREA_KEY} IN ({within})"
+                    ),
+                    &values,
+                )
+                .await?
+                .get("n");
+        }
     }
     let filter = filter(query, backend, tier, Part::All, now, false);
     conn.query_one(

@@ -17,6 +17,7 @@ both_backends!(
     a_distance_is_shown_only_with_a_postcode,
     bad_locations_are_field_errors,
     a_radius_holding_many_ads_pages_as_without_it,
+    words_rarer_than_the_radius_count_alike,
 );
 
 /// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
@@ -136,6 +137,51 @@ async fn the_radius_keeps_what_is_within_it(app: TestApp) {
         ]),
         "newest first unless sortBy=location"
     );
+}
+
+/// Words that match fewer ads than the radius holds are counted from their matches (on
+/// SQLite another statement than for words matching more, as in the tests above): a match
+/// outside the radius, or past its close date and not yet swept, is still left out.
+async fn words_rarer_than_the_radius_count_alike(app: TestApp) {
+    corpus(&app).await;
+    let seller = app.user("tafel@souk.test").await;
+    for (title, postcode) in [
+        ("Tafel here", "1000AB"),
+        ("Tafel south", "1003"),
+        ("Tafel late", "1001CD"),
+    ] {
+        let mut body = minimal(title);
+        body["location"] = json!({"postcode": postcode});
+        created(&app, &seller.token, &body).await;
+    }
+    let query = "query=tafel&postCode=1000AA&distance=10008";
+    let titles = |answer: &Value| -> Vec<String> {
+        results(answer)
+            .iter()
+            .map(|r| r["title"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let answer = search(&app, query).await;
+    assert_eq!(answer["totalCount"], 2, "three matches, two within 10 km");
+    assert_eq!(titles(&answer), ["Tafel late", "Tafel here"]);
+    app.db
+        .write(|conn| {
+            Box::pin(async move {
+                conn.execute(
+                    "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel late'",
+                    &[],
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    let answer = search(&app, query).await;
+    assert_eq!(
+        answer["totalCount"], 1,
+        "past its close date, not yet swept"
+    );
+    assert_eq!(titles(&answer), ["Tafel here"]);
 }
 
 async fn location_orders_both_ways_with_ties_newest_first(app: TestApp) {
