@@ -19,6 +19,7 @@ pub fn db_options(config: &Config) -> DbOptions {
         sqlite_sync: config.sqlite_synchronous,
         max_connections: config.database_max_connections,
         read_connections: config.database_read_connections,
+        heavy_reads: config.database_heavy_reads,
     }
 }
 

@@ -53,6 +53,9 @@ pub struct Config {
     pub sqlite_synchronous: SqliteSync,
     pub database_max_connections: usize,
     pub database_read_connections: usize,
+    /// Searches (heavy reads) run at once by this process (`store::DbOptions::heavy_reads`);
+    /// by default one per core of the machine.
+    pub database_heavy_reads: usize,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
     /// A request taking longer is answered 408 `request-timeout`.
@@ -105,6 +108,7 @@ impl Default for Config {
             sqlite_synchronous: SqliteSync::Full,
             database_max_connections: 16,
             database_read_connections: 1,
+            database_heavy_reads: crate::store::cores(),
             max_body_bytes: 1024 * 1024,
             request_timeout_secs: 30,
             smtp_url: None,
@@ -332,6 +336,14 @@ mod tests {
         assert_eq!(config.environment, Environment::Sandbox);
         assert_eq!(config.curie_prefix, "svc");
         assert_eq!(config.sqlite_synchronous, SqliteSync::Full);
+        assert_eq!(config.database_heavy_reads, crate::store::cores());
+    }
+
+    #[test]
+    fn heavy_reads_are_bounded_from_the_environment() {
+        let config = from(None, &[("SOUK_DATABASE_HEAVY_READS", "1")]).unwrap();
+        assert_eq!(config.database_heavy_reads, 1);
+        assert_eq!(crate::app::db_options(&config).heavy_reads, 1);
     }
 
     #[test]
@@ -356,7 +368,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 29);
+        assert_eq!(Config::keys().len(), 30);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");
