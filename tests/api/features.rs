@@ -305,9 +305,9 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
     assert_eq!(found(&app, by_category).await, [d, c, b, a]);
 }
 
-/// Words that match far fewer ads than are featured (a match costs about four featured
-/// ones): SQLite then finds the featured ones among the matches rather than by the feature
-/// indexes (`store::search::page::featured_part`); the answer is the same.
+/// Words that match far fewer ads than are featured: only the featured ads that hold the
+/// words come first (on SQLite found in the index of the featured ads' words, migration
+/// 0030), in the description tier too.
 async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     let seller = app.user("verhuurder@souk.test").await;
     let titles = [

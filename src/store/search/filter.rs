@@ -31,11 +31,10 @@ pub(super) const LOCATION_AREA_KEY: &str =
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Part {
     All,
-    /// The featured ads, found by the feature indexes (on SQLite `search_docs_featured`,
-    /// each held against the terms there): when they are fewer than the matches.
+    /// The featured ads: on SQLite those of the terms found in `search_featured_fts`
+    /// (migration 0030), without terms the range of `search_docs_featured`; on PostgreSQL
+    /// as its planner chooses.
     Featured,
-    /// The featured ads, found among the matches: when the matches are the fewer.
-    FeaturedAmongMatches,
     Plain,
 }
 
@@ -45,7 +44,7 @@ pub(super) enum Part {
 /// every featured ad's row; its words are those of `search_docs_featured` (migration 0026),
 /// the first term its partial condition, the second the expression it is ordered by, so
 /// that the featured ads are one range of it, each with what a search holds against it.
-pub(super) fn featured(backend: Backend) -> &'static str {
+fn featured(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => {
             "(d.top_until IS NOT NULL OR d.bumped_until IS NOT NULL) \
@@ -87,22 +86,19 @@ pub(super) fn filter(
     let mut conditions = vec![open.to_owned()];
     match part {
         Part::All => {}
-        Part::Featured | Part::FeaturedAmongMatches => {
-            conditions.push(featured(backend).to_owned())
-        }
+        Part::Featured => conditions.push(featured(backend).to_owned()),
         Part::Plain => conditions.push(PLAIN.to_owned()),
     }
     let matcher = Match { query, backend };
     let mut fts_outer = false;
     let mut from = match matcher.condition(tier, 2) {
-        // The few featured ads are found in `search_docs_featured`, then each held against
-        // its own words there (`Match::row_condition`; the index holds them).
-        Some(_) if part == Part::Featured && backend == Backend::Sqlite => {
-            let held = matcher
-                .row_condition(tier, &mut values)
-                .expect("a condition means terms to hold");
-            conditions.push(held);
-            "search_docs d"
+        // The featured ads that hold the terms, from the index of the featured ads' words
+        // (its columns are those of `search_fts`, so the expression is the same).
+        Some((_, expression)) if part == Part::Featured && backend == Backend::Sqlite => {
+            values.push(Value::Text(expression));
+            conditions.push(format!("search_featured_fts MATCH ${}", values.len()));
+            "search_featured_fts CROSS JOIN search_docs d \
+             ON d.item_number = search_featured_fts.rowid"
         }
         // A batch of listed ads (alerts), or a count within a radius: the ads are found by
         // their own index (the primary key; the area index, which holds the close date

@@ -405,7 +405,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
         let total = count(conn, query, tier, now).await?;
         let query = &with_many_within(query, total);
         let hits = if query.offset < total {
-            page_of(conn, query, tier, total, now, query.offset, query.limit).await?
+            page_of(conn, query, tier, now, query.offset, query.limit).await?
         } else {
             Vec::new()
         };
@@ -418,33 +418,12 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
     let query = &with_many_within(query, total);
     let mut page = Vec::new();
     if query.offset < in_title {
-        page = page_of(
-            conn,
-            query,
-            Tier::Title,
-            in_title,
-            now,
-            query.offset,
-            query.limit,
-        )
-        .await?;
+        page = page_of(conn, query, Tier::Title, now, query.offset, query.limit).await?;
     }
     let missing = query.limit - page.len() as i64;
     if missing > 0 && query.offset + (page.len() as i64) < total {
         let from = (query.offset - in_title).max(0);
-        let description_only = total - in_title;
-        page.extend(
-            page_of(
-                conn,
-                query,
-                Tier::DescriptionOnly,
-                description_only,
-                now,
-                from,
-                missing,
-            )
-            .await?,
-        );
+        page.extend(page_of(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
     }
     Ok(Page { total, hits: page })
 }

@@ -1,8 +1,8 @@
 //! A page of one tier newest first: the featured ads and the others read apart and merged.
 
-use super::filter::{Filter, Part, featured, filter, order_by};
+use super::filter::{Filter, Part, filter, order_by};
 use super::{Hit, Order, Query, Tier};
-use crate::store::{Backend, Conn, DbError, Value};
+use crate::store::{Conn, DbError, Value};
 
 /// Where an ad sorts newest first: top of the day first, then by date, a bumped ad's date
 /// being its bump (its rank: the last item number then, and after that ad).
@@ -30,7 +30,7 @@ async fn ranked_hits(
         .as_deref()
         .map(|squared| format!(", {squared} AS squared_metres"))
         .unwrap_or_default();
-    let featured = matches!(part, Part::Featured | Part::FeaturedAmongMatches);
+    let featured = part == Part::Featured;
     let (rank_columns, order) = if featured {
         (
             ", d.top_until, d.bumped_until, d.bump_rank",
@@ -84,22 +84,19 @@ async fn ranked_hits(
         .collect()
 }
 
-/// A page of one tier in the query's order, `matches` being how many ads the tier holds.
-/// Newest first, the featured ads of the tier (few: each is found by its index, or among
-/// the matches when these are fewer) are merged into the others, which keep their fast
-/// order by item number; the merge reads the first `offset + limit` of each.
+/// A page of one tier in the query's order. Newest first, the featured ads of the tier
+/// (few, found by their own indexes: [`Part::Featured`]) are merged into the others, which
+/// keep their fast order by item number; the merge reads the first `offset + limit` of each.
 pub(super) async fn page_of(
     conn: &mut dyn Conn,
     query: &Query,
     tier: Tier,
-    matches: i64,
     now: i64,
     offset: i64,
     limit: i64,
 ) -> Result<Vec<Hit>, DbError> {
     let featured = if query.order == Order::Newest {
-        let part = featured_part(conn, query, matches, now).await?;
-        ranked_hits(conn, query, tier, part, now, 0, offset + limit).await?
+        ranked_hits(conn, query, tier, Part::Featured, now, 0, offset + limit).await?
     } else {
         Vec::new()
     };
@@ -131,42 +128,4 @@ pub(super) async fn page_of(
         .skip(offset as usize)
         .take(limit as usize)
         .collect())
-}
-
-/// How much more reading one match costs than holding one featured ad against the terms:
-/// a match is a row looked up by its key, a featured ad an entry of the covering index
-/// read in order (at a million ads, 6,397 matches took 34 ms, 6,896 featured ads 8 ms).
-const MATCH_COST_IN_FEATURED: i64 = 4;
-
-/// How to find the featured ads of a tier with `matches` ads. SQLite holds each featured ad
-/// against the terms ([`Part::Featured`]): a few thousand entries of `search_docs_featured`
-/// at a million ads, 2 to 8 ms. When the terms are the whole filter, the tier's count is the
-/// size of its match set, and a set much smaller than the featured ads is cheaper to read
-/// through ([`MATCH_COST_IN_FEATURED`]). PostgreSQL's planner makes this choice itself.
-async fn featured_part(
-    conn: &mut dyn Conn,
-    query: &Query,
-    matches: i64,
-    now: i64,
-) -> Result<Part, DbError> {
-    let has_terms = !query.words.is_empty() || !query.tags.is_empty();
-    if conn.backend() != Backend::Sqlite || !has_terms || !query.only_terms() {
-        return Ok(Part::Featured);
-    }
-    // From `search_docs_featured` alone.
-    let featured_ads: i64 = conn
-        .query_one(
-            &format!(
-                "SELECT COUNT(*) AS n FROM search_docs d WHERE {}",
-                featured(Backend::Sqlite)
-            ),
-            &[Value::Int(now)],
-        )
-        .await?
-        .get("n")?;
-    Ok(if matches * MATCH_COST_IN_FEATURED < featured_ads {
-        Part::FeaturedAmongMatches
-    } else {
-        Part::Featured
-    })
 }

@@ -1,8 +1,7 @@
-//! The full-text part of a query: an FTS5 `MATCH` on SQLite, a `tsquery` on PostgreSQL, and
-//! the same test over a row's own terms.
+//! The full-text part of a query: an FTS5 `MATCH` on SQLite, a `tsquery` on PostgreSQL.
 
 use super::{Query, Tier, is_index_word};
-use crate::store::{Backend, Value};
+use crate::store::Backend;
 
 /// The full-text part of a query in one backend's language.
 pub(super) struct Match<'q> {
@@ -69,66 +68,6 @@ impl Match<'_> {
                 .collect::<Vec<_>>()
                 .join(" & "),
         })
-    }
-
-    /// The tier's condition held against the row's own words (`d.title_words`,
-    /// `d.body_words`, `d.tags`: terms separated by spaces, as FTS5 splits them), each term
-    /// bound: for a few known ads (the featured part), far cheaper on SQLite than asking
-    /// FTS5 about each, which walks the doclists of the expression's every term again.
-    /// None when there is nothing to match.
-    pub(super) fn row_condition(&self, tier: Tier, values: &mut Vec<Value>) -> Option<String> {
-        let q = self.query;
-        if q.words.is_empty() && q.tags.is_empty() {
-            return None;
-        }
-        let title = self.row_groups(&q.words, &["d.title_words"], values);
-        let tags = self.row_groups(&q.tags, &["d.tags"], values);
-        let in_title = [title, tags.clone()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>();
-        Some(match tier {
-            Tier::Title => in_title.join(" AND "),
-            Tier::Anywhere | Tier::DescriptionOnly => {
-                let anywhere =
-                    self.row_groups(&q.words, &["d.title_words", "d.body_words"], values);
-                let all = [anywhere, tags].into_iter().flatten().collect::<Vec<_>>();
-                if tier == Tier::Anywhere {
-                    all.join(" AND ")
-                } else {
-                    format!(
-                        "({}) AND NOT ({})",
-                        all.join(" AND "),
-                        in_title.join(" AND ")
-                    )
-                }
-            }
-        })
-    }
-
-    /// Each group: one of its terms in one of `columns`; None without groups.
-    fn row_groups(
-        &self,
-        groups: &[Vec<String>],
-        columns: &[&str],
-        values: &mut Vec<Value>,
-    ) -> Option<String> {
-        if groups.is_empty() {
-            return None;
-        }
-        let mut parts = Vec::with_capacity(groups.len());
-        for group in groups {
-            let mut found = Vec::new();
-            for term in group {
-                values.push(Value::Text(format!(" {term} ")));
-                let n = values.len();
-                for column in columns {
-                    found.push(format!("instr(' ' || {column} || ' ', ${n}) > 0"));
-                }
-            }
-            parts.push(format!("({})", found.join(" OR ")));
-        }
-        Some(format!("({})", parts.join(" AND ")))
     }
 
     /// The SQL condition on `d` (and `f` on SQLite) for a tier, binding the expression
