@@ -51,6 +51,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(28, "0028_search_area_counts"),
     migration!(29, "0029_search_item_area"),
     migration!(30, "0030_search_featured_words"),
+    migration!(31, "0031_search_area_terms"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -139,9 +139,11 @@ async fn the_radius_keeps_what_is_within_it(app: TestApp) {
     );
 }
 
-/// Words that match fewer ads than the radius holds are counted from their matches (on
-/// SQLite another statement than for words matching more, as in the tests above): a match
-/// outside the radius, or past its close date and not yet swept, is still left out.
+/// Words within a radius, counted on SQLite in one of three ways (`store::search::count`):
+/// by FTS5 with the areas as terms (`tafel`), from the words' matches when these are far
+/// fewer than the ads within (`tafel late`), or from the ads within (with a price range,
+/// `both_backends_answer_alike`). Each leaves out a match outside the radius, or past its
+/// close date and not yet swept.
 async fn words_rarer_than_the_radius_count_alike(app: TestApp) {
     corpus(&app).await;
     let seller = app.user("tafel@souk.test").await;
@@ -155,6 +157,7 @@ async fn words_rarer_than_the_radius_count_alike(app: TestApp) {
         created(&app, &seller.token, &body).await;
     }
     let query = "query=tafel&postCode=1000AA&distance=10008";
+    let far = "query=tafel&postCode=1000AA&distance=250000";
     let titles = |answer: &Value| -> Vec<String> {
         results(answer)
             .iter()
@@ -164,6 +167,24 @@ async fn words_rarer_than_the_radius_count_alike(app: TestApp) {
     let answer = search(&app, query).await;
     assert_eq!(answer["totalCount"], 2, "three matches, two within 10 km");
     assert_eq!(titles(&answer), ["Tafel late", "Tafel here"]);
+    let answer = search(&app, "query=tafel&postCode=1000AA&distance=10007").await;
+    assert_eq!(
+        answer["totalCount"], 1,
+        "1001 is just outside 10,007 m: the areas 10xx are not all within"
+    );
+    for radius in [10008, 250000] {
+        let answer = search(
+            &app,
+            &format!("query=tafel+late&postCode=1000AA&distance={radius}"),
+        )
+        .await;
+        assert_eq!(answer["totalCount"], 1, "one match, within {radius} m");
+    }
+    let answer = search(&app, "query=tafel+south&postCode=1000AA&distance=10008").await;
+    assert_eq!(answer["totalCount"], 0, "one match, not within 10 km");
+    let answer = search(&app, far).await;
+    assert_eq!(answer["totalCount"], 3, "all three within 250 km");
+    assert_eq!(titles(&answer), ["Tafel late", "Tafel south", "Tafel here"]);
     app.db
         .write(|conn| {
             Box::pin(async move {
@@ -182,6 +203,17 @@ async fn words_rarer_than_the_radius_count_alike(app: TestApp) {
         "past its close date, not yet swept"
     );
     assert_eq!(titles(&answer), ["Tafel here"]);
+    let answer = search(&app, far).await;
+    assert_eq!(
+        answer["totalCount"], 2,
+        "past its close date, not yet swept"
+    );
+    assert_eq!(titles(&answer), ["Tafel south", "Tafel here"]);
+    let answer = search(&app, "query=tafel+late&postCode=1000AA&distance=250000").await;
+    assert_eq!(
+        answer["totalCount"], 0,
+        "past its close date, not yet swept"
+    );
 }
 
 async fn location_orders_both_ways_with_ties_newest_first(app: TestApp) {

@@ -568,6 +568,7 @@ async fn both_backends_answer_alike() {
         "postCode=9000&sortBy=location&sortOrder=descending&offset=7&limit=11",
         "postCode=3511XX&distance=60000&query=fiets&sortBy=location",
         "postCode=2000&distance=150000&searchDescription=true&query=rode",
+        "postCode=2000&distance=150000&query=fiets&price.from=100&price.to=800",
         "postCode=8301AA&distance=120000&sortBy=price",
     ];
     for request in requests {
