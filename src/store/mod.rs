@@ -175,9 +175,8 @@ pub struct DbOptions {
     /// PostgreSQL connections that reads share (their queries pipeline).
     pub read_connections: usize,
     /// Heavy reads ([`Db::read_heavy`]) under way at once (at least one; by default one per
-    /// core, [`cores`]). Fewer
-    /// leave more of the machine to point reads while searches run, and make searches wait
-    /// their turn: on PostgreSQL at 100,000 ads, on two cores with the server beside Souk,
+    /// core, [`cores`]). Fewer leave more of the machine to point reads while searches run,
+    /// and make searches wait their turn: on PostgreSQL at 100,000 ads, on two cores with the server beside Souk,
     /// one instead of two took point reads under search load from 0.42 x their rate alone
     /// to 0.45-0.55 x, and the searches' p50 from 7 ms to 12-14 ms (docs/OPERATIONS.md).
     pub heavy_reads: usize,
@@ -266,9 +265,9 @@ impl Db {
     /// Runs read-only queries that may take milliseconds (a search): as [`Db::read`], but on
     /// SQLite, whose queries run on the calling thread, on a blocking thread instead, so
     /// that the runtime's few workers keep answering point reads meanwhile. On PostgreSQL,
-    /// on a connection of its own, so that the point reads pipelined on the shared read connections do not queue
-    /// behind it, and planned for the values bound (`postgres::PgDb::read_heavy`). At most
-    /// [`DbOptions::heavy_reads`] at once.
+    /// on a connection of its own, so that the point reads pipelined on the shared read
+    /// connections do not queue behind it, and planned for the values bound
+    /// (`postgres::PgDb::read_heavy`). At most [`DbOptions::heavy_reads`] at once.
     pub async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,

@@ -342,6 +342,7 @@ async fn area_terms(
         prefixes
     };
     let (regions, districts) = (whole(4), whole(5));
+    // In key order, the areas under one prefix come one after the other: one term each.
     let mut terms: Vec<String> = Vec::new();
     for area in held_within {
         let term = if regions.contains(&area[..4]) {

@@ -17,7 +17,7 @@ both_backends!(
     a_distance_is_shown_only_with_a_postcode,
     bad_locations_are_field_errors,
     a_radius_holding_many_ads_pages_as_without_it,
-    words_rarer_than_the_radius_count_alike,
+    words_within_a_radius_count_alike_each_way,
 );
 
 /// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
@@ -144,7 +144,7 @@ async fn the_radius_keeps_what_is_within_it(app: TestApp) {
 /// fewer than the ads within (`tafel late`), or from the ads within (with a price range,
 /// `both_backends_answer_alike`). Each leaves out a match outside the radius, or past its
 /// close date and not yet swept.
-async fn words_rarer_than_the_radius_count_alike(app: TestApp) {
+async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     corpus(&app).await;
     let seller = app.user("tafel@souk.test").await;
     for (title, postcode) in [
