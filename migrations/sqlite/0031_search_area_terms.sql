@@ -1,7 +1,7 @@
 -- Each ad's area as a term of `search_fts`'s tags (`z_nl3081`, `z_be9000`: `z_` and the
 -- lowercase key of `search_docs_area`), written by the triggers from the postcode, so that
 -- a search of words within a radius can count with FTS5 alone:
--- `words AND {tags}: (z_nl30* OR z_nl3081 ...)` (store::search::area_terms). At a million
+-- `words AND {tags}: (z_nl30* OR z_nl3081 ...)` (store::search::RadiusAreas). At a million
 -- ads, a common word within 5 km of a city centre (65 areas, 115,000 ads within) counted
 -- in 11 ms this way against 52 ms walking the ads within. The stored `tags` stay
 -- as they are; the term is only in the index, so the delete trigger makes it again from

@@ -223,7 +223,8 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
     ) {
         // Words within a radius, counted the cheapest of three ways, from the two sizes
         // (FTS5 counts the words' matches from its doclists; the areas' totals are kept):
-        // - FTS5 alone, each ad's area a term of its tags (migration 0031, [`area_terms`]):
+        // - FTS5 alone, each ad's area a term of its tags (migration 0031,
+        //   [`RadiusAreas::terms`]):
         //   reads the lists of the words and of the ads within, cheaply;
         // - when the words match far fewer ads than the radius holds, their matches in
         //   item-number order, each one's area looked up in `search_docs_item_area`
@@ -233,30 +234,28 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
         // At a million ads: a common word within 5 km of a city centre (198,000 matches,
         // 115,000 ads within) 11 ms by FTS5, 52 and 54 ms the other ways; a word in 33,000
         // ads within 50 km, 17 ms from its matches against 25 by FTS5.
+        let areas = RadiusAreas::find(conn, point, metres).await?;
+        let within_radius = areas.ads();
+        if within_radius == 0 {
+            return Ok(0);
+        }
         let mut values = vec![Value::Int(now), Value::Text(expression.clone())];
-        let point_values = bind_point(point, &mut values);
-        let within = areas_within(point_values, metres, &mut values);
-        let sizes = conn
+        let matches: i64 = conn
             .query_one(
-                &format!(
-                    "SELECT (SELECT COUNT(*) FROM search_fts WHERE {condition}) AS matches, \
-                     (SELECT COALESCE(SUM(c.n), 0) FROM search_area_counts c \
-                      WHERE c.area IN ({within})) AS within"
-                ),
+                &format!("SELECT COUNT(*) AS n FROM search_fts WHERE {condition}"),
                 &values,
             )
-            .await?;
-        let (matches, within_radius): (i64, i64) = (sizes.get("matches")?, sizes.get("within")?);
+            .await?
+            .get("n")?;
         if matches * MATCH_COST_IN_AREA_TERMS >= within_radius
-            && let Some(terms) = area_terms(conn, point, metres).await?
+            && let Some(terms) = areas.terms()
         {
-            if terms.is_empty() {
-                return Ok(0);
-            }
             let expression = format!("({expression}) AND {{tags}}: ({})", terms.join(" OR "));
             return count_matches(conn, &condition, expression, now).await;
         }
         if matches <= within_radius {
+            let point = bind_point(point, &mut values);
+            let within = areas_within(point, metres, &mut values);
             return conn
                 .query_one(
                     &format!(
@@ -289,79 +288,103 @@ const AREA_TERMS_AT_MOST: usize = 150;
 /// matches looked up in 59 ms).
 const MATCH_COST_IN_AREA_TERMS: i64 = 3;
 
-/// The FTS5 terms of the ads within `metres` of `point` (SQLite): `z_nl3081` for an area
-/// (migration 0031), and a prefix for a group of areas: `z_nl308*` (ten areas) or
-/// `z_nl30*` (a hundred) when every area under it that holds ads is within the radius
-/// (an ad whose postcode has no known place is never within, so its area must not fall
-/// under a prefix). Areas without ads need no term. None when they come to more than
-/// [`AREA_TERMS_AT_MOST`]; empty when no ad is within.
-///
-/// FTS5 merges a prefix's lists once, which costs far less than a union of as many terms:
-/// at a million ads, a common word within 50 km (1,144 areas, 119 terms) counted in 51 ms
-/// against 272 ms with a term per area, within 25 km of Mechelen (131 areas, 46 terms)
-/// 16 ms against 24, within 5 km of a city centre (65 areas, one term) 11 ms against 21.
-async fn area_terms(
-    conn: &mut dyn Conn,
-    point: Point,
-    metres: i64,
-) -> Result<Option<Vec<String>>, DbError> {
-    let mut values = Vec::new();
-    let point = bind_point(point, &mut values);
-    let within = areas_within(point, metres, &mut values);
-    let within: HashSet<String> = conn.column(&within, &values).await?.into_iter().collect();
-    if within.is_empty() {
-        return Ok(Some(Vec::new()));
+/// The areas within a radius (keys of `locations`: `NL3081`, `BE9000`, six characters), and
+/// the areas holding ads in the regions (country and two digits) that these touch, each
+/// with how many it holds: what a count of words within the radius chooses its way from
+/// (SQLite). An ad's key may be shorter than six characters, from a postcode an earlier
+/// release took.
+struct RadiusAreas {
+    within: HashSet<String>,
+    held: Vec<(String, i64)>,
+}
+
+impl RadiusAreas {
+    async fn find(conn: &mut dyn Conn, point: Point, metres: i64) -> Result<Self, DbError> {
+        let mut values = Vec::new();
+        let point = bind_point(point, &mut values);
+        let within = areas_within(point, metres, &mut values);
+        let within: HashSet<String> = conn.column(&within, &values).await?.into_iter().collect();
+        let regions: BTreeSet<&str> = within.iter().map(|area| &area[..4]).collect();
+        let regions: Vec<Value> = regions.into_iter().map(Value::from).collect();
+        let held = if regions.is_empty() {
+            Vec::new()
+        } else {
+            conn.query(
+                &format!(
+                    "SELECT area, n FROM search_area_counts \
+                     WHERE n > 0 AND substr(area, 1, 4) IN ({})",
+                    crate::store::numbered(1, regions.len())
+                ),
+                &regions,
+            )
+            .await?
+            .into_iter()
+            .map(|row| Ok((row.get("area")?, row.get("n")?)))
+            .collect::<Result<_, DbError>>()?
+        };
+        Ok(RadiusAreas { within, held })
     }
-    // The areas holding ads in the regions (country and two digits) the radius touches.
-    let regions: BTreeSet<&str> = within.iter().map(|area| &area[..4]).collect();
-    let regions: Vec<Value> = regions.into_iter().map(Value::from).collect();
-    let held: Vec<String> = conn
-        .column(
-            &format!(
-                "SELECT area FROM search_area_counts WHERE n > 0 AND substr(area, 1, 4) IN ({})",
-                crate::store::numbered(1, regions.len())
-            ),
-            &regions,
-        )
-        .await?;
-    let held_within: BTreeSet<&str> = held
-        .iter()
-        .map(String::as_str)
-        .filter(|area| within.contains(*area))
-        .collect();
-    // A prefix is whole when every area holding ads under it is within. (The areas within
-    // are keys of `locations`, six characters; an ad's key may be shorter, from a postcode
-    // an earlier release took, and then falls under no prefix longer than itself.)
-    let whole = |length: usize| -> BTreeSet<&str> {
-        let mut prefixes: BTreeSet<&str> = held_within.iter().map(|a| &a[..length]).collect();
-        for area in &held {
-            if let (false, Some(prefix)) = (within.contains(area), area.get(..length)) {
-                prefixes.remove(prefix);
+
+    /// How many ads the radius holds (those past their close date and not yet swept
+    /// included).
+    fn ads(&self) -> i64 {
+        self.held
+            .iter()
+            .filter(|(area, _)| self.within.contains(area))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// The FTS5 terms of the ads within: `z_nl3081` for an area (migration 0031), and a
+    /// prefix for a group of areas, `z_nl308*` (ten areas) or `z_nl30*` (a hundred), when
+    /// every area under it that holds ads is within the radius (an ad whose postcode has
+    /// no known place is never within, so its area must not fall under a prefix). Areas
+    /// without ads need no term. None when they come to more than [`AREA_TERMS_AT_MOST`].
+    ///
+    /// FTS5 merges a prefix's lists once, which costs far less than a union of as many
+    /// terms: at a million ads, a common word within 50 km (1,144 areas, 119 terms)
+    /// counted in 51 ms against 272 ms with a term per area, within 25 km of Mechelen (131
+    /// areas, 46 terms) 16 ms against 24, within 5 km of a city centre (65 areas, one
+    /// term) 11 ms against 21.
+    fn terms(&self) -> Option<Vec<String>> {
+        let held_within: BTreeSet<&str> = self
+            .held
+            .iter()
+            .map(|(area, _)| area.as_str())
+            .filter(|area| self.within.contains(*area))
+            .collect();
+        // A prefix is whole when every area holding ads under it is within; an ad's key
+        // shorter than the prefix falls under no prefix longer than itself.
+        let whole = |length: usize| -> BTreeSet<&str> {
+            let mut prefixes: BTreeSet<&str> = held_within.iter().map(|a| &a[..length]).collect();
+            for (area, _) in &self.held {
+                if let (false, Some(prefix)) = (self.within.contains(area), area.get(..length)) {
+                    prefixes.remove(prefix);
+                }
+            }
+            prefixes
+        };
+        let (regions, districts) = (whole(4), whole(5));
+        // In key order, the areas under one prefix come one after the other: one term each.
+        let mut terms: Vec<String> = Vec::new();
+        for area in held_within {
+            let term = if regions.contains(&area[..4]) {
+                format!("z_{}*", &area[..4])
+            } else if districts.contains(&area[..5]) {
+                format!("z_{}*", &area[..5])
+            } else {
+                format!("z_{area}")
+            }
+            .to_ascii_lowercase();
+            if terms.last() != Some(&term) {
+                terms.push(term);
+            }
+            if terms.len() > AREA_TERMS_AT_MOST {
+                return None;
             }
         }
-        prefixes
-    };
-    let (regions, districts) = (whole(4), whole(5));
-    // In key order, the areas under one prefix come one after the other: one term each.
-    let mut terms: Vec<String> = Vec::new();
-    for area in held_within {
-        let term = if regions.contains(&area[..4]) {
-            format!("z_{}*", &area[..4])
-        } else if districts.contains(&area[..5]) {
-            format!("z_{}*", &area[..5])
-        } else {
-            format!("z_{area}")
-        };
-        if terms.last() != Some(&term) {
-            terms.push(term);
-        }
-        if terms.len() > AREA_TERMS_AT_MOST {
-            return Ok(None);
-        }
+        Some(terms)
     }
-    Ok(Some(
-        terms.into_iter().map(|t| t.to_ascii_lowercase()).collect(),
-    ))
 }
 
 /// How many ads match an FTS5 expression (`condition` binds it as `$2`) at `now`: FTS5
@@ -534,4 +557,63 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
         page.extend(page_of(conn, query, Tier::DescriptionOnly, now, from, missing).await?);
     }
     Ok(Page { total, hits: page })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RadiusAreas;
+
+    fn areas(within: &[&str], held: &[(&str, i64)]) -> RadiusAreas {
+        RadiusAreas {
+            within: within.iter().map(|a| (*a).to_owned()).collect(),
+            held: held.iter().map(|(a, n)| ((*a).to_owned(), *n)).collect(),
+        }
+    }
+
+    #[test]
+    fn whole_groups_of_areas_become_one_prefix() {
+        let all = areas(
+            &["NL1000", "NL1001", "NL1002", "NL1150"],
+            &[("NL1000", 2), ("NL1001", 1), ("NL1002", 1), ("NL1150", 3)],
+        );
+        assert_eq!(all.terms().unwrap(), ["z_nl10*", "z_nl11*"]);
+        assert_eq!(all.ads(), 7);
+    }
+
+    #[test]
+    fn an_area_with_ads_outside_keeps_its_group_apart() {
+        // 1010 holds ads and is outside: the region 10 is not whole, its district 100 is.
+        let split = areas(
+            &["NL1000", "NL1001", "NL1011"],
+            &[("NL1000", 2), ("NL1001", 1), ("NL1010", 5), ("NL1011", 1)],
+        );
+        assert_eq!(split.terms().unwrap(), ["z_nl100*", "z_nl1011"]);
+        assert_eq!(split.ads(), 4, "not the 5 ads outside");
+        // A short key (a postcode an earlier release took) outside: `BE10` falls under
+        // the region `BE10` but under no district.
+        let short = areas(
+            &["BE1000", "BE1001"],
+            &[("BE1000", 1), ("BE1001", 1), ("BE10", 1)],
+        );
+        assert_eq!(short.terms().unwrap(), ["z_be100*"]);
+    }
+
+    #[test]
+    fn areas_without_ads_need_no_term_and_too_many_terms_give_none() {
+        let empty = areas(&["NL1000", "NL1001"], &[]);
+        assert_eq!(empty.terms().unwrap(), Vec::<String>::new());
+        assert_eq!(empty.ads(), 0);
+        // Every other area of many regions within, the others holding ads outside.
+        let mut within = Vec::new();
+        let mut held = Vec::new();
+        for n in 0..400 {
+            let area = format!("NL{}", 1000 + n * 2);
+            held.push((area.clone(), 1));
+            held.push((format!("NL{}", 1001 + n * 2), 1));
+            within.push(area);
+        }
+        let within: Vec<&str> = within.iter().map(String::as_str).collect();
+        let held: Vec<(&str, i64)> = held.iter().map(|(a, n)| (a.as_str(), *n)).collect();
+        assert_eq!(areas(&within, &held).terms(), None);
+    }
 }
