@@ -391,20 +391,13 @@ async fn the_counter_migration_continues_the_numbering(app: TestApp) {
     // leaves the counter as it is; the next number steps over its sale.
     let number: i64 = item[1..].parse().unwrap();
     let (buyer_id, now) = (buyer.id, app.clock.now());
-    app.db
-        .write(move |conn| {
-            Box::pin(async move {
-                conn.execute(
-                    "INSERT INTO advertisement_transactions (item_number, transaction_id, \
-                     buyer_id, amount, shipping_costs, status, created_at, updated_at) \
-                     VALUES ($1, 4, $2, 100, 0, 'CREATED', $3, $3)",
-                    souk::params![number, buyer_id, now],
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+    app.execute(
+        "INSERT INTO advertisement_transactions (item_number, transaction_id, \
+         buyer_id, amount, shipping_costs, status, created_at, updated_at) \
+         VALUES ($1, 4, $2, 100, 0, 'CREATED', $3, $3)",
+        souk::params![number, buyer_id, now].to_vec(),
+    )
+    .await;
     let fifth = expect_json(sale(&app, &seller, &item, buyer.id).await, 201).await;
     assert_eq!(fifth["transactionId"], 5);
 }

@@ -104,18 +104,11 @@ pub async fn ad_in(app: &TestApp, seller: &User, state: &str) -> String {
         }
         "expired" => {
             let past = app.clock.now() - 1;
-            app.db
-                .write(move |conn| {
-                    Box::pin(async move {
-                        conn.execute(
-                            "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
-                            souk::params![past, item.number()],
-                        )
-                        .await
-                    })
-                })
-                .await
-                .unwrap();
+            app.execute(
+                "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+                souk::params![past, item.number()].to_vec(),
+            )
+            .await;
         }
         "rejected" => souk::moderation::reject(&app.db, item, "Verboden", app.clock.now())
             .await

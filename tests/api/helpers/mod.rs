@@ -55,6 +55,15 @@ pub struct User {
 }
 
 impl TestApp {
+    /// Runs one SQL statement in a write transaction of its own, to set stored state up
+    /// as no request can (a date in the past, a row as an earlier release left it).
+    pub async fn execute(&self, sql: &'static str, params: Vec<souk::store::Value>) {
+        self.db
+            .write(move |conn| Box::pin(async move { conn.execute(sql, &params).await }))
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     /// Runs the `souk` command line against this app's database and data folder.
     pub fn souk(&self, args: &[&str]) -> std::process::Output {
         std::process::Command::new(env!("CARGO_BIN_EXE_souk"))

@@ -185,18 +185,11 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     let answer = search(&app, far).await;
     assert_eq!(answer["totalCount"], 3, "all three within 250 km");
     assert_eq!(titles(&answer), ["Tafel late", "Tafel south", "Tafel here"]);
-    app.db
-        .write(|conn| {
-            Box::pin(async move {
-                conn.execute(
-                    "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel late'",
-                    &[],
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+    app.execute(
+        "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel late'",
+        vec![],
+    )
+    .await;
     let answer = search(&app, query).await;
     assert_eq!(
         answer["totalCount"], 1,

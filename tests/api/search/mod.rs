@@ -349,18 +349,11 @@ async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
         .unwrap()
         .number();
     let past = app.clock.now() - 1;
-    app.db
-        .write(move |conn| {
-            Box::pin(async move {
-                conn.execute(
-                    "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
-                    souk::params![past, item],
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+    app.execute(
+        "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+        souk::params![past, item].to_vec(),
+    )
+    .await;
     assert!(titles(&app, "query=vaas").await.is_empty(), "expired");
     assert_eq!(every_online(&app).await, before, "expired, not yet swept");
     assert_eq!(online_nearby(&app).await, nearby, "expired, not yet swept");
@@ -484,18 +477,11 @@ async fn ads_from_before_search_are_indexed_by_the_backfill(app: TestApp) {
     let ad = place(&app, &seller, "Oude klok", "Loopt nog.", "nl-NL").await;
     let before = app.get_json(&path_of(&ad), 200).await;
     // As an ad stored before the search migration: no terms, not in the index.
-    app.db
-        .write(|conn| {
-            Box::pin(async move {
-                conn.execute(
-                    "UPDATE advertisements SET search_version = 0, search_title = ''",
-                    &[],
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+    app.execute(
+        "UPDATE advertisements SET search_version = 0, search_title = ''",
+        vec![],
+    )
+    .await;
     assert!(titles(&app, "query=klok").await.is_empty());
     let done = app
         .db
