@@ -52,6 +52,8 @@ const MIGRATIONS: &[Migration] = &[
     migration!(29, "0029_search_item_area"),
     migration!(30, "0030_search_featured_words"),
     migration!(31, "0031_search_area_terms"),
+    migration!(32, "0032_search_title_postings"),
+    migration!(33, "0033_search_total"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

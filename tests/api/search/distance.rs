@@ -185,11 +185,18 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     let answer = search(&app, far).await;
     assert_eq!(answer["totalCount"], 3, "all three within 250 km");
     assert_eq!(titles(&answer), ["Tafel late", "Tafel south", "Tafel here"]);
+    let anywhere = |answer: Value| answer["totalCount"].as_i64().unwrap();
+    let everywhere = anywhere(search(&app, "query=tafel").await);
     app.execute(
         "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel late'",
         vec![],
     )
     .await;
+    assert_eq!(
+        anywhere(search(&app, "query=tafel").await),
+        everywhere - 1,
+        "past its close date, not yet swept, without a radius"
+    );
     let answer = search(&app, query).await;
     assert_eq!(
         answer["totalCount"], 1,
@@ -207,6 +214,17 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
         answer["totalCount"], 0,
         "past its close date, not yet swept"
     );
+    app.execute(
+        "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel south'",
+        vec![],
+    )
+    .await;
+    let answer = search(&app, query).await;
+    assert_eq!(
+        answer["totalCount"], 1,
+        "an ad outside the radius past its close date leaves the count within it alone"
+    );
+    assert_eq!(anywhere(search(&app, "query=tafel").await), everywhere - 2);
 }
 
 async fn location_orders_both_ways_with_ties_newest_first(app: TestApp) {

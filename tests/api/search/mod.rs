@@ -18,6 +18,7 @@ both_backends!(
     filters_narrow_the_results,
     price_orders_and_ranges,
     a_change_to_an_ad_shows_at_once,
+    the_count_of_every_ad_survives_folding_its_changes,
     pagination_edges_and_links,
     bad_parameters_are_field_errors,
     ads_from_before_search_are_indexed_by_the_backfill,
@@ -289,6 +290,60 @@ async fn online_nearby(app: &TestApp) -> i64 {
     search(app, "postCode=1097DN&distance=10000").await["totalCount"]
         .as_i64()
         .unwrap()
+}
+
+/// The count of every online ad is a kept total; on PostgreSQL a sum of appended changes
+/// that the upkeep folds into one row (`store::search::fold_total`), from every replica at
+/// once: the count stays exact through folds, two at once included.
+async fn the_count_of_every_ad_survives_folding_its_changes(app: TestApp) {
+    let seller = app.user("vouw@souk.test").await;
+    let fold = || {
+        app.db
+            .write(|conn| Box::pin(souk::store::search::fold_total(conn)))
+    };
+    let rows = || async {
+        app.db
+            .read(|conn| {
+                Box::pin(async move {
+                    conn.query_one("SELECT COUNT(*) AS n FROM search_docs_total", &[])
+                        .await?
+                        .get::<i64>("n")
+                })
+            })
+            .await
+            .unwrap()
+    };
+    let before = every_online(&app).await;
+    let first = place(&app, &seller, "Eerste vaas", "Glas.", "nl-NL").await;
+    place(&app, &seller, "Tweede vaas", "Glas.", "nl-NL").await;
+    status(&app, &seller.token, &path_of(&first), "paused").await;
+    assert_eq!(every_online(&app).await, before + 1);
+    let (one, other) = tokio::join!(fold(), fold());
+    let folded = one.unwrap() + other.unwrap();
+    assert_eq!(
+        every_online(&app).await,
+        before + 1,
+        "the same after two folds at once"
+    );
+    match app.backend {
+        Backend::Postgres => {
+            assert!(
+                folded >= 4,
+                "placed twice, paused once: {folded} rows folded"
+            );
+            assert_eq!(rows().await, 1, "folded into one row");
+        }
+        Backend::Sqlite => assert_eq!(folded, 0, "one row kept in place"),
+    }
+    place(&app, &seller, "Derde vaas", "Glas.", "nl-NL").await;
+    assert_eq!(
+        every_online(&app).await,
+        before + 2,
+        "a change after a fold"
+    );
+    fold().await.unwrap();
+    assert_eq!(every_online(&app).await, before + 2);
+    assert_eq!(rows().await, 1);
 }
 
 async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
