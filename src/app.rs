@@ -258,7 +258,7 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
 
 /// Background upkeep, every `period` (a minute when serving; tests take less): writes down
 /// the expiry of ads whose `closeDate` has passed (reads already show them expired) and,
-/// folds the changes of the search total (PostgreSQL, `store::search::fold_total`), and
+/// folds the changes of the kept search counts (PostgreSQL, `store::search::fold_counts`), and
 /// every 60th time (hourly), forgets idempotency keys older than a day and the tokens
 /// nothing needs any more. On PostgreSQL every replica does it; the statements are
 /// idempotent.
@@ -274,9 +274,9 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
         warn_on(expired, "cannot expire advertisements");
         let folded = state
             .db
-            .write(|conn| Box::pin(crate::store::search::fold_total(conn)))
+            .write(|conn| Box::pin(crate::store::search::fold_counts(conn)))
             .await;
-        warn_on(folded, "cannot fold the search total");
+        warn_on(folded, "cannot fold the search counts");
         if tick % 60 == 0 {
             let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
             let swept = state

@@ -24,15 +24,15 @@ SELECT unnest(tsvector_to_array(title_terms)), item_number,
        CASE WHEN length(postcode) = 6 THEN 'NL' || substr(postcode, 1, 4) ELSE 'BE' || postcode END
 FROM search_docs;
 
--- `search_docs` rows are inserted and deleted (ads_to_search); an update of their words or
--- postcode is handled too, so that no future statement can leave the postings behind.
+-- No trigger on UPDATE: an ad's row changes by a delete and an insert (the triggers of
+-- `advertisements`).
 CREATE FUNCTION search_docs_to_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    IF TG_OP = 'DELETE' THEN
         DELETE FROM search_title_postings
         WHERE term = ANY (tsvector_to_array(OLD.title_terms)) AND item_number = OLD.item_number;
     END IF;
-    IF TG_OP IN ('UPDATE', 'INSERT') THEN
+    IF TG_OP = 'INSERT' THEN
         INSERT INTO search_title_postings (term, item_number, area)
         SELECT unnest(tsvector_to_array(NEW.title_terms)), NEW.item_number,
                CASE WHEN length(NEW.postcode) = 6 THEN 'NL' || substr(NEW.postcode, 1, 4)
@@ -42,5 +42,5 @@ BEGIN
 END;
 $$;
 
-CREATE TRIGGER search_docs_to_postings AFTER INSERT OR DELETE OR UPDATE OF title_words, tags, postcode
-    ON search_docs FOR EACH ROW EXECUTE FUNCTION search_docs_to_postings();
+CREATE TRIGGER search_docs_to_postings AFTER INSERT OR DELETE ON search_docs
+    FOR EACH ROW EXECUTE FUNCTION search_docs_to_postings();

@@ -4,7 +4,7 @@
 -- past their close date and not yet swept (store::search). Here each statement that adds
 -- or removes rows appends its own change instead of updating one row, for which every ad
 -- write would queue; the upkeep folds the changes into one row now and then
--- (store::search::fold_total), so the sum stays short.
+-- (store::search::fold_counts), so the sum stays short.
 CREATE TABLE search_docs_total (n BIGINT NOT NULL);
 INSERT INTO search_docs_total (n) SELECT COUNT(*) FROM search_docs;
 

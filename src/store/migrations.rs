@@ -54,6 +54,9 @@ const MIGRATIONS: &[Migration] = &[
     migration!(31, "0031_search_area_terms"),
     migration!(32, "0032_search_title_postings"),
     migration!(33, "0033_search_total"),
+    migration!(34, "0034_search_area_counts"),
+    migration!(35, "0035_search_featured_terms"),
+    migration!(36, "0036_search_category_covering"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -33,7 +33,8 @@ pub(super) enum Part {
     All,
     /// The featured ads: on SQLite those of the terms found in `search_featured_fts`
     /// (migration 0030), without terms the range of `search_docs_featured`; on PostgreSQL
-    /// as its planner chooses.
+    /// by the partial indexes of the features and, with terms, the partial GIN indexes of
+    /// the ads that have had one (migration 0035), as its planner chooses.
     Featured,
     Plain,
 }

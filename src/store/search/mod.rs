@@ -206,20 +206,28 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
             .await?
             .get("n");
     }
-    if let (Backend::Sqlite, Some((point, metres))) = (backend, query.only_radius()) {
+    if let Some((point, metres)) = query.only_radius() {
         // Every online ad within a radius: the kept totals of the areas within (migration
-        // 0028), less those past their close date and not yet swept (found by
-        // `search_docs_area`, which ends with the close date).
+        // 0028; on PostgreSQL 0034, sums of changes), less those past their close date and
+        // not yet swept (found by `search_docs_area`, which ends with the close date).
         let mut values = vec![Value::Int(now)];
-        let point = bind_point(point, &mut values);
-        let within = areas_within(point, metres, &mut values);
+        let within = match &query.areas {
+            Some(areas) => {
+                values.push(Value::TextList(areas.clone()));
+                format!("= ANY(${}::text[])", values.len())
+            }
+            None => {
+                let point = bind_point(point, &mut values);
+                format!("IN ({})", areas_within(point, metres, &mut values))
+            }
+        };
         return conn
             .query_one(
                 &format!(
-                    "SELECT (SELECT COALESCE(SUM(c.n), 0) FROM search_area_counts c \
-                             WHERE c.area IN ({within})) \
+                    "SELECT CAST((SELECT COALESCE(SUM(c.n), 0) FROM search_area_counts c \
+                                  WHERE c.area {within}) AS BIGINT) \
                      - (SELECT COUNT(*) FROM search_docs d \
-                        WHERE {AD_AREA_KEY} IN ({within}) AND d.close_date <= $1) AS n"
+                        WHERE {AD_AREA_KEY} {within} AND d.close_date <= $1) AS n"
                 ),
                 &values,
             )
@@ -299,27 +307,31 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
     .get("n")
 }
 
-/// On PostgreSQL, folds the changes of the search total appended since the last fold
-/// (migration 0033) into one row, so that a count of every ad sums few rows; returns how
-/// many rows were folded. A fold deletes the rows it sums in the same statement, so that
-/// two replicas folding at once count each change once (the second waits for the first's
-/// rows and skips those it deleted; having folded none, it adds none). Nothing to do on
-/// SQLite, which keeps one row.
-pub async fn fold_total(conn: &mut dyn Conn) -> Result<u64, DbError> {
+/// On PostgreSQL, folds the changes of the kept counts appended since the last fold (the
+/// total, migration 0033, and the areas', 0034) into a row each, so that a count sums few
+/// rows; returns how many rows were folded. A fold deletes the rows it sums in the same
+/// statement, so that two replicas folding at once count each change once (the second
+/// waits for the first's rows and skips those it deleted; having folded none, it adds
+/// none). Nothing to do on SQLite, which keeps a row each.
+pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
     if conn.backend() == Backend::Sqlite {
         return Ok(0);
     }
-    let folded: i64 = conn
-        .query_one(
-            "WITH folded AS (DELETE FROM search_docs_total RETURNING n), \
-             kept AS (INSERT INTO search_docs_total (n) \
-                       SELECT SUM(n) FROM folded HAVING COUNT(*) > 0) \
-             SELECT COUNT(*) AS n FROM folded",
-            &[],
-        )
-        .await?
-        .get("n")?;
-    Ok(u64::try_from(folded).unwrap_or(0))
+    let mut folded = 0;
+    for sql in [
+        "WITH folded AS (DELETE FROM search_docs_total RETURNING n), \
+         kept AS (INSERT INTO search_docs_total (n) \
+                  SELECT SUM(n) FROM folded HAVING COUNT(*) > 0) \
+         SELECT COUNT(*) AS n FROM folded",
+        "WITH folded AS (DELETE FROM search_area_counts RETURNING area, n), \
+         kept AS (INSERT INTO search_area_counts (area, n) \
+                  SELECT area, SUM(n) FROM folded GROUP BY area HAVING SUM(n) <> 0) \
+         SELECT COUNT(*) AS n FROM folded",
+    ] {
+        let rows: i64 = conn.query_one(sql, &[]).await?.get("n")?;
+        folded += u64::try_from(rows).unwrap_or(0);
+    }
+    Ok(folded)
 }
 
 /// A radius whose areas come to at most this many terms is counted by FTS5 alone; with

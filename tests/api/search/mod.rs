@@ -18,7 +18,7 @@ both_backends!(
     filters_narrow_the_results,
     price_orders_and_ranges,
     a_change_to_an_ad_shows_at_once,
-    the_count_of_every_ad_survives_folding_its_changes,
+    the_counts_of_every_ad_and_within_a_radius_survive_folding,
     pagination_edges_and_links,
     bad_parameters_are_field_errors,
     ads_from_before_search_are_indexed_by_the_backfill,
@@ -292,58 +292,63 @@ async fn online_nearby(app: &TestApp) -> i64 {
         .unwrap()
 }
 
-/// The count of every online ad is a kept total; on PostgreSQL a sum of appended changes
-/// that the upkeep folds into one row (`store::search::fold_total`), from every replica at
-/// once: the count stays exact through folds, two at once included.
-async fn the_count_of_every_ad_survives_folding_its_changes(app: TestApp) {
+/// The count of every online ad is a kept total, and that of the ads within a radius kept
+/// totals per area; on PostgreSQL sums of appended changes that the upkeep folds into a
+/// row each (`store::search::fold_counts`), from every replica at once: the counts stay
+/// exact through folds, two at once included.
+async fn the_counts_of_every_ad_and_within_a_radius_survive_folding(app: TestApp) {
     let seller = app.user("vouw@souk.test").await;
     let fold = || {
         app.db
-            .write(|conn| Box::pin(souk::store::search::fold_total(conn)))
+            .write(|conn| Box::pin(souk::store::search::fold_counts(conn)))
     };
-    let rows = || async {
+    // Rows beyond one for the total and one per area: changes not folded.
+    let unfolded = || async {
         app.db
             .read(|conn| {
                 Box::pin(async move {
-                    conn.query_one("SELECT COUNT(*) AS n FROM search_docs_total", &[])
-                        .await?
-                        .get::<i64>("n")
+                    conn.query_one(
+                        "SELECT (SELECT COUNT(*) - 1 FROM search_docs_total) \
+                         + (SELECT COUNT(*) - COUNT(DISTINCT area) FROM search_area_counts) AS n",
+                        &[],
+                    )
+                    .await?
+                    .get::<i64>("n")
                 })
             })
             .await
             .unwrap()
     };
-    let before = every_online(&app).await;
+    let counts = || async { (every_online(&app).await, online_nearby(&app).await) };
+    let (every, nearby) = counts().await;
     let first = place(&app, &seller, "Eerste vaas", "Glas.", "nl-NL").await;
     place(&app, &seller, "Tweede vaas", "Glas.", "nl-NL").await;
     status(&app, &seller.token, &path_of(&first), "paused").await;
-    assert_eq!(every_online(&app).await, before + 1);
+    assert_eq!(counts().await, (every + 1, nearby + 1));
     let (one, other) = tokio::join!(fold(), fold());
     let folded = one.unwrap() + other.unwrap();
     assert_eq!(
-        every_online(&app).await,
-        before + 1,
+        counts().await,
+        (every + 1, nearby + 1),
         "the same after two folds at once"
     );
+    assert_eq!(unfolded().await, 0, "a row each");
     match app.backend {
-        Backend::Postgres => {
-            assert!(
-                folded >= 4,
-                "placed twice, paused once: {folded} rows folded"
-            );
-            assert_eq!(rows().await, 1, "folded into one row");
-        }
-        Backend::Sqlite => assert_eq!(folded, 0, "one row kept in place"),
+        Backend::Postgres => assert!(
+            folded >= 6,
+            "placed twice, paused once, each a row of each table: {folded} rows folded"
+        ),
+        Backend::Sqlite => assert_eq!(folded, 0, "a row each kept in place"),
     }
     place(&app, &seller, "Derde vaas", "Glas.", "nl-NL").await;
     assert_eq!(
-        every_online(&app).await,
-        before + 2,
+        counts().await,
+        (every + 2, nearby + 2),
         "a change after a fold"
     );
     fold().await.unwrap();
-    assert_eq!(every_online(&app).await, before + 2);
-    assert_eq!(rows().await, 1);
+    assert_eq!(counts().await, (every + 2, nearby + 2));
+    assert_eq!(unfolded().await, 0);
 }
 
 async fn a_change_to_an_ad_shows_at_once(app: TestApp) {
