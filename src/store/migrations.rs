@@ -57,6 +57,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(34, "0034_search_area_counts"),
     migration!(35, "0035_search_featured_terms"),
     migration!(36, "0036_search_category_covering"),
+    migration!(37, "0037_search_featured_covering"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how
