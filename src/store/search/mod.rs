@@ -309,14 +309,18 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
 
 /// On PostgreSQL, folds the changes of the kept counts appended since the last fold (the
 /// total, migration 0033, and the areas', 0034) into a row each, so that a count sums few
-/// rows; returns how many rows were folded. A fold deletes the rows it sums in the same
-/// statement, so that two replicas folding at once count each change once (the second
-/// waits for the first's rows and skips those it deleted; having folded none, it adds
-/// none). Nothing to do on SQLite, which keeps a row each.
+/// rows; returns how many rows were folded. Run in a write transaction: a fold deletes the
+/// rows it sums in the statement that adds their sum, so that no change is lost or counted
+/// twice, and replicas fold one at a time (an advisory lock held until the commit), so
+/// that two folds never wait for each other's rows in opposite orders. Nothing to do on
+/// SQLite, which keeps a row each.
 pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
     if conn.backend() == Backend::Sqlite {
         return Ok(0);
     }
+    // An arbitrary constant naming "souk search count folds".
+    conn.execute("SELECT pg_advisory_xact_lock(7361202612)", &[])
+        .await?;
     let mut folded = 0;
     for sql in [
         "WITH folded AS (DELETE FROM search_docs_total RETURNING n), \
