@@ -119,11 +119,11 @@ impl Query {
     }
 
     /// Whether [`count_title_postings`] counts it (PostgreSQL): terms alone, within a
-    /// radius or not, in the titles and tags, with at most one group of several terms (which drives the count; an
-    /// `EXISTS` of a group of several terms is planned as a hash of every ad under them,
-    /// and two of them came to more than the GIN index's count: 100 ms against 57 for two
-    /// common words at a million ads, where one word in 198,000 titles takes 17 ms against
-    /// 135 and with a second word of one term 26 ms).
+    /// radius or not, in the titles and tags, with at most one group of several terms,
+    /// which drives the count. An `EXISTS` of a group of several terms is planned as a hash
+    /// of every ad under them, and two such groups came to more than the GIN index's count
+    /// (100 ms against 57 for two common words at a million ads, where one word in 198,000
+    /// titles takes 17 ms against 135, and with a second word of one term 26 ms).
     fn counted_from_title_postings(&self, tier: Tier) -> bool {
         let groups = || self.words.iter().chain(&self.tags);
         let radius = self.near.and_then(|near| near.within);
