@@ -12,6 +12,10 @@
 -- Kept by triggers on `search_docs`, in the transaction of each change of an ad, as the
 -- GIN index is. The "C" collation compares bytes: terms are ASCII, and nothing is sorted
 -- for people by this column.
+-- Writes to `search_docs` wait until this migration commits: a row another replica added
+-- between the copy below and the trigger's creation would otherwise be missed for good.
+LOCK TABLE search_docs IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE search_title_postings (
     term        TEXT COLLATE "C" NOT NULL,
     item_number BIGINT NOT NULL,

@@ -5,6 +5,10 @@
 -- or removes rows appends its own change instead of updating one row, for which every ad
 -- write would queue; the upkeep folds the changes into one row now and then
 -- (store::search::fold_counts), so the sum stays short.
+-- Writes to `search_docs` wait until this migration commits: a row another replica added
+-- between the copy below and the trigger's creation would otherwise be missed for good.
+LOCK TABLE search_docs IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE search_docs_total (n BIGINT NOT NULL);
 INSERT INTO search_docs_total (n) SELECT COUNT(*) FROM search_docs;
 

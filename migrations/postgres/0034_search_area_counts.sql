@@ -5,6 +5,10 @@
 -- changes, less the few ads past their close date and not yet swept (store::search).
 -- Kept as `search_docs_total` is (migration 0033): each statement that adds or removes rows
 -- appends its change per area, and the upkeep folds them (store::search::fold_counts).
+-- Writes to `search_docs` wait until this migration commits: a row another replica added
+-- between the copy below and the trigger's creation would otherwise be missed for good.
+LOCK TABLE search_docs IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE search_area_counts (
     area TEXT COLLATE "C" NOT NULL,
     n    BIGINT NOT NULL
