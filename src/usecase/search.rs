@@ -238,7 +238,7 @@ async fn query_and_list_keys<R>(
         near: filters.near,
         number_ranges: filters.number_ranges,
         among: None,
-        many_within: false,
+        many_matches: false,
         areas: None,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,

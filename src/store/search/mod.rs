@@ -16,6 +16,7 @@ use super::{Backend, Conn, DbError, Value};
 
 mod filter;
 mod page;
+mod postings;
 mod terms;
 
 use filter::{AD_AREA_KEY, Part, areas_within, bind_point, filter, text_of};
@@ -73,9 +74,10 @@ pub struct Query {
     pub number_ranges: Vec<NumberRange>,
     /// Only these ads (the alert worker holds a batch of changed ads against a search).
     pub among: Option<Vec<i64>>,
-    /// Set by [`run`] from the count, not by callers: so many ads are within the radius
-    /// that walking the ads newest first finds a page sooner than sorting them all.
-    pub many_within: bool,
+    /// Set by [`run`] from the count, not by callers: so many ads match that walking the
+    /// ads in order finds a page sooner than sorting them all (on SQLite within a radius,
+    /// on PostgreSQL in the postings of the title terms).
+    pub many_matches: bool,
     /// Set by this module on PostgreSQL, not by callers: the keys of the areas within the
     /// radius, found before the search ([`with_areas`]).
     pub areas: Option<Vec<String>>,
@@ -132,6 +134,19 @@ impl Query {
             && (tier == Tier::Title || self.words.is_empty())
             && groups().next().is_some()
             && groups().filter(|group| group.len() > 1).count() <= 1
+    }
+
+    /// Whether a page of it that is not the featured ads is walked in the postings of its
+    /// terms (PostgreSQL, [`postings::page`]): terms alone in the titles and tags, within a
+    /// radius or not, newest or oldest first, when many ads match.
+    fn paged_from_title_postings(&self) -> bool {
+        let radius = self.near.and_then(|near| near.within);
+        self.many_matches
+            && !self.filters_rows()
+            && !self.search_description
+            && (radius.is_none() || self.areas.is_some())
+            && (!self.words.is_empty() || !self.tags.is_empty())
+            && matches!(self.order, Order::Newest | Order::Oldest)
     }
 
     /// Whether it filters nothing: every online ad matches.
@@ -296,7 +311,7 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
         }
     }
     if backend == Backend::Postgres && query.counted_from_title_postings(tier) {
-        return count_title_postings(conn, query, now).await;
+        return postings::count(conn, query, now).await;
     }
     let filter = filter(query, backend, tier, Part::All, now, false);
     conn.query_one(
@@ -470,86 +485,6 @@ async fn count_matches(
     .get("n")
 }
 
-/// How many ads hold `query`'s words and tags in their titles and tags at `now`
-/// (PostgreSQL), from `search_title_postings` (migration 0032) alone, less the few past
-/// their close date and not yet swept (found by `close_date`'s index, each held against
-/// the terms), within a radius those of the areas within (each row carries its ad's area).
-/// The group of several terms drives, if there is one
-/// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted
-/// once, under the first of the group's terms it holds (so that the union of `mooie |
-/// mooi` is counted from two ranges of the index rather than made distinct: 20 ms against
-/// 60 at a million ads); each other group, of one term, is an `EXISTS`, which the planner
-/// runs by merging ranges or by looking each ad up, from its statistics of the terms.
-async fn count_title_postings(
-    conn: &mut dyn Conn,
-    query: &Query,
-    now: i64,
-) -> Result<i64, DbError> {
-    let backend = conn.backend();
-    let Some((condition, expression)) = (Match { query, backend }).condition(Tier::Title, 2) else {
-        return Ok(0);
-    };
-    let mut values = vec![Value::Int(now), Value::Text(expression)];
-    // Within a radius: the areas within, found beforehand ([`with_areas`]).
-    let (mut in_areas, mut docs_in_areas) = (String::new(), String::new());
-    if let (Some(areas), Some(_)) = (&query.areas, query.near.and_then(|near| near.within)) {
-        values.push(Value::TextList(areas.clone()));
-        let n = values.len();
-        in_areas = format!(" AND p.area = ANY(${n}::text[])");
-        docs_in_areas = format!(" AND {AD_AREA_KEY} = ANY(${n}::text[])");
-    }
-    let mut groups: Vec<&Vec<String>> = query.words.iter().chain(&query.tags).collect();
-    groups.sort_by_key(|group| group.len() == 1);
-    let Some((driving, others)) = groups.split_first() else {
-        return Ok(0);
-    };
-    // The ad `p` holds a term of `terms`.
-    let holds = |terms: &[String], values: &mut Vec<Value>| {
-        let term = if let [term] = terms {
-            values.push(Value::Text(term.clone()));
-            format!("t.term = ${}", values.len())
-        } else {
-            values.push(Value::TextList(terms.to_vec()));
-            format!("t.term = ANY(${}::text[])", values.len())
-        };
-        format!(
-            "EXISTS (SELECT 1 FROM search_title_postings t \
-             WHERE t.item_number = p.item_number AND {term})"
-        )
-    };
-    let mut in_others = String::new();
-    for group in others {
-        in_others.push_str(" AND ");
-        in_others.push_str(&holds(group, &mut values));
-    }
-    let mut parts = Vec::with_capacity(driving.len());
-    for (n, term) in driving.iter().enumerate() {
-        values.push(Value::Text(term.clone()));
-        let mut sql = format!(
-            "(SELECT COUNT(*) FROM search_title_postings p WHERE p.term = ${}",
-            values.len()
-        );
-        sql.push_str(&in_areas);
-        if n > 0 {
-            sql.push_str(" AND NOT ");
-            sql.push_str(&holds(&driving[..n], &mut values));
-        }
-        sql.push_str(&in_others);
-        sql.push(')');
-        parts.push(sql);
-    }
-    conn.query_one(
-        &format!(
-            "SELECT {} - (SELECT COUNT(*) FROM search_docs d \
-             WHERE d.close_date <= $1 AND {condition}{docs_in_areas}) AS n",
-            parts.join(" + ")
-        ),
-        &values,
-    )
-    .await?
-    .get("n")
-}
-
 /// Which of the ads `query.among` match `query` at `now` (its words in the title, or
 /// anywhere with `search_description`), in item-number order; order and page are ignored.
 pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Vec<i64>, DbError> {
@@ -646,14 +581,14 @@ fn by_count<K: Ord>(mut counts: Vec<(K, i64)>) -> Vec<(K, i64)> {
     counts
 }
 
-/// Within a radius holding at least this many ads, a page newest first walks the ads in
-/// order (see [`Query::many_within`]): a page of 30 is met within about 30 x ads / within
-/// rows of the walk.
-const MANY_WITHIN: i64 = 1_000;
+/// Where at least this many ads match, a page newest or oldest first walks the ads in
+/// order (see [`Query::many_matches`]): a page of 30 is met within about 30 x ads walked /
+/// matches rows of the walk.
+const MANY_MATCHES: i64 = 1_000;
 
-fn with_many_within(query: &Query, total: i64) -> Query {
+fn with_many_matches(query: &Query, total: i64) -> Query {
     Query {
-        many_within: total >= MANY_WITHIN && query.near.is_some_and(|n| n.within.is_some()),
+        many_matches: total >= MANY_MATCHES,
         ..query.clone()
     }
 }
@@ -673,7 +608,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
             Tier::Title
         };
         let total = count(conn, query, tier, now).await?;
-        let query = &with_many_within(query, total);
+        let query = &with_many_matches(query, total);
         let hits = if query.offset < total {
             page_of(conn, query, tier, now, query.offset, query.limit).await?
         } else {
@@ -685,7 +620,7 @@ pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, D
     // `offset` while it lasts, then tier 1 from where the page has reached.
     let in_title = count(conn, query, Tier::Title, now).await?;
     let total = count(conn, query, Tier::Anywhere, now).await?;
-    let query = &with_many_within(query, total);
+    let query = &with_many_matches(query, total);
     let mut page = Vec::new();
     if query.offset < in_title {
         page = page_of(conn, query, Tier::Title, now, query.offset, query.limit).await?;

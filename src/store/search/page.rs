@@ -1,8 +1,8 @@
 //! A page of one tier newest first: the featured ads and the others read apart and merged.
 
 use super::filter::{Filter, Part, filter, order_by};
-use super::{Hit, Order, Query, Tier};
-use crate::store::{Conn, DbError, Value};
+use super::{Hit, Order, Query, Tier, postings};
+use crate::store::{Backend, Conn, DbError, Value};
 
 /// Where an ad sorts newest first: top of the day first, then by date, a bumped ad's date
 /// being its bump (its rank: the last item number then, and after that ad).
@@ -18,6 +18,16 @@ async fn ranked_hits(
     offset: i64,
     limit: i64,
 ) -> Result<Vec<(Hit, Rank)>, DbError> {
+    if part != Part::Featured
+        && conn.backend() == Backend::Postgres
+        && query.paged_from_title_postings()
+    {
+        let hits = postings::page(conn, query, part, now, offset, limit).await?;
+        return Ok(hits
+            .into_iter()
+            .map(|hit| (hit, (false, hit.number, false, hit.number)))
+            .collect());
+    }
     let Filter {
         from_where,
         mut values,

@@ -182,6 +182,12 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     }
     let answer = search(&app, "query=tafel+south&postCode=1000AA&distance=10008").await;
     assert_eq!(answer["totalCount"], 0, "one match, not within 10 km");
+    // A word with other forms (`tafels`, its group `tafels | tafel`) counts alike.
+    let answer = search(&app, "query=tafels&postCode=1000AA&distance=10008").await;
+    assert_eq!(
+        answer["totalCount"], 2,
+        "the plural: two of three within 10 km"
+    );
     let answer = search(&app, far).await;
     assert_eq!(answer["totalCount"], 3, "all three within 250 km");
     assert_eq!(titles(&answer), ["Tafel late", "Tafel south", "Tafel here"]);
@@ -393,7 +399,7 @@ async fn bad_locations_are_field_errors(app: TestApp) {
 }
 
 /// With a thousand ads or more within the radius, a page newest first walks the ads in
-/// order instead of sorting all that are within (`store::search::Query::many_within`): a
+/// order instead of sorting all that are within (`store::search::Query::many_matches`): a
 /// radius around every seeded ad pages exactly as no radius does, featured ads included.
 async fn a_radius_holding_many_ads_pages_as_without_it(app: TestApp) {
     let seller = app.create_user("veel@souk.test", "password-of-veel").await;

@@ -22,6 +22,7 @@ both_backends!(
     pagination_edges_and_links,
     bad_parameters_are_field_errors,
     ads_from_before_search_are_indexed_by_the_backfill,
+    words_matching_many_ads_page_in_order,
 );
 
 /// The search answer for a query string (with the app client's token).
@@ -57,6 +58,22 @@ async fn place(
     body["description"] = json!(description);
     body["locale"] = json!(locale);
     created(app, &seller.token, &body).await
+}
+
+/// Every result of a search, read page by page (200 at a time): `(itemId, title)`.
+async fn every_result(app: &TestApp, query: &str) -> Vec<(String, String)> {
+    let mut all = Vec::new();
+    loop {
+        let answer = search(app, &format!("{query}&limit=200&offset={}", all.len())).await;
+        let page = results(&answer);
+        all.extend(page.iter().map(|r| {
+            let text = |key: &str| r[key].as_str().unwrap().to_owned();
+            (text("itemId"), text("title"))
+        }));
+        if page.is_empty() || all.len() as i64 >= answer["totalCount"].as_i64().unwrap() {
+            return all;
+        }
+    }
 }
 
 fn path_of(ad: &Value) -> String {
@@ -633,4 +650,138 @@ async fn both_backends_answer_alike() {
         };
         assert_eq!(distances(&a), distances(&b), "{request}");
     }
+}
+
+/// Where a thousand ads or more match words and tags alone, a page newest or oldest first
+/// walks the postings of their terms on PostgreSQL (`store::search::postings::page`) rather
+/// than sorting every match: a word with other forms (each form's range walked, their union
+/// made distinct), with a category's tag, and within a radius, pages as the same ads do
+/// found otherwise: featured ads (the seed buys some) in their places, an ad past its close
+/// date left out.
+async fn words_matching_many_ads_page_in_order(app: TestApp) {
+    // Two sellers, so that the seed deals: other users buy and bid, sellers buy features.
+    let seller = app.create_user("veel@souk.test", "password-of-veel").await;
+    let seller2 = app.create_user("meer@souk.test", "password-of-meer").await;
+    let other = app.user("ander@souk.test").await;
+    // A leaf whose Dutch name is one word with other forms, so that its query is a group
+    // of several terms; every seeded ad of it in Dutch has the word in its title.
+    let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
+    let groups = |word: &str| {
+        souk::domain::search::request::SearchRequest::parse(&[("query".into(), word.into())])
+            .unwrap()
+            .words
+            .groups
+    };
+    let (leaf, word) = leaves
+        .iter()
+        .find_map(|leaf| {
+            let word = leaf.labels.nl_nl.to_lowercase();
+            let one_word = word.chars().all(|c| c.is_ascii_lowercase());
+            (one_word && groups(&word)[0].len() > 1).then_some((leaf, word))
+        })
+        .expect("a leaf named by one word with other forms");
+    let till = souk::state::till(&app.config);
+    let now = app.clock.now();
+    souk::seed::seed_ads(
+        &app.db,
+        &app.blobs,
+        std::slice::from_ref(leaf),
+        &[seller, seller2],
+        1_300,
+        till,
+        now,
+    )
+    .await
+    .unwrap();
+    // One ad of the word past its close date, not yet swept.
+    let expired = search(&app, &format!("query={word}&offset=500&limit=1")).await;
+    let expired = results(&expired)[0]["itemId"].as_str().unwrap().to_owned();
+    let item = souk::domain::advertisement::ItemId::parse(&expired)
+        .unwrap()
+        .number();
+    app.execute(
+        "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+        souk::params![now - 1, item].to_vec(),
+    )
+    .await;
+    // The newest ads: the other seller's, one of them far away (Arlon, 270 km from Utrecht).
+    let mut far = minimal(&format!("Verre {word}"));
+    far["location"] = json!({"postcode": "6700"});
+    let far = created(&app, &other.token, &far).await["itemId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let near = place(&app, &other, &format!("Nabije {word}"), "Mooi.", "nl-NL").await;
+    let near = near["itemId"].as_str().unwrap().to_owned();
+
+    let query = format!("query={word}");
+    let walked = every_result(&app, &query).await;
+    assert!(
+        walked.len() >= 1_000,
+        "{} ads: too few to walk",
+        walked.len()
+    );
+    assert_eq!(search(&app, &query).await["totalCount"], walked.len());
+    let numbers: Vec<&str> = walked.iter().map(|(number, _)| number.as_str()).collect();
+    let mut distinct = numbers.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), numbers.len(), "an ad twice");
+    assert!(!numbers.contains(&expired.as_str()), "expired");
+    // The same ads as sorted by price (found without the walk), every ad of the leaf whose
+    // title has the word among them, in the leaf's own order (newest first, featured first).
+    let mut by_price: Vec<String> = every_result(&app, &format!("{query}&sortBy=price"))
+        .await
+        .into_iter()
+        .map(|(number, _)| number)
+        .collect();
+    by_price.sort();
+    assert_eq!(by_price, distinct);
+    let in_leaf = every_result(&app, &format!("categoryId={}", leaf.id)).await;
+    let with_word: Vec<&str> = in_leaf
+        .iter()
+        .filter(|(_, title)| title.to_lowercase().split(' ').any(|w| w == word))
+        .map(|(number, _)| number.as_str())
+        .collect();
+    assert!(with_word.len() >= 1_000);
+    let seeded: Vec<&str> = numbers
+        .iter()
+        .copied()
+        .filter(|number| ![near.as_str(), far.as_str()].contains(number))
+        .collect();
+    let in_order: Vec<&str> = in_leaf
+        .iter()
+        .map(|(number, _)| number.as_str())
+        .filter(|number| distinct.binary_search(number).is_ok())
+        .collect();
+    assert_eq!(seeded, in_order);
+    // The two newest, after the ads at the top of the day.
+    let at = |item: &str| numbers.iter().position(|number| *number == item).unwrap();
+    assert_eq!(at(&far), at(&near) + 1);
+    assert!(
+        with_word
+            .iter()
+            .all(|number| distinct.binary_search(number).is_ok())
+    );
+    // Oldest first: by item number.
+    let oldest = every_result(&app, &format!("{query}&sortOrder=ascending")).await;
+    let item = |number: &str| number.trim_start_matches('m').parse::<i64>().unwrap();
+    let mut expected: Vec<&str> = numbers.clone();
+    expected.sort_by_key(|number| item(number));
+    let oldest: Vec<&str> = oldest.iter().map(|(number, _)| number.as_str()).collect();
+    assert_eq!(oldest, expected);
+    // The leaf's ads alone (its tag), and those within 250 km of Utrecht: all but Arlon's.
+    let leafs = every_result(&app, &format!("{query}&categoryId={}", leaf.id)).await;
+    let leafs: Vec<&str> = leafs.iter().map(|(number, _)| number.as_str()).collect();
+    assert_eq!(leafs, seeded);
+    let within = every_result(&app, &format!("{query}&postCode=3511AB&distance=250000")).await;
+    let within: Vec<&str> = within.iter().map(|(number, _)| number.as_str()).collect();
+    let all_but_far: Vec<&str> = numbers.iter().copied().filter(|n| *n != far).collect();
+    assert_eq!(within, all_but_far);
+    let page = search(&app, &format!("{query}&postCode=3511AB&distance=250000")).await;
+    let page = results(&page);
+    let nearby = page.iter().find(|r| r["itemId"] == near.as_str()).unwrap();
+    // Amsterdam's area from Utrecht's: about 35 km.
+    let metres = nearby["distance"].as_i64().unwrap();
+    assert!((30_000..40_000).contains(&metres), "{nearby}");
 }
