@@ -17,6 +17,25 @@ async fn seeded_ads_are_valid(app: TestApp) {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("seeded 7 users and 600 ads"));
+    // The kept search total comes folded into one row (PostgreSQL appends a change per
+    // statement until the upkeep folds them), and counts every seeded ad.
+    let (rows, total): (i64, i64) = app
+        .db
+        .read(|conn| {
+            Box::pin(async move {
+                let row = conn
+                    .query_one(
+                        "SELECT COUNT(*) AS n, CAST(SUM(n) AS BIGINT) AS total \
+                         FROM search_docs_total",
+                        &[],
+                    )
+                    .await?;
+                Ok::<_, souk::store::DbError>((row.get("n")?, row.get("total")?))
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!((rows, total), (1, 600));
     let (token, _) = app
         .user_token(&app.app_client, "seed-1-0@souk.test", "seed-password", None)
         .await;
