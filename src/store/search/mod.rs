@@ -137,15 +137,18 @@ impl Query {
     }
 
     /// Whether a page of it that is not the featured ads is walked in the postings of its
-    /// terms (PostgreSQL, [`postings::page`]): terms alone in the titles and tags, within a
-    /// radius or not, newest or oldest first, when many ads match.
+    /// terms (PostgreSQL, [`postings::page`]): one group of terms alone in the titles and
+    /// tags (a word, with its other forms), within a radius or not, newest or oldest
+    /// first, when many ads match. With a second group the walk would look each ad under
+    /// the first up in the second, and where the second is the rarer (a common word in a
+    /// category) that costs more than GIN's rows of the matches.
     fn paged_from_title_postings(&self) -> bool {
         let radius = self.near.and_then(|near| near.within);
         self.many_matches
             && !self.filters_rows()
             && !self.search_description
             && (radius.is_none() || self.areas.is_some())
-            && (!self.words.is_empty() || !self.tags.is_empty())
+            && self.words.len() + self.tags.len() == 1
             && matches!(self.order, Order::Newest | Order::Oldest)
     }
 

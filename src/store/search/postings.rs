@@ -138,14 +138,15 @@ pub(super) async fn count(conn: &mut dyn Conn, query: &Query, now: i64) -> Resul
 }
 
 /// A page of `query`'s ads of one part (all, or those not featured), newest or oldest
-/// first, walked in the postings of its driving terms in item-number order: each range
-/// from its end until the page is met, an ad kept when its area is within, it holds the
-/// other groups (an index look-up each) and it is open and of the part (its row). Only
-/// where many ads match ([`Query::many_matches`]): a page of 30 is then met within about
-/// 30 x (ads under the term / matches) postings, where the GIN index finds every match's
-/// row and sorts them (a common word within 25 km: 5,000 rows, 35-55 ms at a million ads).
-/// Each term of the driving group is walked apart, for the first `offset + limit` ads
-/// under it, and their union made distinct and cut: the page's ads are among these.
+/// first, walked in the postings of its one group of terms in item-number order
+/// ([`Query::paged_from_title_postings`]): each term's range from its end until the page
+/// is met, an ad kept when its area is within the radius (read from the index) and it is
+/// open and of the part (its row). Only where many ads match ([`Query::many_matches`]): a
+/// page of 30 is then met within about 30 x (ads under the term / matches) postings, where
+/// the GIN index finds every match's row and sorts them (a common word within 25 km: 5,000
+/// rows, 35-55 ms at a million ads). Each term is walked apart, for the first `offset +
+/// limit` ads under it, and their union made distinct and cut: the page's ads are among
+/// these.
 pub(super) async fn page(
     conn: &mut dyn Conn,
     query: &Query,

@@ -652,12 +652,12 @@ async fn both_backends_answer_alike() {
     }
 }
 
-/// Where a thousand ads or more match words and tags alone, a page newest or oldest first
-/// walks the postings of their terms on PostgreSQL (`store::search::postings::page`) rather
-/// than sorting every match: a word with other forms (each form's range walked, their union
-/// made distinct), with a category's tag, and within a radius, pages as the same ads do
-/// found otherwise: featured ads (the seed buys some) in their places, an ad past its close
-/// date left out.
+/// Where a thousand ads or more match a word alone, a page newest or oldest first walks the
+/// postings of its terms on PostgreSQL (`store::search::postings::page`) rather than
+/// sorting every match: a word with other forms (each form's range walked, their union
+/// made distinct), within a radius or not, pages as the same ads do found otherwise
+/// (and as with a category's tag, found by GIN): featured ads (the seed buys some) in
+/// their places, an ad past its close date left out.
 async fn words_matching_many_ads_page_in_order(app: TestApp) {
     // Two sellers, so that the seed deals: other users buy and bid, sellers buy features.
     let seller = app.create_user("veel@souk.test", "password-of-veel").await;
