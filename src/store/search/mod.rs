@@ -120,7 +120,7 @@ impl Query {
         (terms && !self.filters_rows()).then_some((near.point, metres))
     }
 
-    /// Whether [`count_title_postings`] counts it (PostgreSQL): terms alone, within a
+    /// Whether [`postings::count`] counts it (PostgreSQL): terms alone, within a
     /// radius or not, in the titles and tags, with at most one group of several terms,
     /// which drives the count. An `EXISTS` of a group of several terms is planned as a hash
     /// of every ad under them, and two such groups came to more than the GIN index's count

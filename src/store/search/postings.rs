@@ -65,10 +65,10 @@ impl<'q> Terms<'q> {
 }
 
 /// How many ads hold `query`'s words and tags in their titles and tags at `now`, from the
-/// postings alone, less the few past
-/// their close date and not yet swept (found by `close_date`'s index, each held against
-/// the terms), within a radius those of the areas within (each row carries its ad's area).
-/// The group of several terms drives, if there is one
+/// postings alone, less the few past their close date and not yet swept (found by
+/// `close_date`'s index, each held against the terms), within a radius those of the areas
+/// within (each row carries its ad's area). A group of several terms alone is its ranges
+/// joined in full. Else the group of several terms drives, if there is one
 /// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted
 /// once, under the first of the group's terms it holds (so that the union of `mooie |
 /// mooi` is counted from two ranges of the index rather than made distinct: 20 ms against
