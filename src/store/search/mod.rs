@@ -488,6 +488,21 @@ async fn count_matches(
     .get("n")
 }
 
+/// A hit of a page's row: its `item_number`, and its distance from `squared_metres` when
+/// the page is `measured` from a point.
+fn hit_of(row: &super::Row, measured: bool) -> Result<Hit, DbError> {
+    let squared: Option<f64> = if measured {
+        row.get("squared_metres")?
+    } else {
+        None
+    };
+    Ok(Hit {
+        number: row.get("item_number")?,
+        // Rounded: an ad within the radius never shows more than the radius.
+        distance: squared.map(|s| s.sqrt().round() as i64),
+    })
+}
+
 /// Which of the ads `query.among` match `query` at `now` (its words in the title, or
 /// anywhere with `search_description`), in item-number order; order and page are ignored.
 pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Vec<i64>, DbError> {

@@ -1,7 +1,7 @@
 //! A page of one tier newest first: the featured ads and the others read apart and merged.
 
 use super::filter::{Filter, Part, filter, order_by};
-use super::{Hit, Order, Query, Tier, postings};
+use super::{Hit, Order, Query, Tier, hit_of, postings};
 use crate::store::{Backend, Conn, DbError, Value};
 
 /// Where an ad sorts newest first: top of the day first, then by date, a bumped ad's date
@@ -65,11 +65,8 @@ async fn ranked_hits(
         .await?
         .iter()
         .map(|row| {
-            let squared: Option<f64> = match squared_metres {
-                Some(_) => row.get("squared_metres")?,
-                None => None,
-            };
-            let number: i64 = row.get("item_number")?;
+            let hit = hit_of(row, squared_metres.is_some())?;
+            let number = hit.number;
             let rank = if featured {
                 let top: Option<i64> = row.get("top_until")?;
                 let bumped: Option<i64> = row.get("bumped_until")?;
@@ -83,11 +80,6 @@ async fn ranked_hits(
                 )
             } else {
                 (false, number, false, number)
-            };
-            let hit = Hit {
-                number,
-                // Rounded: an ad within the radius never shows more than the radius.
-                distance: squared.map(|s| s.sqrt().round() as i64),
             };
             Ok((hit, rank))
         })

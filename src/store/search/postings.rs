@@ -4,7 +4,7 @@
 //! item-number order, where the GIN index visits every match's row of `search_docs`.
 
 use super::filter::{AD_AREA_JOIN, AD_AREA_KEY, PLAIN, Part, bind_point, squared_distance};
-use super::{Hit, Match, Order, Query, Tier};
+use super::{Hit, Match, Order, Query, Tier, hit_of};
 use crate::store::{Conn, DbError, Value};
 
 /// The ad `p` holds a term of `terms` (binding them).
@@ -206,16 +206,6 @@ pub(super) async fn page(
     conn.query(&sql, &values)
         .await?
         .iter()
-        .map(|row| {
-            let squared: Option<f64> = if distance.is_empty() {
-                None
-            } else {
-                row.get("squared_metres")?
-            };
-            Ok(Hit {
-                number: row.get("item_number")?,
-                distance: squared.map(|s| s.sqrt().round() as i64),
-            })
-        })
+        .map(|row| hit_of(row, !distance.is_empty()))
         .collect()
 }
