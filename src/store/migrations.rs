@@ -58,6 +58,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(35, "0035_search_featured_terms"),
     migration!(36, "0036_search_category_covering"),
     migration!(37, "0037_search_featured_covering"),
+    migration!(38, "0038_search_term_counts"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

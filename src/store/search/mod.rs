@@ -326,8 +326,8 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
 }
 
 /// On PostgreSQL, folds the changes of the kept counts appended since the last fold (the
-/// total, migration 0033, and the areas', 0034) into a row each, so that a count sums few
-/// rows; returns how many rows were folded. Run in a write transaction: a fold deletes the
+/// total, migration 0033, the areas', 0034, and the terms', 0038) into a row each, so
+/// that a count sums few rows; returns how many rows were folded. Run in a write transaction: a fold deletes the
 /// rows it sums in the statement that adds their sum, so that no change is lost or counted
 /// twice, and replicas fold one at a time (an advisory lock held until the commit), so
 /// that two folds never wait for each other's rows in opposite orders. Nothing to do on
@@ -348,6 +348,15 @@ pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
         "WITH folded AS (DELETE FROM search_area_counts RETURNING area, n), \
          kept AS (INSERT INTO search_area_counts (area, n) \
                   SELECT area, SUM(n) FROM folded GROUP BY area HAVING SUM(n) <> 0) \
+         SELECT COUNT(*) AS n FROM folded",
+        // Tens of thousands of terms (a tag per seller among them): only those with
+        // changes appended since the last fold are rewritten.
+        "WITH folded AS (DELETE FROM search_term_counts \
+                         WHERE term IN (SELECT term FROM search_term_counts \
+                                        GROUP BY term HAVING COUNT(*) > 1 OR SUM(n) = 0) \
+                         RETURNING term, n), \
+         kept AS (INSERT INTO search_term_counts (term, n) \
+                  SELECT term, SUM(n) FROM folded GROUP BY term HAVING SUM(n) <> 0) \
          SELECT COUNT(*) AS n FROM folded",
     ] {
         let rows: i64 = conn.query_one(sql, &[]).await?.get("n")?;

@@ -67,8 +67,10 @@ impl<'q> Terms<'q> {
 /// How many ads hold `query`'s words and tags in their titles and tags at `now`, from the
 /// postings alone, less the few past their close date and not yet swept (found by
 /// `close_date`'s index, each held against the terms), within a radius those of the areas
-/// within (each row carries its ad's area). A group of several terms alone is its ranges
-/// joined in full. Else the group of several terms drives, if there is one
+/// within (each row carries its ad's area). One term alone without a radius (a word that
+/// has no other form, a seller's tag) is its kept total (migration 0038); a group of
+/// several terms alone is its ranges joined in full. Else the group of several terms
+/// drives, if there is one
 /// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted
 /// once, under the first of the group's terms it holds (so that the union of `mooie |
 /// mooi` is counted from two ranges of the index rather than made distinct: 20 ms against
@@ -79,6 +81,29 @@ pub(super) async fn count(conn: &mut dyn Conn, query: &Query, now: i64) -> Resul
     let Some((condition, expression)) = (Match { query, backend }).condition(Tier::Title, 2) else {
         return Ok(0);
     };
+    let groups: Vec<&Vec<String>> = query.words.iter().chain(&query.tags).collect();
+    let within = query.near.and_then(|near| near.within).is_some();
+    if let ([group], false) = (groups.as_slice(), within)
+        && let [term] = group.as_slice()
+    {
+        // One term alone: its kept total (migration 0038), less the unswept expired.
+        return conn
+            .query_one(
+                &format!(
+                    "SELECT CAST(COALESCE((SELECT SUM(n) FROM search_term_counts \
+                                           WHERE term = $3), 0) AS BIGINT) \
+                     - (SELECT COUNT(*) FROM search_docs d \
+                        WHERE d.close_date <= $1 AND {condition}) AS n"
+                ),
+                &[
+                    Value::Int(now),
+                    Value::Text(expression),
+                    Value::Text(term.clone()),
+                ],
+            )
+            .await?
+            .get("n");
+    }
     let mut values = vec![Value::Int(now), Value::Text(expression)];
     let Some(terms) = Terms::of(query, &mut values) else {
         return Ok(0);

@@ -310,23 +310,31 @@ async fn online_nearby(app: &TestApp) -> i64 {
 }
 
 /// The count of every online ad is a kept total, and that of the ads within a radius kept
-/// totals per area; on PostgreSQL sums of appended changes that the upkeep folds into a
-/// row each (`store::search::fold_counts`), from every replica at once: the counts stay
-/// exact through folds, two at once included.
+/// totals per area; on PostgreSQL those and the totals per term (a seller's tag) are sums
+/// of appended changes that the upkeep folds into a row each
+/// (`store::search::fold_counts`), from every replica at once: the counts stay exact
+/// through folds, two at once included.
 async fn the_counts_of_every_ad_and_within_a_radius_survive_folding(app: TestApp) {
     let seller = app.user("vouw@souk.test").await;
     let fold = || {
         app.db
             .write(|conn| Box::pin(souk::store::search::fold_counts(conn)))
     };
-    // Rows beyond one for the total and one per area: changes not folded.
+    // Rows beyond one for the total and one per area (and per term): changes not folded.
+    let terms = match app.backend {
+        Backend::Postgres => " + (SELECT COUNT(*) - COUNT(DISTINCT term) FROM search_term_counts)",
+        Backend::Sqlite => "",
+    };
     let unfolded = || async {
         app.db
             .read(|conn| {
                 Box::pin(async move {
                     conn.query_one(
-                        "SELECT (SELECT COUNT(*) - 1 FROM search_docs_total) \
-                         + (SELECT COUNT(*) - COUNT(DISTINCT area) FROM search_area_counts) AS n",
+                        &format!(
+                            "SELECT (SELECT COUNT(*) - 1 FROM search_docs_total) \
+                             + (SELECT COUNT(*) - COUNT(DISTINCT area) \
+                                FROM search_area_counts){terms} AS n"
+                        ),
                         &[],
                     )
                     .await?
@@ -336,17 +344,26 @@ async fn the_counts_of_every_ad_and_within_a_radius_survive_folding(app: TestApp
             .await
             .unwrap()
     };
-    let counts = || async { (every_online(&app).await, online_nearby(&app).await) };
-    let (every, nearby) = counts().await;
+    let sellers = format!("sellerId={}", seller.id);
+    let counts = || async {
+        let of_seller = search(&app, &sellers).await["totalCount"].as_i64().unwrap();
+        (
+            every_online(&app).await,
+            online_nearby(&app).await,
+            of_seller,
+        )
+    };
+    let (every, nearby, none) = counts().await;
+    assert_eq!(none, 0);
     let first = place(&app, &seller, "Eerste vaas", "Glas.", "nl-NL").await;
     place(&app, &seller, "Tweede vaas", "Glas.", "nl-NL").await;
     status(&app, &seller.token, &path_of(&first), "paused").await;
-    assert_eq!(counts().await, (every + 1, nearby + 1));
+    assert_eq!(counts().await, (every + 1, nearby + 1, 1));
     let (one, other) = tokio::join!(fold(), fold());
     let folded = one.unwrap() + other.unwrap();
     assert_eq!(
         counts().await,
-        (every + 1, nearby + 1),
+        (every + 1, nearby + 1, 1),
         "the same after two folds at once"
     );
     assert_eq!(unfolded().await, 0, "a row each");
@@ -360,11 +377,11 @@ async fn the_counts_of_every_ad_and_within_a_radius_survive_folding(app: TestApp
     place(&app, &seller, "Derde vaas", "Glas.", "nl-NL").await;
     assert_eq!(
         counts().await,
-        (every + 2, nearby + 2),
+        (every + 2, nearby + 2, 2),
         "a change after a fold"
     );
     fold().await.unwrap();
-    assert_eq!(counts().await, (every + 2, nearby + 2));
+    assert_eq!(counts().await, (every + 2, nearby + 2, 2));
     assert_eq!(unfolded().await, 0);
 }
 
