@@ -184,6 +184,8 @@ pub(super) async fn page(
     let Some(terms) = Terms::of(query, &mut values) else {
         return Ok(Vec::new());
     };
+    // One group only (`Query::paged_from_title_postings`): no other group to hold.
+    debug_assert!(terms.others.is_empty());
     let (mut join, mut distance) = (String::new(), String::new());
     if let Some(near) = query.near {
         let point = bind_point(near.point, &mut values);
@@ -206,12 +208,11 @@ pub(super) async fn page(
         branches.push(format!(
             "(SELECT p.item_number{distance} FROM search_title_postings p \
              JOIN search_docs d ON d.item_number = p.item_number{join} \
-             WHERE p.term = ${}{}{} \
+             WHERE p.term = ${}{} \
              AND (d.close_date IS NULL OR d.close_date > $1){part} \
              ORDER BY p.item_number {direction} LIMIT ${reach})",
             values.len(),
             terms.in_areas(),
-            terms.others,
         ));
     }
     values.push(Value::Int(limit));
