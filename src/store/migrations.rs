@@ -59,6 +59,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(36, "0036_search_category_covering"),
     migration!(37, "0037_search_featured_covering"),
     migration!(38, "0038_search_term_counts"),
+    migration!(39, "0039_search_area_groups"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

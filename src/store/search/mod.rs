@@ -275,28 +275,44 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
         // - else (the radius's areas come to too many terms) [`filter`]'s: every ad within
         //   by `search_docs_area`, kept if in the words' match set, made once.
         // At a million ads: a common word within 5 km of a city centre (198,000 matches,
-        // 115,000 ads within) 11 ms by FTS5, 52 and 54 ms the other ways; a word in 33,000
-        // ads within 50 km, 17 ms from its matches against 25 by FTS5.
+        // 115,000 ads within) 9 ms by FTS5, 52 and 54 ms the other ways; a word in 88,000
+        // titles within 50 km (322,000 ads within, four regions) 14 ms by FTS5 against 49
+        // from its matches; a word in 5,700 titles within 50 km, 3 ms from its matches
+        // against 5 by FTS5.
         let areas = RadiusAreas::find(conn, point, metres).await?;
         let within_radius = areas.ads();
         if within_radius == 0 {
             return Ok(0);
         }
-        let mut values = vec![Value::Int(now), Value::Text(expression.clone())];
+        let terms = areas.terms();
+        // The way depends only on whether the words match at least `enough` ads: their
+        // matches are counted up to there (a common word's count, 10 ms, only chose).
+        let enough = match terms {
+            Some(_) => (within_radius + MATCH_COST_IN_AREA_TERMS - 1) / MATCH_COST_IN_AREA_TERMS,
+            None => within_radius + 1,
+        };
         let matches: i64 = conn
             .query_one(
-                &format!("SELECT COUNT(*) AS n FROM search_fts WHERE {condition}"),
-                &values,
+                &format!(
+                    "SELECT COUNT(*) AS n FROM \
+                     (SELECT 1 FROM search_fts WHERE {condition} LIMIT $3)"
+                ),
+                &[
+                    Value::Int(now),
+                    Value::Text(expression.clone()),
+                    Value::Int(enough),
+                ],
             )
             .await?
             .get("n")?;
-        if matches * MATCH_COST_IN_AREA_TERMS >= within_radius
-            && let Some(terms) = areas.terms()
+        if let Some(terms) = terms
+            && matches * MATCH_COST_IN_AREA_TERMS >= within_radius
         {
             let expression = format!("({expression}) AND {{tags}}: ({})", terms.join(" OR "));
             return count_matches(conn, &condition, expression, now).await;
         }
         if matches <= within_radius {
+            let mut values = vec![Value::Int(now), Value::Text(expression)];
             let point = bind_point(point, &mut values);
             let within = areas_within(point, metres, &mut values);
             return conn
@@ -370,9 +386,10 @@ pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
 const AREA_TERMS_AT_MOST: usize = 150;
 
 /// How many ads under a radius's area terms FTS5 reads in the time of one match looked up
-/// in `search_docs_item_area` (at a million ads: 365,000 ads within 50 km in 35 ms, 174,000
-/// matches looked up in 59 ms).
-const MATCH_COST_IN_AREA_TERMS: i64 = 3;
+/// in `search_docs_item_area`, with some margin for a union of many terms (at a million
+/// ads: the 365,000 ads of five regions read with a word's 5,700 matches in 5 ms; 88,000
+/// matches looked up in 49 ms, 33,000 in 31).
+const MATCH_COST_IN_AREA_TERMS: i64 = 20;
 
 /// The areas within a radius (keys of `locations`: `NL3081`, `BE9000`, six characters), and
 /// the areas holding ads in the regions (country and two digits) that these touch, each
@@ -421,17 +438,19 @@ impl RadiusAreas {
             .sum()
     }
 
-    /// The FTS5 terms of the ads within: `z_nl3081` for an area (migration 0031), and a
-    /// prefix for a group of areas, `z_nl308*` (ten areas) or `z_nl30*` (a hundred), when
-    /// every area under it that holds ads is within the radius (an ad whose postcode has
-    /// no known place is never within, so its area must not fall under a prefix). Areas
-    /// without ads need no term. None when they come to more than [`AREA_TERMS_AT_MOST`].
+    /// The FTS5 terms of the ads within: `z_nl3081` for an area (migration 0031), and for
+    /// a group of areas its district, `x_nl308` (ten areas), or its region, `y_nl30` (a
+    /// hundred; migration 0039), when every area under it that holds ads is within the
+    /// radius (an ad whose postcode has no known place is never within, so its area must
+    /// not fall in the group). Areas without ads need no term. None when they come to more
+    /// than [`AREA_TERMS_AT_MOST`].
     ///
-    /// FTS5 merges a prefix's lists once, which costs far less than a union of as many
-    /// terms: at a million ads, a common word within 50 km (1,144 areas, 119 terms)
-    /// counted in 51 ms against 272 ms with a term per area, within 25 km of Mechelen (131
-    /// areas, 46 terms) 16 ms against 24, within 5 km of a city centre (65 areas, one
-    /// term) 11 ms against 21.
+    /// A group's one list costs far less than a union of its areas' lists: at a million
+    /// ads, a common word within 50 km (1,144 areas, 119 terms) counted in 51 ms against
+    /// 272 ms with a term per area, within 25 km of Mechelen (131 areas, 46 terms) 16 ms
+    /// against 24, within 5 km of a city centre (65 areas, one term) 11 ms against 21
+    /// (measured with the groups as prefixes, `z_nl30*`, which FTS5 merged for every query
+    /// and which cost about twice the lists of migration 0039).
     fn terms(&self) -> Option<Vec<String>> {
         let held_within: BTreeSet<&str> = self
             .held
@@ -439,8 +458,8 @@ impl RadiusAreas {
             .map(|(area, _)| area.as_str())
             .filter(|area| self.within.contains(*area))
             .collect();
-        // A prefix is whole when every area holding ads under it is within; an ad's key
-        // shorter than the prefix falls under no prefix longer than itself.
+        // A group is whole when every area holding ads in it is within; an ad's key
+        // shorter than the group's (an earlier release's) is in no group longer than itself.
         let whole = |length: usize| -> BTreeSet<&str> {
             let mut prefixes: BTreeSet<&str> = held_within.iter().map(|a| &a[..length]).collect();
             for (area, _) in &self.held {
@@ -451,13 +470,13 @@ impl RadiusAreas {
             prefixes
         };
         let (regions, districts) = (whole(4), whole(5));
-        // In key order, the areas under one prefix come one after the other: one term each.
+        // In key order, the areas of one group come one after the other: one term each.
         let mut terms: Vec<String> = Vec::new();
         for area in held_within {
             let term = if regions.contains(&area[..4]) {
-                format!("z_{}*", &area[..4])
+                format!("y_{}", &area[..4])
             } else if districts.contains(&area[..5]) {
-                format!("z_{}*", &area[..5])
+                format!("x_{}", &area[..5])
             } else {
                 format!("z_{area}")
             }
@@ -672,12 +691,12 @@ mod tests {
     }
 
     #[test]
-    fn whole_groups_of_areas_become_one_prefix() {
+    fn whole_groups_of_areas_become_one_term() {
         let all = areas(
             &["NL1000", "NL1001", "NL1002", "NL1150"],
             &[("NL1000", 2), ("NL1001", 1), ("NL1002", 1), ("NL1150", 3)],
         );
-        assert_eq!(all.terms().unwrap(), ["z_nl10*", "z_nl11*"]);
+        assert_eq!(all.terms().unwrap(), ["y_nl10", "y_nl11"]);
         assert_eq!(all.ads(), 7);
     }
 
@@ -688,7 +707,7 @@ mod tests {
             &["NL1000", "NL1001", "NL1011"],
             &[("NL1000", 2), ("NL1001", 1), ("NL1010", 5), ("NL1011", 1)],
         );
-        assert_eq!(split.terms().unwrap(), ["z_nl100*", "z_nl1011"]);
+        assert_eq!(split.terms().unwrap(), ["x_nl100", "z_nl1011"]);
         assert_eq!(split.ads(), 4, "not the 5 ads outside");
         // A short key (a postcode an earlier release took) outside: `BE10` falls under
         // the region `BE10` but under no district.
@@ -696,7 +715,7 @@ mod tests {
             &["BE1000", "BE1001"],
             &[("BE1000", 1), ("BE1001", 1), ("BE10", 1)],
         );
-        assert_eq!(short.terms().unwrap(), ["z_be100*"]);
+        assert_eq!(short.terms().unwrap(), ["x_be100"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{results, search};
 use crate::ads::{created, minimal};
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json, field_codes, pairs};
+use crate::helpers::{Backend, TestApp, expect_json, field_codes, pairs};
 use souk::domain::places::{Country, Location, Point, Postcode};
 
 both_backends!(
@@ -18,6 +18,8 @@ both_backends!(
     bad_locations_are_field_errors,
     a_radius_holding_many_ads_pages_as_without_it,
     words_within_a_radius_count_alike_each_way,
+    the_upgrade_to_region_terms_indexes_every_ad,
+    a_word_of_few_ads_among_many_within_counts_from_its_matches,
 );
 
 /// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
@@ -75,6 +77,23 @@ async fn corpus(app: &TestApp) {
     ] {
         place_at(app, &seller.token, name, postcode).await;
     }
+}
+
+/// Places an ad of each title at its postcode, in this order.
+async fn place_titled(app: &TestApp, token: &str, ads: &[(&str, &str)]) {
+    for (title, postcode) in ads {
+        let mut body = minimal(title);
+        body["location"] = json!({"postcode": postcode});
+        created(app, token, &body).await;
+    }
+}
+
+/// The titles of an answer's results, in order.
+fn titles(answer: &Value) -> Vec<String> {
+    results(answer)
+        .iter()
+        .map(|r| r["title"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// `(title without "Stoel ", distance)` of each result.
@@ -147,23 +166,14 @@ async fn the_radius_keeps_what_is_within_it(app: TestApp) {
 async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     corpus(&app).await;
     let seller = app.user("tafel@souk.test").await;
-    for (title, postcode) in [
+    let tables = [
         ("Tafel here", "1000AB"),
         ("Tafel south", "1003"),
         ("Tafel late", "1001CD"),
-    ] {
-        let mut body = minimal(title);
-        body["location"] = json!({"postcode": postcode});
-        created(&app, &seller.token, &body).await;
-    }
+    ];
+    place_titled(&app, &seller.token, &tables).await;
     let query = "query=tafel&postCode=1000AA&distance=10008";
     let far = "query=tafel&postCode=1000AA&distance=250000";
-    let titles = |answer: &Value| -> Vec<String> {
-        results(answer)
-            .iter()
-            .map(|r| r["title"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let answer = search(&app, query).await;
     assert_eq!(answer["totalCount"], 2, "three matches, two within 10 km");
     assert_eq!(titles(&answer), ["Tafel late", "Tafel here"]);
@@ -231,6 +241,43 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
         "an ad outside the radius past its close date leaves the count within it alone"
     );
     assert_eq!(anywhere(search(&app, "query=tafel").await), everywhere - 2);
+    // Moved to Ghent, the last ad within leaves the region's term (SQLite: the index
+    // forgets the terms of its old row).
+    app.execute(
+        "UPDATE advertisements SET postcode = '9000' WHERE title = 'Tafel here'",
+        vec![],
+    )
+    .await;
+    let answer = search(&app, query).await;
+    assert_eq!(answer["totalCount"], 0, "moved out of the radius");
+    assert_eq!(titles(&answer), Vec::<String>::new());
+}
+
+/// Migration 0039 (SQLite: each ad's region and district as terms of the index) makes the
+/// index afresh from the ads it finds; on PostgreSQL it does nothing.
+async fn the_upgrade_to_region_terms_indexes_every_ad(app: TestApp) {
+    corpus(&app).await;
+    // Within 250 km every region holding ads is whole: the count names regions alone.
+    let query = "query=stoel&postCode=1000AA&distance=250000";
+    let before = search(&app, query).await;
+    assert_eq!(before["totalCount"], 5, "every ad but the one nowhere");
+    if app.backend == Backend::Sqlite {
+        // An index that lost its terms: only the migration can make them again.
+        app.execute(
+            "INSERT INTO search_fts (search_fts) VALUES ('delete-all')",
+            vec![],
+        )
+        .await;
+        assert_eq!(search(&app, query).await["totalCount"], 0);
+    }
+    app.execute("DELETE FROM schema_migrations WHERE version = 39", vec![])
+        .await;
+    assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 1);
+    assert_eq!(search(&app, query).await, before);
+    // The triggers it made again keep the index: a new ad within is counted.
+    let seller = app.user("later@souk.test").await;
+    place_at(&app, &seller.token, "later", "1002EF").await;
+    assert_eq!(search(&app, query).await["totalCount"], 6);
 }
 
 async fn location_orders_both_ways_with_ties_newest_first(app: TestApp) {
@@ -418,4 +465,34 @@ async fn a_radius_holding_many_ads_pages_as_without_it(app: TestApp) {
         assert_eq!(within["totalCount"], everywhere["totalCount"]);
         assert_eq!(numbers(&within), numbers(&everywhere), "{page}");
     }
+}
+
+/// A word in far fewer ads than the radius holds (SQLite: counted from its matches, each
+/// one's area looked up, rather than with the radius's area terms).
+async fn a_word_of_few_ads_among_many_within_counts_from_its_matches(app: TestApp) {
+    let seller = app.create_user("veel@souk.test", "password-of-veel").await;
+    app.seed_ads(seller, 300).await;
+    let user = app.user("zwoerk@souk.test").await;
+    let ads = [
+        ("Zwoerk eiken", "3511AB"),
+        ("Zwoerk grenen", "3512CD"),
+        ("Zwoerk wit", "6700"),
+    ];
+    place_titled(&app, &user.token, &ads).await;
+    // Every seeded area (Groningen to Charleroi) is within 250 km of Utrecht.
+    let query = "query=zwoerk&postCode=3511AB&distance=250000";
+    let answer = search(&app, query).await;
+    assert_eq!(answer["totalCount"], 2, "Arlon is 270 km from Utrecht");
+    assert_eq!(titles(&answer), ["Zwoerk grenen", "Zwoerk eiken"]);
+    app.execute(
+        "UPDATE advertisements SET close_date = 1 WHERE title = 'Zwoerk grenen'",
+        vec![],
+    )
+    .await;
+    let answer = search(&app, query).await;
+    assert_eq!(
+        answer["totalCount"], 1,
+        "past its close date, not yet swept"
+    );
+    assert_eq!(titles(&answer), ["Zwoerk eiken"]);
 }
