@@ -461,13 +461,13 @@ impl RadiusAreas {
         // A group is whole when every area holding ads in it is within; an ad's key
         // shorter than the group's (an earlier release's) is in no group longer than itself.
         let whole = |length: usize| -> BTreeSet<&str> {
-            let mut prefixes: BTreeSet<&str> = held_within.iter().map(|a| &a[..length]).collect();
+            let mut groups: BTreeSet<&str> = held_within.iter().map(|a| &a[..length]).collect();
             for (area, _) in &self.held {
-                if let (false, Some(prefix)) = (self.within.contains(area), area.get(..length)) {
-                    prefixes.remove(prefix);
+                if let (false, Some(group)) = (self.within.contains(area), area.get(..length)) {
+                    groups.remove(group);
                 }
             }
-            prefixes
+            groups
         };
         let (regions, districts) = (whole(4), whole(5));
         // In key order, the areas of one group come one after the other: one term each.
