@@ -60,6 +60,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(37, "0037_search_featured_covering"),
     migration!(38, "0038_search_term_counts"),
     migration!(39, "0039_search_area_groups"),
+    migration!(40, "0040_search_title_term_counts"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -4,7 +4,7 @@
 //! item-number order, where the GIN index visits every match's row of `search_docs`.
 
 use super::filter::{AD_AREA_JOIN, AD_AREA_KEY, PLAIN, Part, bind_point, squared_distance};
-use super::{Hit, Match, Order, Query, Tier, hit_of};
+use super::{Hit, Match, Order, Query, Tier, hit_of, unswept_matching};
 use crate::store::{Conn, DbError, Value};
 
 /// The ad `p` holds a term of `terms` (binding them).
@@ -92,8 +92,8 @@ pub(super) async fn count(conn: &mut dyn Conn, query: &Query, now: i64) -> Resul
                 &format!(
                     "SELECT CAST(COALESCE((SELECT SUM(n) FROM search_term_counts \
                                            WHERE term = $3), 0) AS BIGINT) \
-                     - (SELECT COUNT(*) FROM search_docs d \
-                        WHERE d.close_date <= $1 AND {condition}) AS n"
+                     - ({}) AS n",
+                    unswept_matching(backend, &condition)
                 ),
                 &[
                     Value::Int(now),
