@@ -61,6 +61,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(38, "0038_search_term_counts"),
     migration!(39, "0039_search_area_groups"),
     migration!(40, "0040_search_title_term_counts"),
+    migration!(41, "0041_search_featured_by_item"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

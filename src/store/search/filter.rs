@@ -94,12 +94,14 @@ pub(super) fn filter(
     let mut fts_outer = false;
     let mut from = match matcher.condition(tier, 2) {
         // The featured ads that hold the terms, from the index of the featured ads' words
-        // (its columns are those of `search_fts`, so the expression is the same).
+        // (its columns are those of `search_fts`, so the expression is the same), each
+        // read from the index of the featured ads by item number (migration 0041), which
+        // holds what is read of them here, rather than from its row (the planner's choice).
         Some((_, expression)) if part == Part::Featured && backend == Backend::Sqlite => {
             values.push(Value::Text(expression));
             conditions.push(format!("search_featured_fts MATCH ${}", values.len()));
             "search_featured_fts CROSS JOIN search_docs d \
-             ON d.item_number = search_featured_fts.rowid"
+             INDEXED BY search_docs_featured_item ON d.item_number = search_featured_fts.rowid"
         }
         // A batch of listed ads (alerts), or a count within a radius: the ads are found by
         // their own index (the primary key; the area index, which holds the close date
