@@ -252,7 +252,7 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
             .await?
             .get("n");
     }
-    if let Some(total) = one_form_from_kept_totals(conn, query, tier, now).await? {
+    if let Some(total) = one_word_from_kept_totals(conn, query, tier, now).await? {
         return Ok(total);
     }
     if let (Backend::Sqlite, true, Some((condition, expression))) = (
@@ -345,9 +345,10 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
 }
 
 /// On PostgreSQL, folds the changes of the kept counts appended since the last fold (the
-/// total, migration 0033, the areas', 0034, and the terms', 0038) into a row each, so
-/// that a count sums few rows; returns how many rows were folded. Run in a write transaction: a fold deletes the
-/// rows it sums in the statement that adds their sum, so that no change is lost or counted
+/// total, migration 0033, the areas', 0034, the terms' and pairs of words', 0038 and 0040)
+/// into a row each, so that a count sums few rows; returns how many rows were folded. Run
+/// in a write transaction: a fold deletes the rows it sums in the statement that adds
+/// their sum, so that no change is lost or counted
 /// twice, and replicas fold one at a time (an advisory lock held until the commit), so
 /// that two folds never wait for each other's rows in opposite orders. Nothing to do on
 /// SQLite, which keeps a row each.
@@ -531,14 +532,17 @@ fn unswept_matching(backend: Backend, condition: &str) -> String {
     }
 }
 
-/// The count of a query of one word alone in the titles whose forms but one are in no title
-/// (`mooie`, whose group `mooie | mooi` meets no title with `mooi`), from the kept total of
-/// that one form (SQLite migration 0040, PostgreSQL 0038), less the unswept ([`unswept_matching`]):
-/// the union of the group's ads is then that form's ads, where the index would read every
-/// entry of its list (a word in 174,000 titles at a million ads: 6 ms on SQLite, on
-/// PostgreSQL a join of the group's ranges). None for any other query, or when two forms are
-/// in titles: what their ads share is kept nowhere.
-async fn one_form_from_kept_totals(
+/// The count of a query of one word alone in the titles from kept totals (SQLite
+/// migration 0040, PostgreSQL 0038 and 0040), less the unswept ([`unswept_matching`]),
+/// where the index would read every entry of the word's forms (a word in 174,000 titles
+/// at a million ads: 6 ms on SQLite, on PostgreSQL a join of the forms' ranges). It
+/// answers when the forms of the word's group that are in titles are one (`mooie`, whose
+/// `mooi` is in no title) or two of which one begins the other (`garant`, `garantie`):
+/// their union is their totals less the kept total of the titles holding both, which is
+/// kept for every such pair of a title's terms. None for any other query, and for two
+/// forms of which neither begins the other or three forms in titles: what their ads share
+/// is kept nowhere.
+async fn one_word_from_kept_totals(
     conn: &mut dyn Conn,
     query: &Query,
     tier: Tier,
@@ -557,22 +561,44 @@ async fn one_form_from_kept_totals(
         Backend::Sqlite => "search_title_term_counts",
         Backend::Postgres => "search_term_counts",
     };
-    let mut values: Vec<Value> = group.iter().cloned().map(Value::Text).collect();
-    let terms: Vec<String> = (1..=values.len()).map(|n| format!("${n}")).collect();
-    // On PostgreSQL a term's total is the sum of its rows of changes (migration 0038).
-    let held: Vec<i64> = conn
-        .column(
+    let mut keys: Vec<String> = group.clone();
+    keys.extend(group.iter().flat_map(|short| {
+        group
+            .iter()
+            .filter(move |long| long.len() > short.len() && long.starts_with(short.as_str()))
+            .map(move |long| pair_key(short, long))
+    }));
+    let mut values: Vec<Value> = keys.into_iter().map(Value::Text).collect();
+    let keys: Vec<String> = (1..=values.len()).map(|n| format!("${n}")).collect();
+    // On PostgreSQL a key's total is the sum of its rows of changes (migration 0038).
+    let held: Vec<(String, i64)> = conn
+        .query(
             &format!(
-                "SELECT CAST(SUM(n) AS BIGINT) FROM {table} WHERE term IN ({}) \
+                "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE term IN ({}) \
                  GROUP BY term HAVING SUM(n) > 0",
-                terms.join(", ")
+                keys.join(", ")
             ),
             &values,
         )
-        .await?;
-    let total = match held.as_slice() {
+        .await?
+        .iter()
+        .map(|row| Ok((row.get("term")?, row.get("n")?)))
+        .collect::<Result<_, DbError>>()?;
+    let total_of = |key: &str| held.iter().find(|(k, _)| k == key).map(|(_, n)| *n);
+    let forms: Vec<(&String, i64)> = group
+        .iter()
+        .filter_map(|form| total_of(form).map(|n| (form, n)))
+        .collect();
+    let total = match forms.as_slice() {
         [] => return Ok(Some(0)),
-        [total] => *total,
+        [(_, n)] => *n,
+        [(a, n), (b, m)] => {
+            let (short, long) = if a.len() < b.len() { (a, b) } else { (b, a) };
+            if !long.starts_with(short.as_str()) {
+                return Ok(None);
+            }
+            n + m - total_of(&pair_key(short, long)).unwrap_or(0)
+        }
         _ => return Ok(None),
     };
     let Some((condition, expression)) = (Match { query, backend }).condition(tier, 2) else {
@@ -587,6 +613,12 @@ async fn one_form_from_kept_totals(
         .await?
         .get("n")?;
     Ok(Some(total - unswept))
+}
+
+/// The key of the kept total of the titles holding two terms, the first the beginning of
+/// the second (`garant garantie`): no term holds a space.
+fn pair_key(short: &str, long: &str) -> String {
+    format!("{short} {long}")
 }
 
 /// A hit of a page's row: its `item_number`, and its distance from `squared_metres` when
