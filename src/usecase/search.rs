@@ -240,6 +240,7 @@ async fn query_and_list_keys<R>(
         among: None,
         many_matches: false,
         areas: None,
+        prepared: false,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,
             (SortBy::Default, true) => Order::Oldest,
@@ -263,7 +264,7 @@ pub async fn run<R>(
 ) -> Result<Found, Error<R>> {
     let (query, list_keys) = query_and_list_keys(conn, request).await?;
     // Once for the page and the facets.
-    let query = search::with_areas(conn, &query).await?;
+    let query = search::prepared(conn, &query).await?;
     let page = search::run(conn, &query, now).await?;
     let facets = if request.facets {
         Some(facets(conn, &query, &list_keys, now).await?)

@@ -18,6 +18,7 @@ mod filter;
 mod page;
 mod postings;
 mod terms;
+mod totals;
 
 use filter::{AD_AREA_KEY, Part, areas_within, bind_point, filter, text_of};
 use page::page_of;
@@ -79,8 +80,10 @@ pub struct Query {
     /// on PostgreSQL in the postings of the title terms).
     pub many_matches: bool,
     /// Set by this module on PostgreSQL, not by callers: the keys of the areas within the
-    /// radius, found before the search ([`with_areas`]).
+    /// radius, found before the search ([`prepared`]).
     pub areas: Option<Vec<String>>,
+    /// Set by [`prepared`], not by callers: made ready to run.
+    pub prepared: bool,
     pub order: Order,
     pub offset: i64,
     pub limit: i64,
@@ -184,27 +187,36 @@ enum Tier {
     DescriptionOnly,
 }
 
-/// On PostgreSQL, `query` with the areas within its radius found ([`Query::areas`]); as it
-/// is on SQLite, whose planner runs the subquery of [`filter`] well, without a radius, and
-/// when they were found already. [`run`], [`matching`] and [`facet_counts`] call it; a
-/// caller that runs several of them on one query calls it first, to find the areas once.
-pub async fn with_areas<'q>(
+/// `query` made ready to run: each word's group cut to the forms a search of the titles
+/// needs ([`totals::title_forms`]), and on PostgreSQL the areas within its radius found
+/// ([`Query::areas`]; SQLite's planner runs the subquery of [`filter`] well). As it is when
+/// made ready already. [`run`], [`matching`] and [`facet_counts`] call it; a caller that
+/// runs several of them on one query calls it first, to do this once.
+pub async fn prepared<'q>(
     conn: &mut dyn Conn,
     query: &'q Query,
 ) -> Result<Cow<'q, Query>, DbError> {
-    let within = query.near.and_then(|near| near.within.map(|m| (near, m)));
-    let (Backend::Postgres, Some((near, metres)), None) = (conn.backend(), within, &query.areas)
-    else {
+    if query.prepared {
         return Ok(Cow::Borrowed(query));
+    }
+    let words = totals::title_forms(conn, query).await?;
+    let within = query.near.and_then(|near| near.within.map(|m| (near, m)));
+    let areas = match (conn.backend(), within) {
+        (Backend::Postgres, Some((near, metres))) => {
+            let mut values = Vec::new();
+            let point = bind_point(near.point, &mut values);
+            let within = areas_within(point, metres, &mut values);
+            Some(
+                conn.column(&format!("{within} ORDER BY 1"), &values)
+                    .await?,
+            )
+        }
+        _ => None,
     };
-    let mut values = Vec::new();
-    let point = bind_point(near.point, &mut values);
-    let within = areas_within(point, metres, &mut values);
-    let areas = conn
-        .column(&format!("{within} ORDER BY 1"), &values)
-        .await?;
     Ok(Cow::Owned(Query {
-        areas: Some(areas),
+        words,
+        areas,
+        prepared: true,
         ..query.clone()
     }))
 }
@@ -252,7 +264,7 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
             .await?
             .get("n");
     }
-    if let Some(total) = one_word_from_kept_totals(conn, query, tier, now).await? {
+    if let Some(total) = totals::one_word_count(conn, query, tier, now).await? {
         return Ok(total);
     }
     if let (Backend::Sqlite, true, Some((condition, expression))) = (
@@ -532,95 +544,6 @@ fn unswept_matching(backend: Backend, condition: &str) -> String {
     }
 }
 
-/// The count of a query of one word alone in the titles from kept totals (SQLite
-/// migration 0040, PostgreSQL 0038 and 0040), less the unswept ([`unswept_matching`]),
-/// where the index would read every entry of the word's forms (a word in 174,000 titles
-/// at a million ads: 6 ms on SQLite, on PostgreSQL a join of the forms' ranges). It
-/// answers when the forms of the word's group that are in titles are one (`mooie`, whose
-/// `mooi` is in no title) or two of which one begins the other (`garant`, `garantie`):
-/// their union is their totals less the kept total of the titles holding both, which is
-/// kept for every such pair of a title's terms. None for any other query, and for two
-/// forms of which neither begins the other or three forms in titles: what their ads share
-/// is kept nowhere.
-async fn one_word_from_kept_totals(
-    conn: &mut dyn Conn,
-    query: &Query,
-    tier: Tier,
-    now: i64,
-) -> Result<Option<i64>, DbError> {
-    let ([group], true, Tier::Title, true) = (
-        query.words.as_slice(),
-        query.tags.is_empty(),
-        tier,
-        query.only_terms(),
-    ) else {
-        return Ok(None);
-    };
-    let backend = conn.backend();
-    let table = match backend {
-        Backend::Sqlite => "search_title_term_counts",
-        Backend::Postgres => "search_term_counts",
-    };
-    let mut keys: Vec<String> = group.clone();
-    keys.extend(group.iter().flat_map(|short| {
-        group
-            .iter()
-            .filter(move |long| long.len() > short.len() && long.starts_with(short.as_str()))
-            .map(move |long| pair_key(short, long))
-    }));
-    let mut values: Vec<Value> = keys.into_iter().map(Value::Text).collect();
-    let keys: Vec<String> = (1..=values.len()).map(|n| format!("${n}")).collect();
-    // On PostgreSQL a key's total is the sum of its rows of changes (migration 0038).
-    let held: Vec<(String, i64)> = conn
-        .query(
-            &format!(
-                "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE term IN ({}) \
-                 GROUP BY term HAVING SUM(n) > 0",
-                keys.join(", ")
-            ),
-            &values,
-        )
-        .await?
-        .iter()
-        .map(|row| Ok((row.get("term")?, row.get("n")?)))
-        .collect::<Result<_, DbError>>()?;
-    let total_of = |key: &str| held.iter().find(|(k, _)| k == key).map(|(_, n)| *n);
-    let forms: Vec<(&String, i64)> = group
-        .iter()
-        .filter_map(|form| total_of(form).map(|n| (form, n)))
-        .collect();
-    let total = match forms.as_slice() {
-        [] => return Ok(Some(0)),
-        [(_, n)] => *n,
-        [(a, n), (b, m)] => {
-            let (short, long) = if a.len() < b.len() { (a, b) } else { (b, a) };
-            if !long.starts_with(short.as_str()) {
-                return Ok(None);
-            }
-            n + m - total_of(&pair_key(short, long)).unwrap_or(0)
-        }
-        _ => return Ok(None),
-    };
-    let Some((condition, expression)) = (Match { query, backend }).condition(tier, 2) else {
-        return Ok(None);
-    };
-    values = vec![Value::Int(now), Value::Text(expression)];
-    let unswept: i64 = conn
-        .query_one(
-            &format!("SELECT ({}) AS n", unswept_matching(backend, &condition)),
-            &values,
-        )
-        .await?
-        .get("n")?;
-    Ok(Some(total - unswept))
-}
-
-/// The key of the kept total of the titles holding two terms, the first the beginning of
-/// the second (`garant garantie`): no term holds a space.
-fn pair_key(short: &str, long: &str) -> String {
-    format!("{short} {long}")
-}
-
 /// A hit of a page's row: its `item_number`, and its distance from `squared_metres` when
 /// the page is `measured` from a point.
 fn hit_of(row: &super::Row, measured: bool) -> Result<Hit, DbError> {
@@ -642,7 +565,7 @@ pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Ve
     if query.among.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
     }
-    let query = &with_areas(conn, query).await?;
+    let query = &prepared(conn, query).await?;
     let tier = if query.search_description {
         Tier::Anywhere
     } else {
@@ -681,7 +604,7 @@ pub async fn facet_counts(
         Tier::Title
     };
     let backend = conn.backend();
-    let query = &with_areas(conn, query).await?;
+    let query = &prepared(conn, query).await?;
     let filter = filter(query, backend, tier, Part::All, now, false);
     let rows = conn
         .query(
@@ -747,7 +670,7 @@ fn with_many_matches(query: &Query, total: i64) -> Query {
 /// The page of `query` at `now` (ads past their close date are left out even before the
 /// expiry sweep), and the exact count.
 pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, DbError> {
-    let query = &with_areas(conn, query).await?;
+    let query = &prepared(conn, query).await?;
     let tiers = !query.words.is_empty()
         && query.search_description
         && matches!(query.order, Order::Newest | Order::Oldest);

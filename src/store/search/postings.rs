@@ -23,7 +23,7 @@ fn holds(terms: &[String], values: &mut Vec<Value>) -> String {
 }
 
 /// What a query asks of a posting `p` besides its driving term: the ad's area among those
-/// within the radius (found beforehand, [`super::with_areas`]), and a term of each other
+/// within the radius (found beforehand, [`super::prepared`]), and a term of each other
 /// group. The driving group is the one of several terms if there is one (a word and its
 /// other forms), each of its terms read as a range of its own.
 struct Terms<'q> {

@@ -78,6 +78,14 @@ async fn every_result(app: &TestApp, query: &str) -> Vec<(String, String)> {
     }
 }
 
+/// The groups of index terms a query of these words matches (a word and its other forms).
+fn groups(words: &str) -> Vec<Vec<String>> {
+    souk::domain::search::request::SearchRequest::parse(&[("query".into(), words.into())])
+        .unwrap()
+        .words
+        .groups
+}
+
 fn path_of(ad: &Value) -> String {
     ad["_links"]["self"]["href"].as_str().unwrap().to_owned()
 }
@@ -685,12 +693,6 @@ async fn words_matching_many_ads_page_in_order(app: TestApp) {
     // A leaf whose Dutch name is one word with other forms, so that its query is a group
     // of several terms; every seeded ad of it in Dutch has the word in its title.
     let leaves = souk::seed::open_leaves(&app.db).await.unwrap();
-    let groups = |word: &str| {
-        souk::domain::search::request::SearchRequest::parse(&[("query".into(), word.into())])
-            .unwrap()
-            .words
-            .groups
-    };
     let (leaf, word) = leaves
         .iter()
         .find_map(|leaf| {
@@ -814,12 +816,11 @@ async fn words_matching_many_ads_page_in_order(app: TestApp) {
 /// are counted by the index. Each count is held against the results.
 async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     let seller = app.user("mooi@souk.test").await;
-    let groups =
-        souk::domain::search::request::SearchRequest::parse(&[("query".into(), "mooie".into())])
-            .unwrap()
-            .words
-            .groups;
-    assert_eq!(groups, [["mooie", "mooi"]], "the word this test is about");
+    assert_eq!(
+        groups("mooie"),
+        [["mooie", "mooi"]],
+        "the word this test is about"
+    );
     let counted = |query: &'static str| {
         let app = &app;
         async move {
@@ -878,12 +879,11 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     .await;
     assert_eq!(counted("query=mooie").await, 2, "`mooi` in no title again");
 
-    let groups =
-        souk::domain::search::request::SearchRequest::parse(&[("query".into(), "gebruikt".into())])
-            .unwrap()
-            .words
-            .groups;
-    assert_eq!(groups, [["bruik", "gebruikt"]], "neither begins the other");
+    assert_eq!(
+        groups("gebruikt"),
+        [["bruik", "gebruikt"]],
+        "neither begins the other"
+    );
     place(&app, &seller, "Gebruikt boek", "Gelezen.", "nl-NL").await;
     place(&app, &seller, "Gebruikt bureau", "Hout.", "nl-NL").await;
     assert_eq!(
