@@ -22,7 +22,7 @@ mod totals;
 
 use filter::{AD_AREA_KEY, Part, areas_within, bind_point, filter, text_of};
 use page::page_of;
-use radius::{MATCH_COST_IN_AREA_TERMS, RadiusAreas};
+use radius::RadiusAreas;
 use terms::Match;
 
 /// The order of the results; ties (equal prices) go newest first.
@@ -280,33 +280,31 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
         query.only_terms_and_radius(),
         Match { query, backend }.condition(tier, 2),
     ) {
-        // Words within a radius, counted the cheapest of three ways, from the two sizes
-        // (FTS5 counts the words' matches from its doclists; the areas' totals are kept):
-        // - FTS5 alone, each ad's area a term of its tags (migration 0031,
-        //   [`RadiusAreas::terms`]):
-        //   reads the lists of the words and of the ads within, cheaply;
-        // - when the words match far fewer ads than the radius holds, their matches in
+        // Words within a radius, counted one of three ways:
+        // - FTS5 alone, each ad's area, district and region terms of its tags (migrations
+        //   0031 and 0039, [`RadiusAreas::terms`]): the words' lists and those of the areas
+        //   within, read in order. Whenever the areas come to few enough terms: at a million
+        //   ads, over R2's 102 searches of words within a radius one at a time, 603 ms in
+        //   all this way against 835 ms when a word in fewer titles than a twentieth of the
+        //   ads within was counted from its matches (below) and 622 ms below a two-hundredth
+        //   (a word in 2,293 titles within 5 km: 4.4 ms against 9.8; a rare word's matches
+        //   are few row lookups, but each at a place of its own in a large index);
+        // - else, when the words match no more ads than the radius holds, their matches in
         //   item-number order, each one's area looked up in `search_docs_item_area`
-        //   (migration 0029): a row of an index per match, so only for few matches;
-        // - else (the radius's areas come to too many terms) [`filter`]'s: every ad within
-        //   by `search_docs_area`, kept if in the words' match set, made once.
-        // At a million ads: a common word within 5 km of a city centre (198,000 matches,
-        // 115,000 ads within) 9 ms by FTS5, 52 and 54 ms the other ways; a word in 88,000
-        // titles within 50 km (322,000 ads within, four regions) 14 ms by FTS5 against 49
-        // from its matches; a word in 5,700 titles within 50 km, 3 ms from its matches
-        // against 5 by FTS5.
+        //   (migration 0029);
+        // - else [`filter`]'s: every ad within by `search_docs_area`, kept if in the words'
+        //   match set, made once.
         let areas = RadiusAreas::find(conn, point, metres).await?;
         let within_radius = areas.ads();
         if within_radius == 0 {
             return Ok(0);
         }
-        let terms = areas.terms();
-        // The way depends only on whether the words match at least `enough` ads: their
-        // matches are counted up to there (a common word's count, 10 ms, only chose).
-        let enough = match terms {
-            Some(_) => (within_radius + MATCH_COST_IN_AREA_TERMS - 1) / MATCH_COST_IN_AREA_TERMS,
-            None => within_radius + 1,
-        };
+        if let Some(terms) = areas.terms() {
+            let expression = format!("({expression}) AND {{tags}}: ({})", terms.join(" OR "));
+            return count_matches(conn, &condition, expression, now).await;
+        }
+        // Which of the other two depends only on whether the words match more ads than
+        // the radius holds: their matches are counted up to there.
         let matches: i64 = conn
             .query_one(
                 &format!(
@@ -316,17 +314,11 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
                 &[
                     Value::Int(now),
                     Value::Text(expression.clone()),
-                    Value::Int(enough),
+                    Value::Int(within_radius + 1),
                 ],
             )
             .await?
             .get("n")?;
-        if let Some(terms) = terms
-            && matches * MATCH_COST_IN_AREA_TERMS >= within_radius
-        {
-            let expression = format!("({expression}) AND {{tags}}: ({})", terms.join(" OR "));
-            return count_matches(conn, &condition, expression, now).await;
-        }
         if matches <= within_radius {
             let mut values = vec![Value::Int(now), Value::Text(expression)];
             let point = bind_point(point, &mut values);

@@ -11,12 +11,6 @@ use crate::store::{Conn, DbError, Value};
 /// more, FTS5's union of their lists costs more than walking one side of the count.
 const AREA_TERMS_AT_MOST: usize = 150;
 
-/// How many ads under a radius's area terms FTS5 reads in the time of one match looked up
-/// in `search_docs_item_area`, with some margin for a union of many terms (at a million
-/// ads: the 365,000 ads of five regions read with a word's 5,700 matches in 5 ms; 88,000
-/// matches looked up in 49 ms, 33,000 in 31).
-pub(super) const MATCH_COST_IN_AREA_TERMS: i64 = 20;
-
 /// The areas within a radius (keys of `locations`: `NL3081`, `BE9000`, six characters), and
 /// the areas holding ads in the regions (country and two digits) that these touch, each
 /// with how many it holds: what a count of words within the radius chooses its way from

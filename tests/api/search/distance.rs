@@ -20,6 +20,7 @@ both_backends!(
     words_within_a_radius_count_alike_each_way,
     the_upgrade_to_region_terms_indexes_every_ad,
     a_word_of_few_ads_among_many_within_counts_from_its_matches,
+    words_within_a_radius_of_many_areas_count_without_area_terms,
 );
 
 /// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
@@ -467,8 +468,8 @@ async fn a_radius_holding_many_ads_pages_as_without_it(app: TestApp) {
     }
 }
 
-/// A word in far fewer ads than the radius holds (SQLite: counted from its matches, each
-/// one's area looked up, rather than with the radius's area terms).
+/// A word in far fewer ads than the radius holds, an ad outside the radius and one past its
+/// close date left out (SQLite: counted by FTS5 with the radius's region terms).
 async fn a_word_of_few_ads_among_many_within_counts_from_its_matches(app: TestApp) {
     let seller = app.create_user("veel@souk.test", "password-of-veel").await;
     app.seed_ads(seller, 300).await;
@@ -495,4 +496,79 @@ async fn a_word_of_few_ads_among_many_within_counts_from_its_matches(app: TestAp
         "past its close date, not yet swept"
     );
     assert_eq!(titles(&answer), ["Zwoerk eiken"]);
+}
+
+/// With more than 150 terms for the areas within a radius (17 districts cut by it, each with
+/// an ad outside), SQLite counts words within without them: from their matches, each one's
+/// area looked up, when they match no more ads than the radius holds, else from the ads
+/// within, each held against the words; an ad past its close date left out either way.
+async fn words_within_a_radius_of_many_areas_count_without_area_terms(app: TestApp) {
+    load_test_areas(&app).await;
+    // Areas 1100 to 1269: in each district of ten, nine 0 to 900 m north of `1000`
+    // (52.0 N, 5.0 E) and the last (1109, 1119, ...) 111 km north.
+    let locations: Vec<Location> = (1100..1270)
+        .map(|code: i32| {
+            let outside = code % 10 == 9;
+            Location {
+                postcode: Postcode::of_country(Country::Netherlands, &code.to_string()).unwrap(),
+                place: format!("Testplaats {code}"),
+                province: "Test".into(),
+                province_code: "TE".into(),
+                point: Point {
+                    latitude: if outside {
+                        53.0
+                    } else {
+                        52.0 + f64::from(code % 10) * 0.001
+                    },
+                    longitude: 5.0,
+                },
+            }
+        })
+        .collect();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::locations::upsert(conn, &locations, |_| {}).await })
+        })
+        .await
+        .unwrap();
+    let seller = app.user("wijken@souk.test").await;
+    let zwoerk = [1100, 1111, 1122, 1109];
+    let ads: Vec<(String, String)> = (1100..1270)
+        .map(|code| {
+            let word = if zwoerk.contains(&code) {
+                "Zwoerk kast"
+            } else {
+                "Kast"
+            };
+            (format!("{word} {code}"), format!("{code}AB"))
+        })
+        .collect();
+    let ads: Vec<(&str, &str)> = ads.iter().map(|(t, p)| (t.as_str(), p.as_str())).collect();
+    place_titled(&app, &seller.token, &ads).await;
+
+    let few = "query=zwoerk&postCode=1000AA&distance=10000";
+    let answer = search(&app, few).await;
+    assert_eq!(answer["totalCount"], 3, "1109 is outside");
+    assert_eq!(
+        titles(&answer),
+        ["Zwoerk kast 1122", "Zwoerk kast 1111", "Zwoerk kast 1100"]
+    );
+    let many = "query=kast&postCode=1000AA&distance=10000";
+    assert_eq!(
+        search(&app, many).await["totalCount"],
+        153,
+        "nine of each ten"
+    );
+    app.execute(
+        "UPDATE advertisements SET close_date = 1 WHERE title = 'Zwoerk kast 1111'",
+        vec![],
+    )
+    .await;
+    let answer = search(&app, few).await;
+    assert_eq!(
+        answer["totalCount"], 2,
+        "past its close date, not yet swept"
+    );
+    assert_eq!(titles(&answer), ["Zwoerk kast 1122", "Zwoerk kast 1100"]);
+    assert_eq!(search(&app, many).await["totalCount"], 152);
 }
