@@ -2,7 +2,7 @@
 //! 0038 and 0040): how many online ads hold each word in their title, and each pair of a
 //! title's words one of which begins the other (a word and its stem, `garant garantie`).
 //! From them, without reading the index: which forms of a word's group a search of the
-//! titles needs ([`with_title_forms`]), and the count of a word alone ([`one_word_count`]).
+//! titles needs ([`title_forms`]), and the count of a word alone ([`one_word_count`]).
 
 use std::collections::HashMap;
 
