@@ -353,10 +353,9 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
 /// total, migration 0033, the areas', 0034, the terms' and pairs of words', 0038 and 0040)
 /// into a row each, so that a count sums few rows; returns how many rows were folded. Run
 /// in a write transaction: a fold deletes the rows it sums in the statement that adds
-/// their sum, so that no change is lost or counted
-/// twice, and replicas fold one at a time (an advisory lock held until the commit), so
-/// that two folds never wait for each other's rows in opposite orders. Nothing to do on
-/// SQLite, which keeps a row each.
+/// their sum, so that no change is lost or counted twice, and replicas fold one at a time
+/// (an advisory lock held until the commit), so that two folds never wait for each
+/// other's rows in opposite orders. Nothing to do on SQLite, which keeps a row each.
 pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
     if conn.backend() == Backend::Sqlite {
         return Ok(0);

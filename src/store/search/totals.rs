@@ -41,14 +41,13 @@ async fn totals_of(
         Backend::Sqlite => "search_title_term_counts",
         Backend::Postgres => "search_term_counts",
     };
-    let placeholders: Vec<String> = (1..=keys.len()).map(|n| format!("${n}")).collect();
+    let placeholders = crate::store::numbered(1, keys.len());
     let values: Vec<Value> = keys.into_iter().map(Value::Text).collect();
     // On PostgreSQL a key's total is the sum of its rows of changes (migration 0038).
     conn.query(
         &format!(
-            "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE term IN ({}) \
-             GROUP BY term HAVING SUM(n) > 0",
-            placeholders.join(", ")
+            "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE term IN ({placeholders}) \
+             GROUP BY term HAVING SUM(n) > 0"
         ),
         &values,
     )

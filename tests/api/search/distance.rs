@@ -80,6 +80,15 @@ async fn corpus(app: &TestApp) {
     }
 }
 
+/// Puts the ad of this title past its close date, as if the sweep had not come yet.
+async fn expire(app: &TestApp, title: &str) {
+    app.execute(
+        "UPDATE advertisements SET close_date = 1 WHERE title = $1",
+        souk::params![title].to_vec(),
+    )
+    .await;
+}
+
 /// Places an ad of each title at its postcode, in this order.
 async fn place_titled(app: &TestApp, token: &str, ads: &[(&str, &str)]) {
     for (title, postcode) in ads {
@@ -204,11 +213,7 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     assert_eq!(titles(&answer), ["Tafel late", "Tafel south", "Tafel here"]);
     let anywhere = |answer: Value| answer["totalCount"].as_i64().unwrap();
     let everywhere = anywhere(search(&app, "query=tafel").await);
-    app.execute(
-        "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel late'",
-        vec![],
-    )
-    .await;
+    expire(&app, "Tafel late").await;
     assert_eq!(
         anywhere(search(&app, "query=tafel").await),
         everywhere - 1,
@@ -231,11 +236,7 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
         answer["totalCount"], 0,
         "past its close date, not yet swept"
     );
-    app.execute(
-        "UPDATE advertisements SET close_date = 1 WHERE title = 'Tafel south'",
-        vec![],
-    )
-    .await;
+    expire(&app, "Tafel south").await;
     let answer = search(&app, query).await;
     assert_eq!(
         answer["totalCount"], 1,
@@ -485,11 +486,7 @@ async fn a_word_of_few_ads_among_many_within_counts_from_its_matches(app: TestAp
     let answer = search(&app, query).await;
     assert_eq!(answer["totalCount"], 2, "Arlon is 270 km from Utrecht");
     assert_eq!(titles(&answer), ["Zwoerk grenen", "Zwoerk eiken"]);
-    app.execute(
-        "UPDATE advertisements SET close_date = 1 WHERE title = 'Zwoerk grenen'",
-        vec![],
-    )
-    .await;
+    expire(&app, "Zwoerk grenen").await;
     let answer = search(&app, query).await;
     assert_eq!(
         answer["totalCount"], 1,
@@ -559,11 +556,7 @@ async fn words_within_a_radius_of_many_areas_count_without_area_terms(app: TestA
         153,
         "nine of each ten"
     );
-    app.execute(
-        "UPDATE advertisements SET close_date = 1 WHERE title = 'Zwoerk kast 1111'",
-        vec![],
-    )
-    .await;
+    expire(&app, "Zwoerk kast 1111").await;
     let answer = search(&app, few).await;
     assert_eq!(
         answer["totalCount"], 2,
