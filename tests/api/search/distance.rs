@@ -34,16 +34,28 @@ async fn load_test_areas(app: &TestApp) {
         (Country::Netherlands, "1002", 52.0, 5.1),
         (Country::Belgium, "1003", 51.8, 5.0),
     ];
+    load_areas(
+        app,
+        areas
+            .map(|(c, code, lat, lon)| (c, code.to_owned(), lat, lon))
+            .to_vec(),
+    )
+    .await;
+}
+
+/// Loads areas `(country, code, latitude, longitude)` as locations named "Testplaats <code>",
+/// replacing any the shipped data has under those codes.
+async fn load_areas(app: &TestApp, areas: Vec<(Country, String, f64, f64)>) {
     let locations: Vec<Location> = areas
-        .iter()
+        .into_iter()
         .map(|(country, code, latitude, longitude)| Location {
-            postcode: Postcode::of_country(*country, code).unwrap(),
+            postcode: Postcode::of_country(country, &code).unwrap(),
             place: format!("Testplaats {code}"),
             province: "Test".into(),
             province_code: "TE".into(),
             point: Point {
-                latitude: *latitude,
-                longitude: *longitude,
+                latitude,
+                longitude,
             },
         })
         .collect();
@@ -503,31 +515,17 @@ async fn words_within_a_radius_of_many_areas_count_without_area_terms(app: TestA
     load_test_areas(&app).await;
     // Areas 1100 to 1269: in each district of ten, nine 0 to 900 m north of `1000`
     // (52.0 N, 5.0 E) and the last (1109, 1119, ...) 111 km north.
-    let locations: Vec<Location> = (1100..1270)
+    let areas = (1100..1270)
         .map(|code: i32| {
-            let outside = code % 10 == 9;
-            Location {
-                postcode: Postcode::of_country(Country::Netherlands, &code.to_string()).unwrap(),
-                place: format!("Testplaats {code}"),
-                province: "Test".into(),
-                province_code: "TE".into(),
-                point: Point {
-                    latitude: if outside {
-                        53.0
-                    } else {
-                        52.0 + f64::from(code % 10) * 0.001
-                    },
-                    longitude: 5.0,
-                },
-            }
+            let latitude = if code % 10 == 9 {
+                53.0
+            } else {
+                52.0 + f64::from(code % 10) * 0.001
+            };
+            (Country::Netherlands, code.to_string(), latitude, 5.0)
         })
         .collect();
-    app.db
-        .write(move |conn| {
-            Box::pin(async move { souk::store::locations::upsert(conn, &locations, |_| {}).await })
-        })
-        .await
-        .unwrap();
+    load_areas(&app, areas).await;
     let seller = app.user("wijken@souk.test").await;
     let zwoerk = [1100, 1111, 1122, 1109];
     let ads: Vec<(String, String)> = (1100..1270)
