@@ -238,8 +238,9 @@ async fn query_and_list_keys<R>(
         near: filters.near,
         number_ranges: filters.number_ranges,
         among: None,
-        many_matches: false,
+        matches: None,
         areas: None,
+        term_totals: None,
         prepared: false,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,

@@ -194,7 +194,7 @@ pub(super) fn filter(
             // unary `+` keeps SQLite from that index, so that it walks the ads in order and
             // stops at the page's end instead of sorting every ad within (PostgreSQL's
             // planner weighs it by its statistics).
-            let walk = query.many_matches
+            let walk = query.many_matches()
                 && matches!(query.order, Order::Newest | Order::Oldest)
                 && backend == Backend::Sqlite;
             let within = areas_within(point, metres, &mut values);

@@ -8,6 +8,13 @@ use crate::store::{Backend, Conn, DbError, Value};
 /// being its bump (its rank: the last item number then, and after that ad).
 type Rank = (bool, i64, bool, i64);
 
+/// Hits that are not featured: each ranks by its item number.
+fn unranked(hits: Vec<Hit>) -> Vec<(Hit, Rank)> {
+    hits.into_iter()
+        .map(|hit| (hit, (false, hit.number, false, hit.number)))
+        .collect()
+}
+
 /// A page of hits, each with its [`Rank`] (read only for the featured part).
 async fn ranked_hits(
     conn: &mut dyn Conn,
@@ -23,10 +30,14 @@ async fn ranked_hits(
         && query.paged_from_title_postings()
     {
         let hits = postings::page(conn, query, part, now, offset, limit).await?;
-        return Ok(hits
-            .into_iter()
-            .map(|hit| (hit, (false, hit.number, false, hit.number)))
-            .collect());
+        return Ok(unranked(hits));
+    }
+    if let (true, Backend::Postgres, Some(walk)) =
+        (part != Part::Featured, conn.backend(), query.walk())
+        && let Some(hits) =
+            postings::walked_page(conn, query, walk, part, now, offset, limit).await?
+    {
+        return Ok(unranked(hits));
     }
     let Filter {
         from_where,

@@ -21,6 +21,7 @@ both_backends!(
     the_upgrade_to_region_terms_indexes_every_ad,
     a_word_of_few_ads_among_many_within_counts_from_its_matches,
     words_within_a_radius_of_many_areas_count_without_area_terms,
+    a_radius_whose_matches_are_the_oldest_pages_them_in_order,
 );
 
 /// Areas with points chosen for round distances from `1000` (52.0 N, 5.0 E), measured as
@@ -562,4 +563,29 @@ async fn words_within_a_radius_of_many_areas_count_without_area_terms(app: TestA
     );
     assert_eq!(titles(&answer), ["Zwoerk kast 1122", "Zwoerk kast 1100"]);
     assert_eq!(search(&app, many).await["totalCount"], 152);
+}
+
+/// A seller's ads within a radius are the oldest 140 of their 1,400: on PostgreSQL a page
+/// walks the seller's postings newest first (`store::search::Query::paged_from_title_postings`,
+/// 300 postings expected for 30 results), each with its area, past the 1,260 outside to
+/// the page.
+async fn a_radius_whose_matches_are_the_oldest_pages_them_in_order(app: TestApp) {
+    load_test_areas(&app).await;
+    let seller = app.user("oud@souk.test").await;
+    let ads: Vec<String> = (0..140).map(|n| format!("Stoel {n:03}")).collect();
+    let ads: Vec<(&str, &str)> = ads.iter().map(|title| (title.as_str(), "1000AA")).collect();
+    place_titled(&app, &seller.token, &ads).await;
+    // Seeded ads lie in the seeded areas, the nearest 15 km from `1000`.
+    app.seed_ads(seller.id, 1_260).await;
+    let query = format!("sellerId={}&postCode=1000AA&distance=5000", seller.id);
+    let newest = |from: u32, count: u32| -> Vec<String> {
+        (0..count)
+            .map(|n| format!("Stoel {:03}", from - n))
+            .collect()
+    };
+    let answer = search(&app, &query).await;
+    assert_eq!(answer["totalCount"], 140);
+    assert_eq!(titles(&answer), newest(139, 30));
+    let answer = search(&app, &format!("{query}&offset=100&limit=40")).await;
+    assert_eq!(titles(&answer), newest(39, 40));
 }

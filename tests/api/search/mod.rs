@@ -25,6 +25,7 @@ both_backends!(
     words_matching_many_ads_page_in_order,
     a_word_alone_counts_from_the_kept_totals_of_its_forms,
     the_upgrade_to_kept_pairs_of_words_counts_every_ad,
+    a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it,
 );
 
 /// The search answer for a query string (with the app client's token).
@@ -930,4 +931,44 @@ async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
     assert_eq!(count().await, 4);
     place(&app, &seller, "Mooie beker", "Verre.", "fr-BE").await;
     assert_eq!(count().await, 5, "counted by the triggers it made");
+}
+
+/// Two words' page, newest first, where the rarer's matches are its oldest ads: on
+/// PostgreSQL a page walks the rarer's postings, each ad looked up under the other
+/// (`store::search::Query::walk`). `zwoerk` is in 250 titles, 50 of them the seller's
+/// (whose tag is in 350): 10 results are expected within 50 postings, and the walk gives up
+/// at its most, 200, all another seller's; the page is then read as without the walk. A
+/// page further on is expected further on, and the walk reads every posting.
+async fn a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it(app: TestApp) {
+    assert_eq!(
+        groups("zwoerk"),
+        [["zwoerk"]],
+        "the word this test is about"
+    );
+    let seller = app.user("oudste@souk.test").await;
+    let other = app.user("nieuwste@souk.test").await;
+    for n in 0..50 {
+        place(&app, &seller, &format!("Zwoerk a{n:02}"), "Hout.", "nl-NL").await;
+    }
+    for n in 0..200 {
+        place(&app, &other, &format!("Zwoerk b{n:03}"), "Hout.", "nl-NL").await;
+    }
+    app.seed_ads(seller.id, 300).await;
+    let query = format!("query=zwoerk&sellerId={}", seller.id);
+    let newest = |from: u32, count: u32| -> Vec<String> {
+        (0..count)
+            .map(|n| format!("Zwoerk a{:02}", from - n))
+            .collect()
+    };
+    let titles = |answer: &Value| -> Vec<String> {
+        results(answer)
+            .iter()
+            .map(|r| r["title"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let answer = search(&app, &format!("{query}&limit=10")).await;
+    assert_eq!(answer["totalCount"], 50);
+    assert_eq!(titles(&answer), newest(49, 10));
+    let answer = search(&app, &format!("{query}&offset=40&limit=10")).await;
+    assert_eq!(titles(&answer), newest(9, 10));
 }
