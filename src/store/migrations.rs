@@ -62,6 +62,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(39, "0039_search_area_groups"),
     migration!(40, "0040_search_title_term_counts"),
     migration!(41, "0041_search_featured_by_item"),
+    migration!(42, "0042_search_related_word_pairs"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

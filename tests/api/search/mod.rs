@@ -883,28 +883,59 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     assert_eq!(
         groups("gebruikt"),
         [["bruik", "gebruikt"]],
-        "neither begins the other"
+        "one within the other (migration 0042)"
     );
-    place(&app, &seller, "Gebruikt boek", "Gelezen.", "nl-NL").await;
+    let boek = place(&app, &seller, "Gebruikt boek", "Gelezen.", "nl-NL").await;
     place(&app, &seller, "Gebruikt bureau", "Hout.", "nl-NL").await;
+    assert_eq!(counted("query=gebruikt").await, 2, "each title holds both");
+    place(&app, &seller, "Gebruikt velo", "Roule.", "fr-BE").await;
+    assert_eq!(
+        counted("query=gebruikt").await,
+        3,
+        "a French title holds `gebruikt` alone"
+    );
+    expect_json(
+        status(&app, &seller.token, &path_of(&boek), "paused").await,
+        200,
+    )
+    .await;
     assert_eq!(
         counted("query=gebruikt").await,
         2,
-        "two forms, counted by the index"
+        "the pair's total less one"
+    );
+
+    assert_eq!(
+        groups("stevige"),
+        [["steef", "stevig", "stevige"]],
+        "the same two first letters (migration 0042)"
+    );
+    place(&app, &seller, "Stevige kast", "Eiken.", "nl-NL").await;
+    place(&app, &seller, "Stevige tafel", "Grenen.", "nl-NL").await;
+    assert_eq!(counted("query=stevige").await, 2, "each title holds both");
+    place(&app, &seller, "Stevige table", "Chêne.", "fr-BE").await;
+    assert_eq!(
+        counted("query=stevige").await,
+        3,
+        "a French title holds `stevige` and not `steef`"
     );
 }
 
 /// Migration 0040 totals the words of the titles it finds (SQLite) and the pairs of them
-/// one of which begins the other (both backends), so that a word alone counts right at
-/// once after the upgrade, and the triggers it makes keep the totals from then on.
+/// one of which begins the other (both backends), and 0042 the other pairs of forms alike
+/// (`bruik gebruikt`), so that a word alone counts right at once after the upgrade, and
+/// the triggers they make keep the totals from then on.
 async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
     let seller = app.user("opwaardering@souk.test").await;
-    for title in ["Mooie vaas", "Mooie kom", "Mooi boek"] {
+    for title in ["Mooie vaas", "Mooie kom", "Mooi boek", "Gebruikt boek"] {
         place(&app, &seller, title, "Glas.", "nl-NL").await;
     }
     place(&app, &seller, "Mooie lampe", "Verre.", "fr-BE").await;
+    place(&app, &seller, "Gebruikt velo", "Roule.", "fr-BE").await;
     let count = || async { search(&app, "query=mooie").await["totalCount"].clone() };
+    let used = || async { search(&app, "query=gebruikt").await["totalCount"].clone() };
     assert_eq!(count().await, 4);
+    assert_eq!(used().await, 2);
     // Totals that the database lacks: only the migration can make them again.
     match app.backend {
         Backend::Sqlite => {
@@ -923,14 +954,21 @@ async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
             )
             .await;
             assert_eq!(count().await, 5, "the pair's total missing");
+            assert_eq!(used().await, 3, "the pair's total missing");
         }
     }
-    app.execute("DELETE FROM schema_migrations WHERE version = 40", vec![])
-        .await;
-    assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 1);
+    app.execute(
+        "DELETE FROM schema_migrations WHERE version IN (40, 42)",
+        vec![],
+    )
+    .await;
+    assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 2);
     assert_eq!(count().await, 4);
+    assert_eq!(used().await, 2);
     place(&app, &seller, "Mooie beker", "Verre.", "fr-BE").await;
-    assert_eq!(count().await, 5, "counted by the triggers it made");
+    assert_eq!(count().await, 5, "counted by the triggers they made");
+    place(&app, &seller, "Gebruikt bureau", "Hout.", "nl-NL").await;
+    assert_eq!(used().await, 3, "counted by the triggers they made");
 }
 
 /// Two words' page, newest first, where the rarer's matches are its oldest ads: on
@@ -940,11 +978,7 @@ async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
 /// at its most, 200, all another seller's; the page is then read as without the walk. A
 /// page further on is expected further on, and the walk reads every posting.
 async fn a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it(app: TestApp) {
-    assert_eq!(
-        groups("zwoerk"),
-        [["zwoerk"]],
-        "the word this test is about"
-    );
+    assert_eq!(groups("zwoerk"), [["zwoerk"]], "the word this test is about");
     let seller = app.user("oudste@souk.test").await;
     let other = app.user("nieuwste@souk.test").await;
     for n in 0..50 {
