@@ -171,10 +171,11 @@ impl Query {
         self.matches.is_some_and(|n| n >= MANY_MATCHES)
     }
 
-    /// Whether a page of it may walk the postings of a group of one term, looking each ad
-    /// up in its other groups (PostgreSQL, [`Query::walk`]): terms alone in the titles and
-    /// tags, within a radius or not, newest or oldest first, with a second group or a
-    /// radius (one group alone is [`Query::paged_from_title_postings`]'s).
+    /// Whether a page of it may walk its postings though fewer than [`MANY_MATCHES`] ads
+    /// match (PostgreSQL), so that [`prepared`] reads its terms' kept totals, from which
+    /// the walk's length is expected ([`Query::expected_walk`]): terms alone in the titles
+    /// and tags, newest or oldest first, with several groups ([`Query::walk`]) or within a
+    /// radius ([`Query::paged_from_title_postings`]).
     fn may_walk_postings(&self) -> bool {
         let radius = self.near.and_then(|near| near.within);
         !self.filters_rows()

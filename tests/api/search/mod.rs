@@ -978,7 +978,11 @@ async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
 /// at its most, 200, all another seller's; the page is then read as without the walk. A
 /// page further on is expected further on, and the walk reads every posting.
 async fn a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it(app: TestApp) {
-    assert_eq!(groups("zwoerk"), [["zwoerk"]], "the word this test is about");
+    assert_eq!(
+        groups("zwoerk"),
+        [["zwoerk"]],
+        "the word this test is about"
+    );
     let seller = app.user("oudste@souk.test").await;
     let other = app.user("nieuwste@souk.test").await;
     for n in 0..50 {
