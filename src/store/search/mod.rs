@@ -316,7 +316,9 @@ pub async fn prepared<'q>(
         ..query.clone()
     };
     if conn.backend() == Backend::Postgres && prepared.may_walk_postings() {
-        prepared.term_totals = Some(postings::term_totals(conn, &prepared).await?);
+        // How many postings each term has ([`Query::expected_walk`]).
+        let terms = prepared.words.iter().chain(&prepared.tags).flatten();
+        prepared.term_totals = Some(totals::kept_totals(conn, terms.cloned().collect()).await?);
     }
     Ok(Cow::Owned(prepared))
 }

@@ -3,8 +3,6 @@
 //! under the primary key (term, item number). Its ranges are read by index-only scans in
 //! item-number order, where the GIN index visits every match's row of `search_docs`.
 
-use std::collections::HashMap;
-
 use super::filter::{AD_AREA_JOIN, AD_AREA_KEY, PLAIN, Part, bind_point, squared_distance};
 use super::{Hit, Match, Order, Query, Tier, Walk, hit_of, unswept_matching};
 use crate::store::{Conn, DbError, Value};
@@ -282,33 +280,6 @@ pub(super) async fn page(
         .iter()
         .map(|row| hit_of(row, !distance.is_empty()))
         .collect()
-}
-
-/// The kept totals (migration 0038) of the terms of `query`'s groups, those above 0: how
-/// many postings each has ([`Query::expected_walk`]).
-pub(super) async fn term_totals(
-    conn: &mut dyn Conn,
-    query: &Query,
-) -> Result<HashMap<String, i64>, DbError> {
-    let mut terms: Vec<&String> = query.words.iter().chain(&query.tags).flatten().collect();
-    terms.sort();
-    terms.dedup();
-    let values: Vec<Value> = terms.into_iter().cloned().map(Value::Text).collect();
-    if values.is_empty() {
-        return Ok(HashMap::new());
-    }
-    conn.query(
-        &format!(
-            "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM search_term_counts \
-             WHERE term IN ({}) GROUP BY term HAVING SUM(n) > 0",
-            crate::store::numbered(1, values.len())
-        ),
-        &values,
-    )
-    .await?
-    .iter()
-    .map(|row| Ok((row.get("term")?, row.get("n")?)))
-    .collect()
 }
 
 /// A page of `query`'s ads of one part (all, or those not featured), newest or oldest

@@ -47,8 +47,20 @@ async fn totals_of(
         keys.extend(group.iter().cloned());
         keys.extend(pair_keys(group));
     }
+    kept_totals(conn, keys).await
+}
+
+/// The kept totals of `keys` (terms, pairs of words), those above 0: of the titles' words
+/// on SQLite, of the titles' words and the tags on PostgreSQL.
+pub(super) async fn kept_totals(
+    conn: &mut dyn Conn,
+    mut keys: Vec<String>,
+) -> Result<HashMap<String, i64>, DbError> {
     keys.sort();
     keys.dedup();
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
     let table = match conn.backend() {
         Backend::Sqlite => "search_title_term_counts",
         Backend::Postgres => "search_term_counts",
