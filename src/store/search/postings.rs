@@ -110,6 +110,41 @@ impl<'q> Terms<'q> {
     }
 }
 
+/// What a page walked in the postings reads besides them: near a point, the ad's area
+/// joined and its squared distance (binding the point); the part's condition on the ad's
+/// row; the walk's direction.
+struct Shape {
+    join: String,
+    distance: String,
+    part: String,
+    direction: &'static str,
+}
+
+impl Shape {
+    fn of(query: &Query, part: Part, values: &mut Vec<Value>) -> Self {
+        let (mut join, mut distance) = (String::new(), String::new());
+        if let Some(near) = query.near {
+            let point = bind_point(near.point, values);
+            join.push_str(AD_AREA_JOIN);
+            distance = format!(", {} AS squared_metres", squared_distance("l", point));
+        }
+        let part = match part {
+            Part::Plain => format!(" AND {PLAIN}"),
+            Part::All | Part::Featured => String::new(),
+        };
+        let direction = match query.order {
+            Order::Oldest => "ASC",
+            _ => "DESC",
+        };
+        Shape {
+            join,
+            distance,
+            part,
+            direction,
+        }
+    }
+}
+
 /// How many ads hold `query`'s words and tags in their titles and tags at `now`, from the
 /// postings alone, less the few past their close date and not yet swept (found by
 /// `close_date`'s index, each held against the terms), within a radius those of the areas
@@ -232,20 +267,12 @@ pub(super) async fn page(
     };
     // One group only (`Query::paged_from_title_postings`): no other group to hold.
     debug_assert!(terms.others.is_empty());
-    let (mut join, mut distance) = (String::new(), String::new());
-    if let Some(near) = query.near {
-        let point = bind_point(near.point, &mut values);
-        join.push_str(AD_AREA_JOIN);
-        distance = format!(", {} AS squared_metres", squared_distance("l", point));
-    }
-    let part = match part {
-        Part::Plain => format!(" AND {PLAIN}"),
-        Part::All | Part::Featured => String::new(),
-    };
-    let direction = match query.order {
-        Order::Oldest => "ASC",
-        _ => "DESC",
-    };
+    let Shape {
+        join,
+        distance,
+        part,
+        direction,
+    } = Shape::of(query, part, &mut values);
     values.push(Value::Int(offset + limit));
     let reach = values.len();
     let mut branches = Vec::with_capacity(terms.driving.len());
@@ -301,20 +328,12 @@ pub(super) async fn walked_page(
     let Some(terms) = Terms::driven_by(query, walk.term, &mut values) else {
         return Ok(Some(Vec::new()));
     };
-    let (mut join, mut distance) = (String::new(), String::new());
-    if let Some(near) = query.near {
-        let point = bind_point(near.point, &mut values);
-        join.push_str(AD_AREA_JOIN);
-        distance = format!(", {} AS squared_metres", squared_distance("l", point));
-    }
-    let part = match part {
-        Part::Plain => format!(" AND {PLAIN}"),
-        Part::All | Part::Featured => String::new(),
-    };
-    let direction = match query.order {
-        Order::Oldest => "ASC",
-        _ => "DESC",
-    };
+    let Shape {
+        join,
+        distance,
+        part,
+        direction,
+    } = Shape::of(query, part, &mut values);
     values.push(Value::Text(walk.term.to_owned()));
     values.push(Value::Int(walk.most));
     values.push(Value::Int(limit));

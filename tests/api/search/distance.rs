@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{results, search};
+use super::{results, search, titles_of};
 use crate::ads::{created, minimal};
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, expect_json, field_codes, pairs};
@@ -111,14 +111,6 @@ async fn place_titled(app: &TestApp, token: &str, ads: &[(&str, &str)]) {
     }
 }
 
-/// The titles of an answer's results, in order.
-fn titles(answer: &Value) -> Vec<String> {
-    results(answer)
-        .iter()
-        .map(|r| r["title"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 /// `(title without "Stoel ", distance)` of each result.
 async fn found(app: &TestApp, query: &str) -> Vec<(String, Option<i64>)> {
     let answer = search(app, &format!("query=stoel&{query}")).await;
@@ -199,7 +191,7 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     let far = "query=tafel&postCode=1000AA&distance=250000";
     let answer = search(&app, query).await;
     assert_eq!(answer["totalCount"], 2, "three matches, two within 10 km");
-    assert_eq!(titles(&answer), ["Tafel late", "Tafel here"]);
+    assert_eq!(titles_of(&answer), ["Tafel late", "Tafel here"]);
     let answer = search(&app, "query=tafel&postCode=1000AA&distance=10007").await;
     assert_eq!(
         answer["totalCount"], 1,
@@ -223,7 +215,10 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     );
     let answer = search(&app, far).await;
     assert_eq!(answer["totalCount"], 3, "all three within 250 km");
-    assert_eq!(titles(&answer), ["Tafel late", "Tafel south", "Tafel here"]);
+    assert_eq!(
+        titles_of(&answer),
+        ["Tafel late", "Tafel south", "Tafel here"]
+    );
     let anywhere = |answer: Value| answer["totalCount"].as_i64().unwrap();
     let everywhere = anywhere(search(&app, "query=tafel").await);
     expire(&app, "Tafel late").await;
@@ -237,13 +232,13 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
         answer["totalCount"], 1,
         "past its close date, not yet swept"
     );
-    assert_eq!(titles(&answer), ["Tafel here"]);
+    assert_eq!(titles_of(&answer), ["Tafel here"]);
     let answer = search(&app, far).await;
     assert_eq!(
         answer["totalCount"], 2,
         "past its close date, not yet swept"
     );
-    assert_eq!(titles(&answer), ["Tafel south", "Tafel here"]);
+    assert_eq!(titles_of(&answer), ["Tafel south", "Tafel here"]);
     let answer = search(&app, "query=tafel+late&postCode=1000AA&distance=250000").await;
     assert_eq!(
         answer["totalCount"], 0,
@@ -265,7 +260,7 @@ async fn words_within_a_radius_count_alike_each_way(app: TestApp) {
     .await;
     let answer = search(&app, query).await;
     assert_eq!(answer["totalCount"], 0, "moved out of the radius");
-    assert_eq!(titles(&answer), Vec::<String>::new());
+    assert_eq!(titles_of(&answer), Vec::<String>::new());
 }
 
 /// Migration 0039 (SQLite: each ad's region and district as terms of the index) makes the
@@ -498,14 +493,14 @@ async fn a_word_of_few_ads_among_many_within_counts_from_its_matches(app: TestAp
     let query = "query=zwoerk&postCode=3511AB&distance=250000";
     let answer = search(&app, query).await;
     assert_eq!(answer["totalCount"], 2, "Arlon is 270 km from Utrecht");
-    assert_eq!(titles(&answer), ["Zwoerk grenen", "Zwoerk eiken"]);
+    assert_eq!(titles_of(&answer), ["Zwoerk grenen", "Zwoerk eiken"]);
     expire(&app, "Zwoerk grenen").await;
     let answer = search(&app, query).await;
     assert_eq!(
         answer["totalCount"], 1,
         "past its close date, not yet swept"
     );
-    assert_eq!(titles(&answer), ["Zwoerk eiken"]);
+    assert_eq!(titles_of(&answer), ["Zwoerk eiken"]);
 }
 
 /// With more than 150 terms for the areas within a radius (17 districts cut by it, each with
@@ -546,7 +541,7 @@ async fn words_within_a_radius_of_many_areas_count_without_area_terms(app: TestA
     let answer = search(&app, few).await;
     assert_eq!(answer["totalCount"], 3, "1109 is outside");
     assert_eq!(
-        titles(&answer),
+        titles_of(&answer),
         ["Zwoerk kast 1122", "Zwoerk kast 1111", "Zwoerk kast 1100"]
     );
     let many = "query=kast&postCode=1000AA&distance=10000";
@@ -561,7 +556,7 @@ async fn words_within_a_radius_of_many_areas_count_without_area_terms(app: TestA
         answer["totalCount"], 2,
         "past its close date, not yet swept"
     );
-    assert_eq!(titles(&answer), ["Zwoerk kast 1122", "Zwoerk kast 1100"]);
+    assert_eq!(titles_of(&answer), ["Zwoerk kast 1122", "Zwoerk kast 1100"]);
     assert_eq!(search(&app, many).await["totalCount"], 152);
 }
 
@@ -585,7 +580,7 @@ async fn a_radius_whose_matches_are_the_oldest_pages_them_in_order(app: TestApp)
     };
     let answer = search(&app, &query).await;
     assert_eq!(answer["totalCount"], 140);
-    assert_eq!(titles(&answer), newest(139, 30));
+    assert_eq!(titles_of(&answer), newest(139, 30));
     let answer = search(&app, &format!("{query}&offset=100&limit=40")).await;
-    assert_eq!(titles(&answer), newest(39, 40));
+    assert_eq!(titles_of(&answer), newest(39, 40));
 }

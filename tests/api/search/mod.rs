@@ -63,6 +63,14 @@ async fn place(
     created(app, &seller.token, &body).await
 }
 
+/// The titles of an answer's results, in order.
+fn titles_of(answer: &Value) -> Vec<String> {
+    results(answer)
+        .iter()
+        .map(|r| r["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Every result of a search, read page by page (200 at a time): `(itemId, title)`.
 async fn every_result(app: &TestApp, query: &str) -> Vec<(String, String)> {
     let mut all = Vec::new();
@@ -998,15 +1006,9 @@ async fn a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it(app:
             .map(|n| format!("Zwoerk a{:02}", from - n))
             .collect()
     };
-    let titles = |answer: &Value| -> Vec<String> {
-        results(answer)
-            .iter()
-            .map(|r| r["title"].as_str().unwrap().to_owned())
-            .collect()
-    };
     let answer = search(&app, &format!("{query}&limit=10")).await;
     assert_eq!(answer["totalCount"], 50);
-    assert_eq!(titles(&answer), newest(49, 10));
+    assert_eq!(titles_of(&answer), newest(49, 10));
     let answer = search(&app, &format!("{query}&offset=40&limit=10")).await;
-    assert_eq!(titles(&answer), newest(9, 10));
+    assert_eq!(titles_of(&answer), newest(9, 10));
 }
