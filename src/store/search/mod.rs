@@ -295,7 +295,6 @@ pub async fn prepared<'q>(
     if query.prepared {
         return Ok(Cow::Borrowed(query));
     }
-    let words = totals::title_forms(conn, query).await?;
     let within = query.near.and_then(|near| near.within.map(|m| (near, m)));
     let areas = match (conn.backend(), within) {
         (Backend::Postgres, Some((near, metres))) => {
@@ -310,15 +309,28 @@ pub async fn prepared<'q>(
         _ => None,
     };
     let mut prepared = Query {
-        words,
         areas,
         prepared: true,
         ..query.clone()
     };
-    if conn.backend() == Backend::Postgres && prepared.may_walk_postings() {
-        // How many postings each term has ([`Query::expected_walk`]).
-        let terms = prepared.words.iter().chain(&prepared.tags).flatten();
-        prepared.term_totals = Some(totals::kept_totals(conn, terms.cloned().collect()).await?);
+    // One read of the kept totals: those the cut of the groups needs, and on PostgreSQL,
+    // where a page may walk the postings, each term's ([`Query::expected_walk`]).
+    let walks = conn.backend() == Backend::Postgres && prepared.may_walk_postings();
+    let mut keys = totals::title_form_keys(&prepared);
+    if walks {
+        keys.extend(
+            prepared
+                .words
+                .iter()
+                .chain(&prepared.tags)
+                .flatten()
+                .cloned(),
+        );
+    }
+    let kept = totals::kept_totals(conn, keys).await?;
+    prepared.words = totals::title_forms(&prepared, &kept);
+    if walks {
+        prepared.term_totals = Some(kept);
     }
     Ok(Cow::Owned(prepared))
 }

@@ -81,30 +81,42 @@ pub(super) async fn kept_totals(
     .collect()
 }
 
-/// The word groups of `query` each cut to the forms a search of the titles needs, from the
-/// kept totals: those in some title, less a form whose every title holds another form of
-/// the group too (the titles with `nette` all hold its stem `net`: the pair's total is
-/// `nette`'s), so that a search reads fewer and shorter lists, and on PostgreSQL more
-/// groups are one term, which its postings count and page. As they are with
-/// `search_description` (the totals are of the titles only). A group in no title is left
-/// whole: it matches nothing either way. On SQLite a search reads in one transaction; on
-/// PostgreSQL each statement of a search sees the latest commits, so an ad written between
-/// this read and the search's own, holding only a form cut here, is found by the searches
-/// that start after it (as by any that start after a write).
-pub(super) async fn title_forms(
-    conn: &mut dyn Conn,
-    query: &Query,
-) -> Result<Vec<Vec<String>>, DbError> {
-    let several: Vec<&Vec<String>> = query.words.iter().filter(|g| g.len() > 1).collect();
-    if query.search_description || several.is_empty() {
-        return Ok(query.words.clone());
+/// The keys of the kept totals that [`title_forms`] reads: the forms of each of `query`'s
+/// word groups of several forms, and their pairs; none with `search_description`.
+pub(super) fn title_form_keys(query: &Query) -> Vec<String> {
+    if query.search_description {
+        return Vec::new();
     }
-    let totals = totals_of(conn, &several).await?;
-    Ok(query
+    query
         .words
         .iter()
-        .map(|group| forms_needed(group, &totals))
-        .collect())
+        .filter(|group| group.len() > 1)
+        .flat_map(|group| group.iter().cloned().chain(pair_keys(group)))
+        .collect()
+}
+
+/// The word groups of `query` each cut to the forms a search of the titles needs, from the
+/// kept totals of [`title_form_keys`]: those in some title, less a form whose every title
+/// holds another form of the group too (the titles with `nette` all hold its stem `net`:
+/// the pair's total is `nette`'s), so that a search reads fewer and shorter lists, and on
+/// PostgreSQL more groups are one term, which its postings count and page. As they are
+/// with `search_description` (the totals are of the titles only). A group in no title is
+/// left whole: it matches nothing either way. On SQLite a search reads in one transaction;
+/// on PostgreSQL each statement of a search sees the latest commits, so an ad written
+/// between this read and the search's own, holding only a form cut here, is found by the
+/// searches that start after it (as by any that start after a write).
+pub(super) fn title_forms(query: &Query, totals: &HashMap<String, i64>) -> Vec<Vec<String>> {
+    if query.search_description {
+        return query.words.clone();
+    }
+    query
+        .words
+        .iter()
+        .map(|group| match group.len() {
+            1 => group.clone(),
+            _ => forms_needed(group, totals),
+        })
+        .collect()
 }
 
 /// The forms of `group` a search of the titles needs ([`title_forms`]).
