@@ -1,6 +1,6 @@
 //! A page of one tier newest first: the featured ads and the others read apart and merged.
 
-use super::filter::{Filter, Part, filter, order_by};
+use super::filter::{AD_AREA_JOIN, Filter, Part, bind_point, filter, order_by, squared_distance};
 use super::{Hit, Order, Query, Tier, hit_of, postings};
 use crate::store::{Backend, Conn, DbError, Value};
 
@@ -39,19 +39,35 @@ async fn ranked_hits(
     {
         return Ok(unranked(hits));
     }
+    let featured = part == Part::Featured;
+    // The featured part near a point measures the ads of its page only, once it is cut:
+    // within a radius it holds every featured ad there (361 within 5 km of Groningen at a
+    // million seeded ads), and each measure looks up the point of its area.
+    let measure_after = featured.then_some(query.near).flatten();
     let Filter {
         from_where,
         mut values,
         squared_metres,
         fts_outer,
-    } = filter(query, conn.backend(), tier, part, now, true);
+    } = filter(
+        query,
+        conn.backend(),
+        tier,
+        part,
+        now,
+        measure_after.is_none(),
+    );
     values.push(Value::Int(limit));
     values.push(Value::Int(offset));
+    let (limit_at, offset_at) = (values.len() - 1, values.len());
+    let squared_metres = match measure_after {
+        Some(near) => Some(squared_distance("l", bind_point(near.point, &mut values))),
+        None => squared_metres,
+    };
     let distance_column = squared_metres
         .as_deref()
         .map(|squared| format!(", {squared} AS squared_metres"))
         .unwrap_or_default();
-    let featured = part == Part::Featured;
     let (rank_columns, order) = if featured {
         (
             ", d.top_until, d.bumped_until, d.bump_rank",
@@ -66,12 +82,19 @@ async fn ranked_hits(
             order_by(query.order, squared_metres.as_deref(), fts_outer),
         )
     };
-    let sql = format!(
-        "SELECT d.item_number{distance_column}{rank_columns}{from_where} \
-         ORDER BY {order} LIMIT ${} OFFSET ${}",
-        values.len() - 1,
-        values.len()
-    );
+    let sql = if measure_after.is_some() {
+        format!(
+            "SELECT d.item_number{distance_column}{rank_columns} \
+             FROM (SELECT d.item_number, d.postcode{rank_columns}{from_where} \
+                   ORDER BY {order} LIMIT ${limit_at} OFFSET ${offset_at}) d{AD_AREA_JOIN} \
+             ORDER BY {order}"
+        )
+    } else {
+        format!(
+            "SELECT d.item_number{distance_column}{rank_columns}{from_where} \
+             ORDER BY {order} LIMIT ${limit_at} OFFSET ${offset_at}"
+        )
+    };
     conn.query(&sql, &values)
         .await?
         .iter()

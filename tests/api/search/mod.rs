@@ -814,6 +814,23 @@ async fn words_matching_many_ads_page_in_order(app: TestApp) {
     // Amsterdam's area from Utrecht's: about 35 km.
     let metres = nearby["distance"].as_i64().unwrap();
     assert!((30_000..40_000).contains(&metres), "{nearby}");
+    // Every ad of the page measured, the featured ones at its top too (their part is
+    // measured once it is cut: store::search::page).
+    let featured = |result: &Value| {
+        result["activeFeatures"].as_array().is_some_and(|active| {
+            active
+                .iter()
+                .any(|name| name.as_str().is_some_and(|n| n.starts_with("dagtopper")))
+        })
+    };
+    assert!(featured(&page[0]), "{}", page[0]);
+    for result in page {
+        let metres = result["distance"].as_i64();
+        assert!(
+            metres.is_some_and(|m| (0..=250_000).contains(&m)),
+            "{result}"
+        );
+    }
 }
 
 /// A word alone is counted from kept totals (SQLite migration 0040, PostgreSQL 0038 and
