@@ -63,6 +63,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(40, "0040_search_title_term_counts"),
     migration!(41, "0041_search_featured_by_item"),
     migration!(42, "0042_search_related_word_pairs"),
+    migration!(43, "0043_search_featured_area"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how
