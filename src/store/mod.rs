@@ -62,12 +62,6 @@ pub trait Conn: Send {
     /// Runs several `;`-separated statements without parameters (migrations).
     fn execute_batch<'a>(&'a mut self, sql: &'a str) -> DbFuture<'a, ()>;
     fn backend(&self) -> Backend;
-    /// Where the point reads of a longer read go (the ads of a search's page, by their
-    /// numbers): statements whose best plan does not depend on the values bound. The
-    /// connection itself, but for a heavy read on PostgreSQL ([`Db::read_heavy`]), whose
-    /// own connection plans each statement anew for its values: its point reads go to a
-    /// shared read connection, which keeps their plans.
-    fn point_reads(&mut self) -> &mut dyn Conn;
 }
 
 impl dyn Conn + '_ {

@@ -91,19 +91,16 @@ impl PgDb {
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
     {
-        let reader = self.least_busy_reader();
+        // The connection with the fewest reads under way: a slow query holds up the reads
+        // queued behind it on its connection, and the others go round it.
+        let reader = self
+            .readers
+            .iter()
+            .min_by_key(|r| r.in_flight.load(Ordering::Relaxed))
+            .expect("at least one reader");
         let _in_flight = InUse::count(&reader.in_flight);
         let mut conn = SharedConn(reader.client(&self.config).await?);
         f(&mut conn).await
-    }
-
-    /// The read connection with the fewest reads under way: a slow query holds up the
-    /// reads queued behind it on its connection, and the others go round it.
-    fn least_busy_reader(&self) -> &Reader {
-        self.readers
-            .iter()
-            .min_by_key(|r| r.in_flight.load(Ordering::Relaxed))
-            .expect("at least one reader")
     }
 
     /// A read that takes long (a search), on a connection of its own: on a shared one, the
@@ -116,21 +113,20 @@ impl PgDb {
     /// Nor do they start parallel workers: with searches on every core already, the workers
     /// of one take cores from the others and from the point reads (the R2 mix at a million
     /// ads without them: 45 searches a second against 35, point reads beside it 7,300 a
-    /// second against 5,100). Its point reads ([`Conn::point_reads`]: the ads of a page, by
-    /// their numbers) go to a shared read connection, which keeps their plans: planned for
-    /// their 30 numbers at each search, they took 0.6 ms of planning.
+    /// second against 5,100). The ads of a search's page are read here too, planned for
+    /// their 30 numbers at each search (0.4 ms): on a shared read connection, which keeps
+    /// their plans, R2's mix run straight on the database at a million ads made 9 to 15%
+    /// fewer searches in 10 s from four tasks (three rounds, alternating builds), as the
+    /// pages of searches under way queued on one connection and one more server process
+    /// took its share of the cores.
     pub(super) async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
     {
-        let reader = SharedConn(self.least_busy_reader().client(&self.config).await?);
-        let mut conn = HeavyConn {
-            own: self.heavy.take().await?,
-            reader,
-        };
+        let mut conn = self.heavy.take().await?;
         let result = f(&mut conn).await;
-        self.heavy.give_back(conn.own);
+        self.heavy.give_back(conn);
         result
     }
 
@@ -382,10 +378,6 @@ impl Conn for SharedConn {
     fn backend(&self) -> Backend {
         Backend::Postgres
     }
-
-    fn point_reads(&mut self) -> &mut dyn Conn {
-        self
-    }
 }
 
 /// A write's view: a connection of its own, inside the write's transaction.
@@ -409,39 +401,6 @@ impl Conn for OwnConn {
 
     fn backend(&self) -> Backend {
         Backend::Postgres
-    }
-
-    fn point_reads(&mut self) -> &mut dyn Conn {
-        self
-    }
-}
-
-/// A heavy read's view ([`PgDb::read_heavy`]): a connection of its own, planned for the
-/// values bound, and a shared read connection for its point reads.
-struct HeavyConn {
-    own: OwnConn,
-    reader: SharedConn,
-}
-
-impl Conn for HeavyConn {
-    fn query<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, Vec<Row>> {
-        self.own.query(sql, params)
-    }
-
-    fn execute<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, u64> {
-        self.own.execute(sql, params)
-    }
-
-    fn execute_batch<'a>(&'a mut self, sql: &'a str) -> DbFuture<'a, ()> {
-        self.own.execute_batch(sql)
-    }
-
-    fn backend(&self) -> Backend {
-        Backend::Postgres
-    }
-
-    fn point_reads(&mut self) -> &mut dyn Conn {
-        &mut self.reader
     }
 }
 

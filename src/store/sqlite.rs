@@ -386,10 +386,6 @@ impl Conn for SqliteConn {
     fn backend(&self) -> Backend {
         Backend::Sqlite
     }
-
-    fn point_reads(&mut self) -> &mut dyn Conn {
-        self
-    }
 }
 
 /// Above this many values, a statement's `$N` placeholders are written `?N`

@@ -273,7 +273,7 @@ pub async fn run<R>(
         None
     };
     let numbers: Vec<i64> = page.hits.iter().map(|hit| hit.number).collect();
-    let records = ads::by_numbers(conn.point_reads(), &numbers).await?;
+    let records = ads::by_numbers(conn, &numbers).await?;
     // An ad deleted between the two reads is left out (by_numbers keeps the order).
     let results = records
         .into_iter()
