@@ -193,6 +193,46 @@ pub(super) async fn one_word_count(
     Ok(Some(total - unswept))
 }
 
+/// On PostgreSQL, folds the changes of the kept counts appended since the last fold (the
+/// total, migration 0033, the areas', 0034, the terms' and pairs of words', 0038 and 0040)
+/// into a row each, so that a count sums few rows; returns how many rows were folded. Run
+/// in a write transaction: a fold deletes the rows it sums in the statement that adds
+/// their sum, so that no change is lost or counted twice, and replicas fold one at a time
+/// (an advisory lock held until the commit), so that two folds never wait for each
+/// other's rows in opposite orders. Nothing to do on SQLite, which keeps a row each.
+pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
+    if conn.backend() == Backend::Sqlite {
+        return Ok(0);
+    }
+    // An arbitrary constant naming "souk search count folds".
+    conn.execute("SELECT pg_advisory_xact_lock(7361202612)", &[])
+        .await?;
+    let mut folded = 0;
+    for sql in [
+        "WITH folded AS (DELETE FROM search_docs_total RETURNING n), \
+         kept AS (INSERT INTO search_docs_total (n) \
+                  SELECT SUM(n) FROM folded HAVING COUNT(*) > 0) \
+         SELECT COUNT(*) AS n FROM folded",
+        "WITH folded AS (DELETE FROM search_area_counts RETURNING area, n), \
+         kept AS (INSERT INTO search_area_counts (area, n) \
+                  SELECT area, SUM(n) FROM folded GROUP BY area HAVING SUM(n) <> 0) \
+         SELECT COUNT(*) AS n FROM folded",
+        // Tens of thousands of terms (a tag per seller among them): only those with
+        // changes appended since the last fold are rewritten.
+        "WITH folded AS (DELETE FROM search_term_counts \
+                         WHERE term IN (SELECT term FROM search_term_counts \
+                                        GROUP BY term HAVING COUNT(*) > 1 OR SUM(n) = 0) \
+                         RETURNING term, n), \
+         kept AS (INSERT INTO search_term_counts (term, n) \
+                  SELECT term, SUM(n) FROM folded GROUP BY term HAVING SUM(n) <> 0) \
+         SELECT COUNT(*) AS n FROM folded",
+    ] {
+        let rows: i64 = conn.query_one(sql, &[]).await?.get("n")?;
+        folded += u64::try_from(rows).unwrap_or(0);
+    }
+    Ok(folded)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -258,44 +298,4 @@ mod tests {
         // In no title: left whole.
         assert_eq!(needed(&["mooie", "mooi"], &[]), ["mooie", "mooi"]);
     }
-}
-
-/// On PostgreSQL, folds the changes of the kept counts appended since the last fold (the
-/// total, migration 0033, the areas', 0034, the terms' and pairs of words', 0038 and 0040)
-/// into a row each, so that a count sums few rows; returns how many rows were folded. Run
-/// in a write transaction: a fold deletes the rows it sums in the statement that adds
-/// their sum, so that no change is lost or counted twice, and replicas fold one at a time
-/// (an advisory lock held until the commit), so that two folds never wait for each
-/// other's rows in opposite orders. Nothing to do on SQLite, which keeps a row each.
-pub async fn fold_counts(conn: &mut dyn Conn) -> Result<u64, DbError> {
-    if conn.backend() == Backend::Sqlite {
-        return Ok(0);
-    }
-    // An arbitrary constant naming "souk search count folds".
-    conn.execute("SELECT pg_advisory_xact_lock(7361202612)", &[])
-        .await?;
-    let mut folded = 0;
-    for sql in [
-        "WITH folded AS (DELETE FROM search_docs_total RETURNING n), \
-         kept AS (INSERT INTO search_docs_total (n) \
-                  SELECT SUM(n) FROM folded HAVING COUNT(*) > 0) \
-         SELECT COUNT(*) AS n FROM folded",
-        "WITH folded AS (DELETE FROM search_area_counts RETURNING area, n), \
-         kept AS (INSERT INTO search_area_counts (area, n) \
-                  SELECT area, SUM(n) FROM folded GROUP BY area HAVING SUM(n) <> 0) \
-         SELECT COUNT(*) AS n FROM folded",
-        // Tens of thousands of terms (a tag per seller among them): only those with
-        // changes appended since the last fold are rewritten.
-        "WITH folded AS (DELETE FROM search_term_counts \
-                         WHERE term IN (SELECT term FROM search_term_counts \
-                                        GROUP BY term HAVING COUNT(*) > 1 OR SUM(n) = 0) \
-                         RETURNING term, n), \
-         kept AS (INSERT INTO search_term_counts (term, n) \
-                  SELECT term, SUM(n) FROM folded GROUP BY term HAVING SUM(n) <> 0) \
-         SELECT COUNT(*) AS n FROM folded",
-    ] {
-        let rows: i64 = conn.query_one(sql, &[]).await?.get("n")?;
-        folded += u64::try_from(rows).unwrap_or(0);
-    }
-    Ok(folded)
 }
