@@ -87,8 +87,7 @@ pub struct Query {
     /// radius, found before the search ([`prepared`]).
     pub areas: Option<Vec<String>>,
     /// Set by [`prepared`] on PostgreSQL, not by callers: the kept totals of the terms of
-    /// its groups, when a page may walk their postings ([`Query::may_walk_postings`]);
-    /// without a radius, how many ads are online too (`totals::ONLINE_ADS`).
+    /// its groups, when a page may walk their postings ([`Query::may_walk_postings`]).
     pub term_totals: Option<HashMap<String, i64>>,
     /// Set by [`prepared`], not by callers: made ready to run.
     pub prepared: bool,
@@ -319,9 +318,6 @@ pub async fn prepared<'q>(
     // One read of the kept totals: those the cut of the groups needs, and on PostgreSQL,
     // where a page may walk the postings, each term's ([`Query::expected_walk`]).
     let walks = conn.backend() == Backend::Postgres && prepared.may_walk_postings();
-    // With several groups and no radius, the count is expected from the totals too
-    // ([`postings::index_counts_sooner`]), and needs how many ads are online.
-    let estimates_matches = walks && prepared.near.and_then(|near| near.within).is_none();
     let mut keys = totals::title_form_keys(&prepared);
     if walks {
         keys.extend(
@@ -333,7 +329,7 @@ pub async fn prepared<'q>(
                 .cloned(),
         );
     }
-    let kept = totals::kept_totals(conn, keys, estimates_matches).await?;
+    let kept = totals::kept_totals(conn, keys).await?;
     prepared.words = totals::title_forms(&prepared, &kept);
     if walks {
         prepared.term_totals = Some(kept);
@@ -456,10 +452,7 @@ async fn count(conn: &mut dyn Conn, query: &Query, tier: Tier, now: i64) -> Resu
                 .get("n");
         }
     }
-    if backend == Backend::Postgres
-        && query.counted_from_title_postings(tier)
-        && !postings::index_counts_sooner(conn, query).await?
-    {
+    if backend == Backend::Postgres && query.counted_from_title_postings(tier) {
         return postings::count(conn, query, now).await;
     }
     let filter = filter(query, backend, tier, Part::All, now, false);

@@ -48,52 +48,38 @@ async fn totals_of(
         keys.extend(group.iter().cloned());
         keys.extend(pair_keys(group));
     }
-    kept_totals(conn, keys, false).await
+    kept_totals(conn, keys).await
 }
 
-/// The key under which [`kept_totals`] answers how many ads are online, when asked
-/// (no term is empty).
-pub(super) const ONLINE_ADS: &str = "";
-
 /// The kept totals of `keys` (terms, pairs of words), those above 0: of the titles' words
-/// on SQLite, of the titles' words and the tags on PostgreSQL; with `online_ads`, under
-/// [`ONLINE_ADS`] the kept total of the online ads too (migrations 0027 and 0033), read by
-/// the same statement.
+/// on SQLite, of the titles' words and the tags on PostgreSQL.
 pub(super) async fn kept_totals(
     conn: &mut dyn Conn,
     mut keys: Vec<String>,
-    online_ads: bool,
 ) -> Result<HashMap<String, i64>, DbError> {
     keys.sort();
     keys.dedup();
-    let mut selects = Vec::new();
-    if !keys.is_empty() {
-        let table = match conn.backend() {
-            Backend::Sqlite => "search_title_term_counts",
-            Backend::Postgres => "search_term_counts",
-        };
-        // On PostgreSQL a key's total is the sum of its rows of changes (migration 0038).
-        selects.push(format!(
-            "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE term IN ({}) \
-             GROUP BY term HAVING SUM(n) > 0",
-            crate::store::numbered(1, keys.len())
-        ));
-    }
-    if online_ads {
-        selects.push(format!(
-            "SELECT '{ONLINE_ADS}' AS term, CAST(COALESCE(SUM(n), 0) AS BIGINT) AS n \
-             FROM search_docs_total"
-        ));
-    }
-    if selects.is_empty() {
+    if keys.is_empty() {
         return Ok(HashMap::new());
     }
+    let table = match conn.backend() {
+        Backend::Sqlite => "search_title_term_counts",
+        Backend::Postgres => "search_term_counts",
+    };
+    let placeholders = crate::store::numbered(1, keys.len());
     let values: Vec<Value> = keys.into_iter().map(Value::Text).collect();
-    conn.query(&selects.join(" UNION ALL "), &values)
-        .await?
-        .iter()
-        .map(|row| Ok((row.get("term")?, row.get("n")?)))
-        .collect()
+    // On PostgreSQL a key's total is the sum of its rows of changes (migration 0038).
+    conn.query(
+        &format!(
+            "SELECT term, CAST(SUM(n) AS BIGINT) AS n FROM {table} WHERE term IN ({placeholders}) \
+             GROUP BY term HAVING SUM(n) > 0"
+        ),
+        &values,
+    )
+    .await?
+    .iter()
+    .map(|row| Ok((row.get("term")?, row.get("n")?)))
+    .collect()
 }
 
 /// The keys of the kept totals that [`title_forms`] reads: the forms of each of `query`'s

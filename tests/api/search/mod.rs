@@ -26,7 +26,6 @@ both_backends!(
     a_word_alone_counts_from_the_kept_totals_of_its_forms,
     the_upgrade_to_kept_pairs_of_words_counts_every_ad,
     a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it,
-    words_that_rarely_or_often_meet_count_alike,
 );
 
 /// The search answer for a query string (with the app client's token).
@@ -1029,48 +1028,4 @@ async fn a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it(app:
     assert_eq!(titles_of(&answer), newest(49, 10));
     let answer = search(&app, &format!("{query}&offset=40&limit=10")).await;
     assert_eq!(titles_of(&answer), newest(9, 10));
-}
-
-/// Two words of 20 titles each among some 350 ads, which the kept totals expect to meet
-/// in one title if they were independent: on PostgreSQL the count of a pair that meets
-/// once is the GIN index's, and that of a pair that meets in 15 titles, found so by a
-/// sample of the postings, stays on the postings (`postings::index_counts_sooner`).
-/// Either way the count and the page are exact.
-async fn words_that_rarely_or_often_meet_count_alike(app: TestApp) {
-    for word in ["zwoerk", "plinx", "grutz", "vrimp"] {
-        assert_eq!(groups(word), [[word]], "a word of one form");
-    }
-    let seller = app.user("woorden@souk.test").await;
-    app.seed_ads(seller.id, 300).await;
-    for n in 0..19 {
-        place(&app, &seller, &format!("Zwoerk a{n:02}"), "Hout.", "nl-NL").await;
-        place(&app, &seller, &format!("Plinx b{n:02}"), "Hout.", "nl-NL").await;
-    }
-    place(&app, &seller, "Zwoerk plinx samen", "Hout.", "nl-NL").await;
-    for n in 0..15 {
-        place(
-            &app,
-            &seller,
-            &format!("Grutz vrimp c{n:02}"),
-            "Hout.",
-            "nl-NL",
-        )
-        .await;
-    }
-    for n in 0..5 {
-        place(&app, &seller, &format!("Grutz d{n:02}"), "Hout.", "nl-NL").await;
-        place(&app, &seller, &format!("Vrimp e{n:02}"), "Hout.", "nl-NL").await;
-    }
-    let answer = search(&app, "query=zwoerk+plinx").await;
-    assert_eq!(answer["totalCount"], 1);
-    assert_eq!(titles_of(&answer), ["Zwoerk plinx samen"]);
-    let answer = search(&app, "query=grutz+vrimp&limit=10").await;
-    assert_eq!(answer["totalCount"], 15);
-    let newest: Vec<String> = (0..10)
-        .map(|n| format!("Grutz vrimp c{:02}", 14 - n))
-        .collect();
-    assert_eq!(titles_of(&answer), newest);
-    let answer = search(&app, "query=zwoerk+vrimp").await;
-    assert_eq!(answer["totalCount"], 0);
-    assert!(titles_of(&answer).is_empty());
 }
