@@ -159,13 +159,9 @@ pub async fn seed(
     let hash = password::hash("seed-password".to_owned()).await;
     let sellers = insert_users(db, users, hash, now).await?;
     seed_ads(db, blobs, &leaves, &sellers, ads, till, now).await?;
-    // On PostgreSQL the kept search counts took a change per ad (a million rows for a
-    // million ads): folded now, before the statistics below, rather than by the first
-    // server's upkeep while it serves.
-    db.write(|conn| Box::pin(crate::store::search::fold_counts(conn)))
-        .await?;
-    // The planner's statistics still describe the tables before the load: PostgreSQL
-    // guessed 1,575 images per ad and read them with a bitmap scan.
+    // The planner's statistics still describe the tables before the load (PostgreSQL
+    // guessed 1,575 images per ad and read them with a bitmap scan), and on PostgreSQL
+    // the kept search counts hold a change per ad.
     db.settle_after_bulk_load().await?;
     println!(
         "seeded {users} users and {ads} ads in {:.1} s",

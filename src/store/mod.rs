@@ -338,7 +338,9 @@ impl Db {
     }
 
     /// After a bulk load: brings the query planner's statistics up to date, and on
-    /// PostgreSQL marks the new rows visible to every transaction (`VACUUM`, which cannot
+    /// PostgreSQL folds the kept search counts (a change appended per ad: a million rows
+    /// for a million ads, folded now rather than by the first server's upkeep while it
+    /// serves) and marks the new rows visible to every transaction (`VACUUM`, which cannot
     /// run in a transaction), without which an index-only scan still reads each row from
     /// the table. (Autovacuum would get there, but not before the first reads.)
     pub async fn settle_after_bulk_load(&self) -> Result<(), DbError> {
@@ -348,14 +350,15 @@ impl Db {
                     .await
             }
             Inner::Postgres(db) => {
+                self.write(|conn| Box::pin(search::fold_counts(conn)))
+                    .await?;
                 db.outside_transaction(|conn| Box::pin(conn.execute_batch("VACUUM (ANALYZE)")))
                     .await?;
-                // A bulk load appends a change to the kept search counts for each ad, and
-                // their fold (`search::fold_counts`, before this) leaves its rows behind
-                // the pages those changes filled, which VACUUM cannot cut off while a row
-                // stands behind them: every read of the online ads' total then read them
-                // all (35 MB, 10 ms at a million ads). Folded again, the rows go to the
-                // room VACUUM has freed at the front, and the pages behind are cut off.
+                // The first fold left its rows behind the pages the appended changes
+                // filled, which VACUUM cannot cut off while a row stands behind them:
+                // every read of the online ads' total then read them all (35 MB, 10 ms at
+                // a million ads). Folded again, the rows go to the room VACUUM has freed
+                // at the front, and the pages behind are cut off.
                 self.write(|conn| Box::pin(search::fold_counts(conn)))
                     .await?;
                 db.outside_transaction(|conn| {
