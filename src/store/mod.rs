@@ -62,6 +62,11 @@ pub trait Conn: Send {
     /// Runs several `;`-separated statements without parameters (migrations).
     fn execute_batch<'a>(&'a mut self, sql: &'a str) -> DbFuture<'a, ()>;
     fn backend(&self) -> Backend;
+    /// From here on, the statements of a heavy read ([`Db::read_heavy`]) keep the plan the
+    /// database makes for them, as every other connection's do, where until here they are
+    /// planned for the values bound: for its reads whose plan does not depend on them (the
+    /// ads of a search's page, found by their numbers). Nothing elsewhere.
+    fn keep_plans(&mut self) {}
 }
 
 impl dyn Conn + '_ {

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::BytesMut;
 use parking_lot::Mutex;
@@ -113,20 +113,25 @@ impl PgDb {
     /// Nor do they start parallel workers: with searches on every core already, the workers
     /// of one take cores from the others and from the point reads (the R2 mix at a million
     /// ads without them: 45 searches a second against 35, point reads beside it 7,300 a
-    /// second against 5,100). The ads of a search's page are read here too, planned for
-    /// their 30 numbers at each search (0.4 ms): on a shared read connection, which keeps
-    /// their plans, R2's mix run straight on the database at a million ads made 9 to 15%
-    /// fewer searches in 10 s from four tasks (three rounds, alternating builds), as the
-    /// pages of searches under way queued on one connection and one more server process
-    /// took its share of the cores.
+    /// second against 5,100). The ads of a search's page and their images are read here
+    /// too, but with their plans kept ([`Conn::keep_plans`]): planned for their 30 numbers
+    /// at each search they took 0.3 ms of planning (R2's mix at a million ads), and the
+    /// mix run straight on the database from four tasks for 10 s made 6% more searches
+    /// with the plans kept (2,722, 2,954 and 2,922 against 2,586, 2,687 and 2,808, in
+    /// turns). On a shared read connection, which keeps plans too, it had made 9 to 15%
+    /// fewer searches, as the pages of searches under way queued on one connection and one
+    /// more server process took its share of the cores.
     pub(super) async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
     {
-        let mut conn = self.heavy.take().await?;
+        let mut conn = HeavyConn {
+            conn: self.heavy.take().await?,
+            keep_plans: false,
+        };
         let result = f(&mut conn).await;
-        self.heavy.give_back(conn);
+        self.heavy.give_back(conn.conn);
         result
     }
 
@@ -282,6 +287,9 @@ where
 struct PgClient {
     client: Client,
     statements: Mutex<HashMap<Box<str>, Prepared>>,
+    /// Whether the server keeps plans (`plan_cache_mode` `auto`) where the connection was
+    /// opened to plan for the values (a heavy read's, [`HeavyConn`]).
+    plans_kept: AtomicBool,
 }
 
 /// A prepared statement and the names of its result columns.
@@ -305,6 +313,7 @@ impl PgClient {
         Ok(PgClient {
             client,
             statements: Mutex::new(HashMap::new()),
+            plans_kept: AtomicBool::new(false),
         })
     }
 
@@ -357,6 +366,32 @@ impl PgClient {
     async fn batch(&self, sql: &str) -> Result<(), DbError> {
         self.client.batch_execute(sql).await.map_err(map_error)
     }
+
+    /// Runs `statement` (one of this client's) keeping plans or planning for the values, as
+    /// `keep_plans` says: when the server plans otherwise now, the change of
+    /// `plan_cache_mode` is sent with the statement (pipelined), so both take one round
+    /// trip.
+    async fn planning<T>(
+        &self,
+        keep_plans: bool,
+        statement: impl Future<Output = Result<T, DbError>>,
+    ) -> Result<T, DbError> {
+        if self.plans_kept.load(Ordering::Relaxed) == keep_plans {
+            return statement.await;
+        }
+        let set = if keep_plans {
+            "SET plan_cache_mode = auto"
+        } else {
+            "RESET plan_cache_mode"
+        };
+        let (set, result) = tokio::join!(self.batch(set), statement);
+        // A SET that failed changed nothing.
+        if set.is_ok() {
+            self.plans_kept.store(keep_plans, Ordering::Relaxed);
+        }
+        set?;
+        result
+    }
 }
 
 /// A read's view: a connection that other reads use at the same time.
@@ -401,6 +436,38 @@ impl Conn for OwnConn {
 
     fn backend(&self) -> Backend {
         Backend::Postgres
+    }
+}
+
+/// A heavy read's view ([`PgDb::read_heavy`]): a connection of its own that plans each
+/// statement for its values (the connection's `plan_cache_mode`, which `RESET` returns to)
+/// until [`Conn::keep_plans`].
+struct HeavyConn {
+    conn: OwnConn,
+    keep_plans: bool,
+}
+
+impl Conn for HeavyConn {
+    fn query<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, Vec<Row>> {
+        let client = &self.conn.client;
+        Box::pin(client.planning(self.keep_plans, client.query(sql, params)))
+    }
+
+    fn execute<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> DbFuture<'a, u64> {
+        let client = &self.conn.client;
+        Box::pin(client.planning(self.keep_plans, client.execute(sql, params)))
+    }
+
+    fn execute_batch<'a>(&'a mut self, sql: &'a str) -> DbFuture<'a, ()> {
+        self.conn.execute_batch(sql)
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    fn keep_plans(&mut self) {
+        self.keep_plans = true;
     }
 }
 

@@ -273,6 +273,9 @@ pub async fn run<R>(
         None
     };
     let numbers: Vec<i64> = page.hits.iter().map(|hit| hit.number).collect();
+    // Found by their numbers: one plan serves every page (`PgDb::read_heavy` says what
+    // planning them for their values cost).
+    conn.keep_plans();
     let records = ads::by_numbers(conn, &numbers).await?;
     // An ad deleted between the two reads is left out (by_numbers keeps the order).
     let results = records

@@ -166,6 +166,39 @@ async fn postgres_heavy_reads_have_connections_of_their_own() {
     assert_ne!(shared.get::<String>("workers").unwrap(), "0");
     assert_eq!(heavy.get::<String>("page_cost").unwrap(), "1.1");
     assert_eq!(heavy.get::<String>("work_mem").unwrap(), "16MB");
+
+    // A heavy read that keeps plans from some point on (a search's page of ads) keeps them
+    // from its next statement; the next heavy read, on the same connection (the only one
+    // idle), plans for the values again from its first.
+    let kept = app
+        .db
+        .read_heavy(|conn| {
+            Box::pin(async move {
+                let before = conn.query_one(SETTINGS, &[]).await?;
+                conn.keep_plans();
+                let after = conn.query_one(SETTINGS, &[]).await?;
+                Ok::<_, DbError>((before, after))
+            })
+        })
+        .await
+        .unwrap();
+    let next = app
+        .db
+        .read_heavy(|conn| Box::pin(async move { conn.query_one(SETTINGS, &[]).await }))
+        .await
+        .unwrap();
+    for (row, plan) in [
+        (&kept.0, "force_custom_plan"),
+        (&kept.1, "auto"),
+        (&next, "force_custom_plan"),
+    ] {
+        assert_eq!(
+            row.get::<i64>("pid").unwrap(),
+            heavy.get::<i64>("pid").unwrap()
+        );
+        assert_eq!(row.get::<String>("plan").unwrap(), plan);
+        assert_eq!(row.get::<String>("work_mem").unwrap(), "16MB");
+    }
 }
 
 async fn unique_violations_are_recognised(app: TestApp) {
