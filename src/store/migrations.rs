@@ -64,6 +64,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(41, "0041_search_featured_by_item"),
     migration!(42, "0042_search_related_word_pairs"),
     migration!(43, "0043_search_featured_area"),
+    migration!(44, "0044_search_word_category_counts"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

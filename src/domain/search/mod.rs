@@ -70,6 +70,11 @@ pub fn parent_tag(id: i64) -> String {
     format!("p_{id}")
 }
 
+/// Whether `tag` is a category's, of a leaf ([`category_tag`]) or of an L1 ([`parent_tag`]).
+pub fn is_category_tag(tag: &str) -> bool {
+    tag.starts_with("c_") || tag.starts_with("p_")
+}
+
 pub fn seller_tag(id: i64) -> String {
     format!("s_{id}")
 }
@@ -109,5 +114,7 @@ mod tests {
         for tag in [category_tag(101), parent_tag(1), seller_tag(7)] {
             assert!(tag.contains('_') && !text::is_index_word(&tag));
         }
+        assert!(is_category_tag(&category_tag(101)) && is_category_tag(&parent_tag(1)));
+        assert!(!is_category_tag(&seller_tag(7)) && !is_category_tag(&locale_tag(Locale::NlNl)));
     }
 }

@@ -5,6 +5,7 @@
 
 use super::filter::{AD_AREA_JOIN, AD_AREA_KEY, PLAIN, Part, bind_point, squared_distance};
 use super::{Hit, Match, Order, Query, Tier, Walk, hit_of, unswept_matching};
+use crate::domain::search::is_category_tag;
 use crate::store::{Conn, DbError, Value};
 
 /// The posting `t` is of a term of `terms` (binding them).
@@ -145,12 +146,30 @@ impl Shape {
     }
 }
 
+/// The key of the kept total that counts `query`'s words and tags, if one does: a term
+/// alone (a word that has no other form, a seller's tag; migration 0038), or a word of one
+/// form in a category, its leaf's or its L1's (`fiets c_402`, `fiets p_4`; migration 0044).
+fn kept_total_key(query: &Query) -> Option<String> {
+    let one = |group: &Vec<String>| match group.as_slice() {
+        [term] => Some(term.clone()),
+        _ => None,
+    };
+    match (query.words.as_slice(), query.tags.as_slice()) {
+        ([group], []) | ([], [group]) => one(group),
+        ([word], [tag]) => {
+            let (word, tag) = (one(word)?, one(tag)?);
+            is_category_tag(&tag).then(|| format!("{word} {tag}"))
+        }
+        _ => None,
+    }
+}
+
 /// How many ads hold `query`'s words and tags in their titles and tags at `now`, from the
 /// postings alone, less the few past their close date and not yet swept (found by
 /// `close_date`'s index, each held against the terms), within a radius those of the areas
-/// within (each row carries its ad's area). One term alone without a radius (a word that
-/// has no other form, a seller's tag) is its kept total (migration 0038); a group of
-/// several terms alone is its ranges joined in full. Else the group of several terms
+/// within (each row carries its ad's area). Without a radius, a term alone or a word in a
+/// category is its kept total ([`kept_total_key`]); a group of several terms alone is its
+/// ranges joined in full. Else the group of several terms
 /// drives, if there is one
 /// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted
 /// once, under the first of the group's terms it holds (so that the union of `mooie |
@@ -162,12 +181,8 @@ pub(super) async fn count(conn: &mut dyn Conn, query: &Query, now: i64) -> Resul
     let Some((condition, expression)) = (Match { query, backend }).condition(Tier::Title, 2) else {
         return Ok(0);
     };
-    let groups: Vec<&Vec<String>> = query.words.iter().chain(&query.tags).collect();
     let within = query.near.and_then(|near| near.within).is_some();
-    if let ([group], false) = (groups.as_slice(), within)
-        && let [term] = group.as_slice()
-    {
-        // One term alone: its kept total (migration 0038), less the unswept expired.
+    if let (Some(key), false) = (kept_total_key(query), within) {
         return conn
             .query_one(
                 &format!(
@@ -176,11 +191,7 @@ pub(super) async fn count(conn: &mut dyn Conn, query: &Query, now: i64) -> Resul
                      - ({}) AS n",
                     unswept_matching(backend, &condition)
                 ),
-                &[
-                    Value::Int(now),
-                    Value::Text(expression),
-                    Value::Text(term.clone()),
-                ],
+                &[Value::Int(now), Value::Text(expression), Value::Text(key)],
             )
             .await?
             .get("n");

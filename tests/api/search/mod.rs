@@ -26,6 +26,7 @@ both_backends!(
     a_word_alone_counts_from_the_kept_totals_of_its_forms,
     the_upgrade_to_kept_pairs_of_words_counts_every_ad,
     a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it,
+    a_word_in_a_category_counts_from_its_kept_total,
 );
 
 /// The search answer for a query string (with the app client's token).
@@ -1028,4 +1029,108 @@ async fn a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it(app:
     assert_eq!(titles_of(&answer), newest(49, 10));
     let answer = search(&app, &format!("{query}&offset=40&limit=10")).await;
     assert_eq!(titles_of(&answer), newest(9, 10));
+}
+
+/// A word of one form in titles in a category, its leaf's or its L1's: on PostgreSQL counted from
+/// the kept total of the pair (migration 0044), which follows every change of the ads at
+/// once; on both, the count matches the results.
+async fn a_word_in_a_category_counts_from_its_kept_total(app: TestApp) {
+    let seller = app.user("kandelaar@souk.test").await;
+    // `kandel | kandelaar`, cut to the one form the titles hold (`totals::title_forms`).
+    assert_eq!(groups("kandelaar"), [["kandel", "kandelaar"]]);
+    let counted = |query: &'static str| {
+        let app = &app;
+        async move {
+            let total = search(app, query).await["totalCount"].as_i64().unwrap();
+            let found = every_result(app, query).await.len() as i64;
+            assert_eq!(total, found, "{query}: the count and the results");
+            total
+        }
+    };
+    // Damesfietsen (4/402) and Personenauto's (1/101).
+    let counts = || async {
+        [
+            counted("query=kandelaar&categoryId=402").await,
+            counted("query=kandelaar&categoryId=4").await,
+            counted("query=kandelaar&categoryId=101").await,
+            counted("query=kandelaar&categoryId=1").await,
+        ]
+    };
+    assert_eq!(counts().await, [0, 0, 0, 0]);
+    let silver = place(&app, &seller, "Zilveren kandelaar", "Glas.", "nl-NL").await;
+    place(&app, &seller, "Koperen kandelaar", "Glas.", "nl-NL").await;
+    place(&app, &seller, "Tinnen vaas", "Glas.", "nl-NL").await;
+    let car_ad = created(&app, &seller.token, &car("Kandelaar op de achterbank")).await;
+    assert_eq!(counts().await, [2, 2, 1, 1], "placed");
+
+    expect_json(
+        status(&app, &seller.token, &path_of(&silver), "paused").await,
+        200,
+    )
+    .await;
+    assert_eq!(counts().await, [1, 1, 1, 1], "paused");
+    expect_json(
+        status(&app, &seller.token, &path_of(&silver), "online").await,
+        200,
+    )
+    .await;
+    assert_eq!(counts().await, [2, 2, 1, 1], "online again");
+
+    let patch = json!([{"op": "replace", "path": "/title", "value": "Zilveren schaal"}]);
+    let changed = app
+        .patch(&path_of(&silver))
+        .token(&seller.token)
+        .json_patch(&patch)
+        .send()
+        .await;
+    expect_json(changed, 200).await;
+    assert_eq!(counts().await, [1, 1, 1, 1], "retitled");
+
+    let deleted = app
+        .delete(&path_of(&car_ad))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(counts().await, [1, 1, 0, 0], "deleted");
+
+    let past = app.clock.now() - 1;
+    app.execute(
+        "UPDATE advertisements SET close_date = $1 WHERE title = 'Koperen kandelaar'",
+        souk::params![past].to_vec(),
+    )
+    .await;
+    assert_eq!(
+        counts().await,
+        [0, 0, 0, 0],
+        "past its close date, not yet swept"
+    );
+    place(&app, &seller, "Gouden kandelaar", "Glas.", "nl-NL").await;
+    assert_eq!(counts().await, [1, 1, 0, 0], "placed after");
+
+    if app.backend == Backend::Postgres {
+        // The count is the kept total: a change appended to it shows in the count.
+        let change = |n: i64| {
+            app.execute(
+                "INSERT INTO search_term_counts (term, n) VALUES ('kandelaar c_402', $1)",
+                souk::params![n].to_vec(),
+            )
+        };
+        change(100).await;
+        let total = search(&app, "query=kandelaar&categoryId=402").await["totalCount"].clone();
+        assert_eq!(total, 101);
+        change(-100).await;
+        // The upgrade totals the ads already there.
+        app.execute(
+            "DELETE FROM search_term_counts WHERE strpos(term, ' ') > 0 AND strpos(term, '_') > 0",
+            vec![],
+        )
+        .await;
+        let total = search(&app, "query=kandelaar&categoryId=402").await["totalCount"].clone();
+        assert_ne!(total, 1, "the totals missing");
+        app.execute("DELETE FROM schema_migrations WHERE version = 44", vec![])
+            .await;
+        assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 1);
+        assert_eq!(counts().await, [1, 1, 0, 0], "totalled by the upgrade");
+    }
 }
