@@ -88,6 +88,14 @@ async fn every_result(app: &TestApp, query: &str) -> Vec<(String, String)> {
     }
 }
 
+/// A search's `totalCount`, checked against the results read page by page.
+async fn counted(app: &TestApp, query: &str) -> i64 {
+    let total = search(app, query).await["totalCount"].as_i64().unwrap();
+    let found = every_result(app, query).await.len() as i64;
+    assert_eq!(total, found, "{query}: the count and the results");
+    total
+}
+
 /// The groups of index terms a query of these words matches (a word and its other forms).
 fn groups(words: &str) -> Vec<Vec<String>> {
     souk::domain::search::request::SearchRequest::parse(&[("query".into(), words.into())])
@@ -848,16 +856,7 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
         [["mooie", "mooi"]],
         "the word this test is about"
     );
-    let counted = |query: &'static str| {
-        let app = &app;
-        async move {
-            let total = search(app, query).await["totalCount"].as_i64().unwrap();
-            let found = every_result(app, query).await.len() as i64;
-            assert_eq!(total, found, "{query}: the count and the results");
-            total
-        }
-    };
-    assert_eq!(counted("query=mooie").await, 0, "in no title");
+    assert_eq!(counted(&app, "query=mooie").await, 0, "in no title");
 
     let mut dutch = Vec::new();
     for n in 1..=3 {
@@ -866,7 +865,7 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
         ));
     }
     place(&app, &seller, "Vaas", "Een mooie vaas.", "nl-NL").await;
-    assert_eq!(counted("query=mooie").await, 3, "in three titles");
+    assert_eq!(counted(&app, "query=mooie").await, 3, "in three titles");
 
     let past = app.clock.now() - 1;
     app.execute(
@@ -875,21 +874,25 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     )
     .await;
     assert_eq!(
-        counted("query=mooie").await,
+        counted(&app, "query=mooie").await,
         2,
         "past its close date, not yet swept"
     );
 
     expect_json(status(&app, &seller.token, &dutch[1], "paused").await, 200).await;
-    assert_eq!(counted("query=mooie").await, 1, "paused");
+    assert_eq!(counted(&app, "query=mooie").await, 1, "paused");
     expect_json(status(&app, &seller.token, &dutch[1], "online").await, 200).await;
-    assert_eq!(counted("query=mooie").await, 2, "online again");
+    assert_eq!(counted(&app, "query=mooie").await, 2, "online again");
 
     let french = place(&app, &seller, "Mooie lampe", "Verre.", "fr-BE").await;
-    assert_eq!(counted("query=mooie").await, 3, "a French title holds both");
+    assert_eq!(
+        counted(&app, "query=mooie").await,
+        3,
+        "a French title holds both"
+    );
     let mooi = place(&app, &seller, "Mooi boek", "Gelezen.", "nl-NL").await;
     assert_eq!(
-        counted("query=mooie").await,
+        counted(&app, "query=mooie").await,
         4,
         "a title holds `mooi` alone"
     );
@@ -898,13 +901,17 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
         200,
     )
     .await;
-    assert_eq!(counted("query=mooie").await, 3, "no title holds both");
+    assert_eq!(counted(&app, "query=mooie").await, 3, "no title holds both");
     expect_json(
         status(&app, &seller.token, &path_of(&mooi), "paused").await,
         200,
     )
     .await;
-    assert_eq!(counted("query=mooie").await, 2, "`mooi` in no title again");
+    assert_eq!(
+        counted(&app, "query=mooie").await,
+        2,
+        "`mooi` in no title again"
+    );
 
     assert_eq!(
         groups("gebruikt"),
@@ -913,10 +920,14 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     );
     let boek = place(&app, &seller, "Gebruikt boek", "Gelezen.", "nl-NL").await;
     place(&app, &seller, "Gebruikt bureau", "Hout.", "nl-NL").await;
-    assert_eq!(counted("query=gebruikt").await, 2, "each title holds both");
+    assert_eq!(
+        counted(&app, "query=gebruikt").await,
+        2,
+        "each title holds both"
+    );
     place(&app, &seller, "Gebruikt velo", "Roule.", "fr-BE").await;
     assert_eq!(
-        counted("query=gebruikt").await,
+        counted(&app, "query=gebruikt").await,
         3,
         "a French title holds `gebruikt` alone"
     );
@@ -926,7 +937,7 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     )
     .await;
     assert_eq!(
-        counted("query=gebruikt").await,
+        counted(&app, "query=gebruikt").await,
         2,
         "the pair's total less one"
     );
@@ -938,10 +949,14 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
     );
     place(&app, &seller, "Stevige kast", "Eiken.", "nl-NL").await;
     place(&app, &seller, "Stevige tafel", "Grenen.", "nl-NL").await;
-    assert_eq!(counted("query=stevige").await, 2, "each title holds both");
+    assert_eq!(
+        counted(&app, "query=stevige").await,
+        2,
+        "each title holds both"
+    );
     place(&app, &seller, "Stevige table", "Chêne.", "fr-BE").await;
     assert_eq!(
-        counted("query=stevige").await,
+        counted(&app, "query=stevige").await,
         3,
         "a French title holds `stevige` and not `steef`"
     );
@@ -1038,22 +1053,13 @@ async fn a_word_in_a_category_counts_from_its_kept_total(app: TestApp) {
     let seller = app.user("kandelaar@souk.test").await;
     // `kandel | kandelaar`, cut to the one form the titles hold (`totals::title_forms`).
     assert_eq!(groups("kandelaar"), [["kandel", "kandelaar"]]);
-    let counted = |query: &'static str| {
-        let app = &app;
-        async move {
-            let total = search(app, query).await["totalCount"].as_i64().unwrap();
-            let found = every_result(app, query).await.len() as i64;
-            assert_eq!(total, found, "{query}: the count and the results");
-            total
-        }
-    };
     // Damesfietsen (4/402) and Personenauto's (1/101).
     let counts = || async {
         [
-            counted("query=kandelaar&categoryId=402").await,
-            counted("query=kandelaar&categoryId=4").await,
-            counted("query=kandelaar&categoryId=101").await,
-            counted("query=kandelaar&categoryId=1").await,
+            counted(&app, "query=kandelaar&categoryId=402").await,
+            counted(&app, "query=kandelaar&categoryId=4").await,
+            counted(&app, "query=kandelaar&categoryId=101").await,
+            counted(&app, "query=kandelaar&categoryId=1").await,
         ]
     };
     assert_eq!(counts().await, [0, 0, 0, 0]);
