@@ -169,8 +169,7 @@ fn kept_total_key(query: &Query) -> Option<String> {
 /// `close_date`'s index, each held against the terms), within a radius those of the areas
 /// within (each row carries its ad's area). Without a radius, a term alone or a word in a
 /// category is its kept total ([`kept_total_key`]); a group of several terms alone is its
-/// ranges joined in full. Else the group of several terms
-/// drives, if there is one
+/// ranges joined in full. Else the group of several terms drives, if there is one
 /// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted
 /// once, under the first of the group's terms it holds (so that the union of `mooie |
 /// mooi` is counted from two ranges of the index rather than made distinct: 20 ms against
