@@ -965,7 +965,8 @@ async fn a_word_alone_counts_from_the_kept_totals_of_its_forms(app: TestApp) {
 /// Migration 0040 totals the words of the titles it finds (SQLite) and the pairs of them
 /// one of which begins the other (both backends), and 0042 the other pairs of forms alike
 /// (`bruik gebruikt`), so that a word alone counts right at once after the upgrade, and
-/// the triggers they make keep the totals from then on.
+/// the triggers they make keep the totals from then on. The upgrade runs from before 0040:
+/// 0044 too, which replaces the same trigger function on PostgreSQL.
 async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
     let seller = app.user("opwaardering@souk.test").await;
     for title in ["Mooie vaas", "Mooie kom", "Mooi boek", "Gebruikt boek"] {
@@ -999,17 +1000,22 @@ async fn the_upgrade_to_kept_pairs_of_words_counts_every_ad(app: TestApp) {
         }
     }
     app.execute(
-        "DELETE FROM schema_migrations WHERE version IN (40, 42)",
+        "DELETE FROM schema_migrations WHERE version IN (40, 42, 44)",
         vec![],
     )
     .await;
-    assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 2);
+    assert_eq!(souk::store::migrations::run(&app.db).await.unwrap(), 3);
     assert_eq!(count().await, 4);
     assert_eq!(used().await, 2);
     place(&app, &seller, "Mooie beker", "Verre.", "fr-BE").await;
     assert_eq!(count().await, 5, "counted by the triggers they made");
     place(&app, &seller, "Gebruikt bureau", "Hout.", "nl-NL").await;
     assert_eq!(used().await, 3, "counted by the triggers they made");
+    // 0044's totals of a word in a category (on PostgreSQL), made again by the upgrade and
+    // kept by the trigger function it replaced last.
+    assert_eq!(counted(&app, "query=boek&categoryId=4").await, 2);
+    place(&app, &seller, "Oud boek", "Papier.", "nl-NL").await;
+    assert_eq!(counted(&app, "query=boek&categoryId=4").await, 3);
 }
 
 /// Two words' page, newest first, where the rarer's matches are its oldest ads: on
