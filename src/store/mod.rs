@@ -363,15 +363,47 @@ impl Db {
                 // filled, which VACUUM cannot cut off while a row stands behind them:
                 // every read of the online ads' total then read them all (35 MB, 10 ms at
                 // a million ads). Folded again, the rows go to the room VACUUM has freed
-                // at the front, and the pages behind are cut off.
-                self.write(|conn| Box::pin(search::fold_counts(conn)))
+                // at the front, and the pages behind are cut off. But VACUUM frees only
+                // rows that no open transaction of the database may still see, so while
+                // one that began before the first fold runs (another replica's, another
+                // schema's), there is no room yet: fold and VACUUM again until the total
+                // is one page, for a while, then leave the rest to autovacuum.
+                let patience = std::time::Instant::now() + SETTLE_PATIENCE;
+                loop {
+                    self.write(|conn| Box::pin(search::fold_counts(conn)))
+                        .await?;
+                    db.outside_transaction(|conn| {
+                        Box::pin(conn.execute_batch(
+                            "VACUUM search_docs_total, search_area_counts, search_term_counts",
+                        ))
+                    })
                     .await?;
-                db.outside_transaction(|conn| {
-                    Box::pin(conn.execute_batch(
-                        "VACUUM search_docs_total, search_area_counts, search_term_counts",
-                    ))
-                })
-                .await
+                    let pages: i64 = self
+                        .read(|conn| {
+                            Box::pin(async move {
+                                conn.query_one(
+                                    "SELECT pg_relation_size('search_docs_total') / 8192 \
+                                     AS pages",
+                                    &[],
+                                )
+                                .await?
+                                .get("pages")
+                            })
+                        })
+                        .await?;
+                    if pages <= 1 {
+                        return Ok(());
+                    }
+                    if std::time::Instant::now() >= patience {
+                        tracing::warn!(
+                            pages,
+                            "the kept search total is left on several pages: a transaction \
+                             open elsewhere in the database keeps VACUUM from freeing them"
+                        );
+                        return Ok(());
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
             }
         }
     }
@@ -383,6 +415,10 @@ impl Db {
         }
     }
 }
+
+/// How long `Db::settle_after_bulk_load` retries to cut the kept search total down to one
+/// page while transactions open elsewhere keep VACUUM from freeing its old rows.
+const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// `($1, $2), ($3, $4)`: the VALUES of `rows` rows of `columns` parameters each, for
 /// inserts of many rows in one statement.
