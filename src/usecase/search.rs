@@ -241,6 +241,7 @@ async fn query_and_list_keys<R>(
         matches: None,
         areas: None,
         term_totals: None,
+        title_word_totals: None,
         prepared: false,
         order: match (request.sort_by, request.ascending) {
             (SortBy::Default, false) => Order::Newest,

@@ -89,6 +89,10 @@ pub struct Query {
     /// Set by [`prepared`] on PostgreSQL, not by callers: the kept totals of the terms of
     /// its groups, when a page may walk their postings ([`Query::may_walk_postings`]).
     pub term_totals: Option<HashMap<String, i64>>,
+    /// Set by [`prepared`], not by callers: the kept totals of the forms of its one word
+    /// and of their pairs, when the titles' count of that word may come from them
+    /// ([`Query::one_title_word`], [`totals::one_word_count`]).
+    pub title_word_totals: Option<HashMap<String, i64>>,
     /// Set by [`prepared`], not by callers: made ready to run.
     pub prepared: bool,
     pub order: Order,
@@ -128,6 +132,22 @@ impl Query {
         let metres = near.within?;
         let terms = !self.words.is_empty() || !self.tags.is_empty();
         (terms && !self.filters_rows()).then_some((near.point, metres))
+    }
+
+    /// Its one group of words, when that is the whole of its filter and a search counts
+    /// its matches in the titles (all of them, or the first tier, [`run`]): that count may
+    /// come from the kept totals ([`totals::one_word_count`]).
+    fn one_title_word(&self) -> Option<&[String]> {
+        let titles_counted =
+            !self.search_description || matches!(self.order, Order::Newest | Order::Oldest);
+        match (
+            self.words.as_slice(),
+            self.tags.is_empty(),
+            self.only_terms(),
+        ) {
+            ([group], true, true) if titles_counted => Some(group),
+            _ => None,
+        }
     }
 
     /// Whether [`postings::count`] counts it (PostgreSQL): terms alone, within a
@@ -315,10 +335,16 @@ pub async fn prepared<'q>(
         prepared: true,
         ..query.clone()
     };
-    // One read of the kept totals: those the cut of the groups needs, and on PostgreSQL,
-    // where a page may walk the postings, each term's ([`Query::expected_walk`]).
+    // One read of the kept totals: those the cut of the groups needs, those of a word
+    // alone, whose count in the titles they may give ([`totals::one_word_count`]), and on
+    // PostgreSQL, where a page may walk the postings, each term's
+    // ([`Query::expected_walk`]).
     let walks = conn.backend() == Backend::Postgres && prepared.may_walk_postings();
     let mut keys = totals::title_form_keys(&prepared);
+    let one_word = prepared.one_title_word().map(totals::group_keys);
+    if let Some(group_keys) = &one_word {
+        keys.extend(group_keys.iter().cloned());
+    }
     if walks {
         keys.extend(
             prepared
@@ -331,6 +357,14 @@ pub async fn prepared<'q>(
     }
     let kept = totals::kept_totals(conn, keys).await?;
     prepared.words = totals::title_forms(&prepared, &kept);
+    if let Some(group_keys) = one_word {
+        prepared.title_word_totals = Some(
+            group_keys
+                .into_iter()
+                .filter_map(|key| kept.get(&key).map(|n| (key, *n)))
+                .collect(),
+        );
+    }
     if walks {
         prepared.term_totals = Some(kept);
     }

@@ -167,7 +167,8 @@ fn kept_total_key(query: &Query) -> Option<String> {
 /// How many ads hold `query`'s words and tags in their titles and tags at `now`, from the
 /// postings alone, less the few past their close date and not yet swept (found by
 /// `close_date`'s index, each held against the terms), within a radius those of the areas
-/// within (each row carries its ad's area). Without a radius, a term alone or a word in a
+/// within (each row carries its ad's area, and migration 0045 indexes a term's rows by
+/// area, so that the planner may read the areas' ranges alone). Without a radius, a term alone or a word in a
 /// category is its kept total ([`kept_total_key`]); a group of several terms alone is its
 /// ranges joined in full. Else the group of several terms drives, if there is one
 /// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted

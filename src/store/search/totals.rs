@@ -38,17 +38,9 @@ fn pair_keys(group: &[String]) -> impl Iterator<Item = String> + '_ {
         .flat_map(move |(i, a)| group[i + 1..].iter().filter_map(move |b| pair_key(a, b)))
 }
 
-/// The kept totals of the forms of `groups` and of their pairs, those above 0.
-async fn totals_of(
-    conn: &mut dyn Conn,
-    groups: &[&Vec<String>],
-) -> Result<HashMap<String, i64>, DbError> {
-    let mut keys: Vec<String> = Vec::new();
-    for group in groups {
-        keys.extend(group.iter().cloned());
-        keys.extend(pair_keys(group));
-    }
-    kept_totals(conn, keys).await
+/// The keys of the kept totals of `group`'s forms and of their pairs.
+pub(super) fn group_keys(group: &[String]) -> Vec<String> {
+    group.iter().cloned().chain(pair_keys(group)).collect()
 }
 
 /// The kept totals of `keys` (terms, pairs of words), those above 0: of the titles' words
@@ -92,7 +84,7 @@ pub(super) fn title_form_keys(query: &Query) -> Vec<String> {
         .words
         .iter()
         .filter(|group| group.len() > 1)
-        .flat_map(|group| group.iter().cloned().chain(pair_keys(group)))
+        .flat_map(|group| group_keys(group))
         .collect()
 }
 
@@ -141,8 +133,9 @@ fn forms_needed(group: &[String], totals: &HashMap<String, i64>) -> Vec<String> 
     forms
 }
 
-/// The count of a query of one word alone in the titles from the kept totals, less the
-/// unswept ([`unswept_matching`]), where the index would read every entry of the word's
+/// The count of a query of one word alone in the titles from the kept totals (read by
+/// [`super::prepared`]: [`Query::title_word_totals`]), less the unswept
+/// ([`unswept_matching`]), where the index would read every entry of the word's
 /// forms (a word in 174,000 titles at a million ads: 6 ms on SQLite, on PostgreSQL a join
 /// of the forms' ranges). It answers when the forms of the word's group in titles are one
 /// (`mooie`, whose `mooi` is in no title) or two whose pair's total is kept ([`pair_key`]:
@@ -155,15 +148,11 @@ pub(super) async fn one_word_count(
     tier: Tier,
     now: i64,
 ) -> Result<Option<i64>, DbError> {
-    let ([group], true, Tier::Title, true) = (
-        query.words.as_slice(),
-        query.tags.is_empty(),
-        tier,
-        query.only_terms(),
-    ) else {
+    let (Some(group), Tier::Title, Some(totals)) =
+        (query.one_title_word(), tier, &query.title_word_totals)
+    else {
         return Ok(None);
     };
-    let totals = totals_of(conn, &[group]).await?;
     let forms: Vec<(&String, i64)> = group
         .iter()
         .filter_map(|form| totals.get(form).map(|n| (form, *n)))
