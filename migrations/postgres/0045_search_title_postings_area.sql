@@ -2,8 +2,8 @@
 -- (store::search::postings `count`: `p.term = $n AND p.area = ANY(...)`): each area's
 -- range of this index, where the primary key (term, item number) gave every posting of
 -- the word, each one's area held against the radius's. At a million seeded ads, one query
--- at a time: `topstaat` (197,860 titles) within 5 km of 3081WO 24.9 ms against 6.7, R2's
--- mix 4,678 ms against 4,420 in all, its p95 12.1 ms against 10.7. Without the item
+-- at a time: `topstaat` (197,860 titles) within 5 km of 3081WO 6.7 ms against 24.9, R2's
+-- mix 4,420 ms against 4,678 in all, its p95 10.7 ms against 12.1. Without the item
 -- number, so that a range of a word alone still comes from the primary key in item-number
 -- order (merge joins, walks): with it, the planner took this smaller index for those too
 -- and counted two common words by a hash (`mooie topstaat` in 67 ms against 37). A term's

@@ -168,14 +168,15 @@ fn kept_total_key(query: &Query) -> Option<String> {
 /// postings alone, less the few past their close date and not yet swept (found by
 /// `close_date`'s index, each held against the terms), within a radius those of the areas
 /// within (each row carries its ad's area, and migration 0045 indexes a term's rows by
-/// area, so that the planner may read the areas' ranges alone). Without a radius, a term alone or a word in a
-/// category is its kept total ([`kept_total_key`]); a group of several terms alone is its
-/// ranges joined in full. Else the group of several terms drives, if there is one
-/// ([`Query::counted_from_title_postings`]): the ads under each of its terms, each counted
-/// once, under the first of the group's terms it holds (so that the union of `mooie |
-/// mooi` is counted from two ranges of the index rather than made distinct: 20 ms against
-/// 60 at a million ads); each other group, of one term, is an `EXISTS`, which the planner
-/// runs by merging ranges or by looking each ad up, from its statistics of the terms.
+/// area, so that the planner may read the areas' ranges alone). Without a radius, a term
+/// alone or a word in a category is its kept total ([`kept_total_key`]); a group of
+/// several terms alone is its ranges joined in full. Else the group of several terms
+/// drives, if there is one ([`Query::counted_from_title_postings`]): the ads under each of
+/// its terms, each counted once, under the first of the group's terms it holds (so that
+/// the union of `mooie | mooi` is counted from two ranges of the index rather than made
+/// distinct: 20 ms against 60 at a million ads); each other group, of one term, is an
+/// `EXISTS`, which the planner runs by merging ranges or by looking each ad up, from its
+/// statistics of the terms.
 pub(super) async fn count(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<i64, DbError> {
     let backend = conn.backend();
     let Some((condition, expression)) = (Match { query, backend }).condition(Tier::Title, 2) else {
