@@ -89,9 +89,9 @@ pub struct Query {
     /// Set by [`prepared`] on PostgreSQL, not by callers: the kept totals of the terms of
     /// its groups, when a page may walk their postings ([`Query::may_walk_postings`]).
     pub term_totals: Option<HashMap<String, i64>>,
-    /// Set by [`prepared`], not by callers: the kept totals of the forms of its one word
-    /// and of their pairs, when the titles' count of that word may come from them
-    /// ([`Query::one_title_word`], [`totals::one_word_count`]).
+    /// Set by [`prepared`], not by callers: the kept totals it read, those of the forms of
+    /// its one word and of their pairs among them, when the titles' count of that word may
+    /// come from them ([`Query::one_title_word`], [`totals::one_word_count`]).
     pub title_word_totals: Option<HashMap<String, i64>>,
     /// Set by [`prepared`], not by callers: made ready to run.
     pub prepared: bool,
@@ -138,8 +138,7 @@ impl Query {
     /// its matches in the titles (all of them, or the first tier, [`run`]): that count may
     /// come from the kept totals ([`totals::one_word_count`]).
     fn one_title_word(&self) -> Option<&[String]> {
-        let titles_counted =
-            !self.search_description || matches!(self.order, Order::Newest | Order::Oldest);
+        let titles_counted = !self.search_description || self.in_tiers();
         match (
             self.words.as_slice(),
             self.tags.is_empty(),
@@ -148,6 +147,15 @@ impl Query {
             ([group], true, true) if titles_counted => Some(group),
             _ => None,
         }
+    }
+
+    /// Whether its results come in two tiers, the title matches before those found in the
+    /// description alone ([`run`]): words searched in the description too, newest or
+    /// oldest first.
+    fn in_tiers(&self) -> bool {
+        !self.words.is_empty()
+            && self.search_description
+            && matches!(self.order, Order::Newest | Order::Oldest)
     }
 
     /// Whether [`postings::count`] counts it (PostgreSQL): terms alone, within a
@@ -341,9 +349,9 @@ pub async fn prepared<'q>(
     // ([`Query::expected_walk`]).
     let walks = conn.backend() == Backend::Postgres && prepared.may_walk_postings();
     let mut keys = totals::title_form_keys(&prepared);
-    let one_word = prepared.one_title_word().map(totals::group_keys);
-    if let Some(group_keys) = &one_word {
-        keys.extend(group_keys.iter().cloned());
+    let one_word = prepared.one_title_word().is_some();
+    if let Some(group) = prepared.one_title_word() {
+        keys.extend(totals::group_keys(group));
     }
     if walks {
         keys.extend(
@@ -357,13 +365,8 @@ pub async fn prepared<'q>(
     }
     let kept = totals::kept_totals(conn, keys).await?;
     prepared.words = totals::title_forms(&prepared, &kept);
-    if let Some(group_keys) = one_word {
-        prepared.title_word_totals = Some(
-            group_keys
-                .into_iter()
-                .filter_map(|key| kept.get(&key).map(|n| (key, *n)))
-                .collect(),
-        );
+    if one_word {
+        prepared.title_word_totals = Some(kept.clone());
     }
     if walks {
         prepared.term_totals = Some(kept);
@@ -661,10 +664,7 @@ fn with_matches(query: &Query, total: i64) -> Query {
 /// expiry sweep), and the exact count.
 pub async fn run(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Page, DbError> {
     let query = &prepared(conn, query).await?;
-    let tiers = !query.words.is_empty()
-        && query.search_description
-        && matches!(query.order, Order::Newest | Order::Oldest);
-    if !tiers {
+    if !query.in_tiers() {
         // One tier: the title only, or (sorted by price) title and description alike.
         let tier = if query.search_description {
             Tier::Anywhere
