@@ -50,6 +50,20 @@ pub async fn find(
     .await
 }
 
+/// The place of the postcode that the SQL expression `postcode` gives, by the rule of
+/// [`find`] (the whole postcode's row, else its area's; six characters are Dutch), as a
+/// SQL expression: NULL where the table has neither. Kept on each ad (`place`, migration
+/// 0046) when it is written, and again for every ad by [`upsert`], so that reading an ad
+/// looks nothing up.
+pub(super) fn place_of(postcode: &str) -> String {
+    format!(
+        "(SELECT l.place FROM locations l \
+         WHERE l.country = CASE WHEN length({postcode}) = 6 THEN 'NL' ELSE 'BE' END \
+         AND l.postcode IN ({postcode}, substr({postcode}, 1, 4)) \
+         ORDER BY length(l.postcode) DESC LIMIT 1)"
+    )
+}
+
 /// The coordinates of a postcode (of its area where the table has no row of its own), for
 /// distances; `None` for a postcode the table lacks.
 pub async fn point(conn: &mut dyn Conn, postcode: &Postcode) -> Result<Option<Point>, DbError> {
@@ -65,9 +79,11 @@ pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
 /// Rows per INSERT: 7 parameters each, well below both backends' parameter limits.
 const ROWS_PER_STATEMENT: usize = 500;
 
-/// Adds the locations, replacing the row of a postcode the table has already; calls
-/// `progress` with the number of rows written after each statement. Postcodes must be
-/// distinct (PostgreSQL refuses to update a row twice in one statement).
+/// Adds the locations, replacing the row of a postcode the table has already, and
+/// brings every ad's place up to date with them ([`place_of`]), so that the ads show the
+/// new places as soon as this commits; calls `progress` with the number of rows written
+/// after each statement. Postcodes must be distinct (PostgreSQL refuses to update a row
+/// twice in one statement).
 pub async fn upsert(
     conn: &mut dyn Conn,
     locations: &[Location],
@@ -104,5 +120,12 @@ pub async fn upsert(
             .await?;
         progress(chunk.len() as u64);
     }
+    // One pass over the ads, each a lookup or two; rows whose place stays are not written.
+    let place = place_of("advertisements.postcode");
+    conn.execute(
+        &format!("UPDATE advertisements SET place = {place} WHERE place IS DISTINCT FROM {place}"),
+        &[],
+    )
+    .await?;
     Ok(written)
 }

@@ -66,6 +66,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(43, "0043_search_featured_area"),
     migration!(44, "0044_search_word_category_counts"),
     migration!(45, "0045_search_title_postings_area"),
+    migration!(46, "0046_advertisement_place"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

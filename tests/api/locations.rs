@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::ads::{created, minimal};
 use crate::both_backends;
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, expect_json};
 
 both_backends!(
     a_postcode_is_found_with_its_province,
@@ -188,12 +188,34 @@ async fn an_ads_city_follows_the_table(app: TestApp) {
         json!({"postcode": "8301AB", "cityName": "Emmeloord"})
     );
     let path = format!("/v1/advertisements/{}", ad["itemId"].as_str().unwrap());
+    // As kept with the ad when it was written.
+    let read = app.get_json(&path, 200).await;
+    assert_eq!(read["location"]["cityName"], "Emmeloord");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("NL_full.txt");
     std::fs::write(&file, GOOD_FILE).unwrap();
     assert!(import(&app, &file).status.success());
     let read = app.get_json(&path, 200).await;
     assert_eq!(read["location"]["cityName"], "Emmeloord-Noord");
+    // A new postcode brings its own place; the other ad of the imported postcode keeps it.
+    let other = created(&app, &seller.token, &body).await;
+    let moved = app
+        .patch(&path)
+        .token(&seller.token)
+        .json_patch(&json!([
+            {"op": "replace", "path": "/location", "value": {"postcode": "1097DN"}}
+        ]))
+        .send()
+        .await;
+    assert_eq!(
+        expect_json(moved, 200).await["location"],
+        json!({"postcode": "1097DN", "cityName": "Amsterdam"})
+    );
+    let read = app.get_json(&path, 200).await;
+    assert_eq!(read["location"]["cityName"], "Amsterdam");
+    let other_path = format!("/v1/advertisements/{}", other["itemId"].as_str().unwrap());
+    let other = app.get_json(&other_path, 200).await;
+    assert_eq!(other["location"]["cityName"], "Emmeloord-Noord");
     // A postcode the table lacks has no city (it was accepted before locations existed).
     let mut body = minimal("Fiets nergens");
     body["location"] = json!({"postcode": "1000AA"});
