@@ -40,130 +40,91 @@ where
     }
 }
 
-/// The `{itemId}` of the path, parsed: `m` and digits, else a field error on `itemId`.
-pub struct ItemPath(pub ItemId);
+/// One parameter of a request's path, parsed from its text by its type's rule: a value
+/// that does not parse is a field error naming the parameter.
+trait PathParam: Sized {
+    fn parse(name: &str, raw: String) -> Result<Self, ApiError>;
+}
 
-/// The `{itemId}` and `{transactionId}` of the path, parsed.
-pub struct TransactionPath(pub ItemId, pub i64);
-
-/// The `{itemId}` and `{bidId}` of the path, parsed.
-pub struct BidPath(pub ItemId, pub i64);
-
-/// The `{userId}` of the path, parsed.
-pub struct UserPath(pub i64);
-
-impl<S: Send + Sync> FromRequestParts<S> for ItemPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        parse_item(&path_text::<String, S>(parts, state).await?).map(ItemPath)
+/// An advertisement's number: `m` and digits.
+impl PathParam for ItemId {
+    fn parse(_: &str, raw: String) -> Result<Self, ApiError> {
+        parse_item(&raw)
     }
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for TransactionPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let (item, id) = path_text::<(String, String), S>(parts, state).await?;
-        Ok(TransactionPath(
-            parse_item(&item)?,
-            parse_id("transactionId", &id)?,
-        ))
+/// A positive integer id.
+impl PathParam for i64 {
+    fn parse(name: &str, raw: String) -> Result<Self, ApiError> {
+        parse_id(name, &raw)
     }
 }
 
-/// The `{savedSearchId}` of the path, parsed.
-pub struct SavedSearchPath(pub i64);
-
-impl<S: Send + Sync> FromRequestParts<S> for SavedSearchPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let id = path_text::<String, S>(parts, state).await?;
-        parse_id("savedSearchId", &id).map(SavedSearchPath)
+/// Text that the use case judges (a feature's name).
+impl PathParam for String {
+    fn parse(_: &str, raw: String) -> Result<Self, ApiError> {
+        Ok(raw)
     }
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for BidPath {
-    type Rejection = ApiError;
+/// Declares extractors of named path parameters, each parsed by its type's [`PathParam`]
+/// rule in the order given (so the first bad one is the one reported).
+macro_rules! path_extractors {
+    ($($(#[$doc:meta])* $name:ident($($param:literal: $ty:ty),+);)+) => {$(
+        $(#[$doc])*
+        pub struct $name($(pub $ty),+);
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let (item, id) = path_text::<(String, String), S>(parts, state).await?;
-        Ok(BidPath(parse_item(&item)?, parse_id("bidId", &id)?))
-    }
+        impl<S: Send + Sync> FromRequestParts<S> for $name {
+            type Rejection = ApiError;
+
+            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+                let mut params = path_params(parts, state).await?;
+                Ok($name($(PathParam::parse($param, take_param(&mut params, $param)?)?),+))
+            }
+        }
+    )+};
 }
 
-impl<S: Send + Sync> FromRequestParts<S> for UserPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        parse_id("userId", &path_text::<String, S>(parts, state).await?).map(UserPath)
-    }
+path_extractors! {
+    /// The `{itemId}` of the path.
+    ItemPath("itemId": ItemId);
+    /// The `{itemId}` and `{transactionId}` of the path.
+    TransactionPath("itemId": ItemId, "transactionId": i64);
+    /// The `{itemId}` and `{bidId}` of the path.
+    BidPath("itemId": ItemId, "bidId": i64);
+    /// The `{itemId}` and `{featureName}` of the path.
+    FeaturePath("itemId": ItemId, "featureName": String);
+    /// The `{userId}` of the path.
+    UserPath("userId": i64);
+    /// The `{userId}` and `{reviewId}` of the path.
+    ReviewPath("userId": i64, "reviewId": i64);
+    /// The `{savedSearchId}` of the path.
+    SavedSearchPath("savedSearchId": i64);
+    /// The `{orderId}` of the path.
+    OrderPath("orderId": i64);
+    /// The `{orderId}` and `{productId}` of the path.
+    ProductPath("orderId": i64, "productId": i64);
 }
 
-/// The `{userId}` and `{reviewId}` of the path, parsed.
-pub struct ReviewPath(pub i64, pub i64);
-
-impl<S: Send + Sync> FromRequestParts<S> for ReviewPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let (user, id) = path_text::<(String, String), S>(parts, state).await?;
-        Ok(ReviewPath(
-            parse_id("userId", &user)?,
-            parse_id("reviewId", &id)?,
-        ))
-    }
-}
-
-/// The `{orderId}` of the path, parsed.
-pub struct OrderPath(pub i64);
-
-impl<S: Send + Sync> FromRequestParts<S> for OrderPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        parse_id("orderId", &path_text::<String, S>(parts, state).await?).map(OrderPath)
-    }
-}
-
-/// The `{orderId}` and `{productId}` of the path, parsed.
-pub struct ProductPath(pub i64, pub i64);
-
-impl<S: Send + Sync> FromRequestParts<S> for ProductPath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let (order, id) = path_text::<(String, String), S>(parts, state).await?;
-        Ok(ProductPath(
-            parse_id("orderId", &order)?,
-            parse_id("productId", &id)?,
-        ))
-    }
-}
-
-/// The `{itemId}` and `{featureName}` of the path (the name is the use case's to judge).
-pub struct FeaturePath(pub ItemId, pub String);
-
-impl<S: Send + Sync> FromRequestParts<S> for FeaturePath {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let (item, name) = path_text::<(String, String), S>(parts, state).await?;
-        Ok(FeaturePath(parse_item(&item)?, name))
-    }
-}
-
-/// The path's parameters as text (the route names them, so they are there).
-async fn path_text<T, S>(parts: &mut Parts, state: &S) -> Result<T, ApiError>
-where
-    T: DeserializeOwned + Send,
-    S: Send + Sync,
-{
-    let Path(text) = Path::<T>::from_request_parts(parts, state)
+/// The path's parameters by name, as text.
+async fn path_params<S: Send + Sync>(
+    parts: &mut Parts,
+    state: &S,
+) -> Result<Vec<(String, String)>, ApiError> {
+    let Path(params) = Path::<Vec<(String, String)>>::from_request_parts(parts, state)
         .await
         .map_err(ApiError::internal)?;
-    Ok(text)
+    Ok(params)
+}
+
+/// Takes parameter `name` out of `params`; its absence is a route that does not name it,
+/// a fault of the server's.
+fn take_param(params: &mut Vec<(String, String)>, name: &str) -> Result<String, ApiError> {
+    let at = params
+        .iter()
+        .position(|(key, _)| key == name)
+        .ok_or_else(|| ApiError::internal(format!("the route has no path parameter {name}")))?;
+    Ok(params.swap_remove(at).1)
 }
 
 fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
