@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 use super::api::ITEM_ID_PATTERN;
 use crate::domain::search::request::MAX_DISTANCE;
 
-/// An object schema with these members, of which those in `required` must be present
-/// (an empty list writes no `required`).
 mod commerce;
 
+/// An object schema with these members, of which those in `required` must be present
+/// (an empty list writes no `required`).
 fn object(properties: Value, required: &[&str]) -> Value {
     let mut schema = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
@@ -46,6 +46,26 @@ fn string_members(required: &[&str], optional: &[&str]) -> Value {
         .chain(optional)
         .map(|name| (name.to_string(), string.clone()));
     object(properties.collect(), required)
+}
+
+/// `list`, an object with `_links`, as a page of a collection (api.md, pagination): with
+/// the links `first`, `prev`, `next` and `last`, and `totalCount`, `offset` and `limit`,
+/// which every page has.
+fn paged(mut list: Value) -> Value {
+    let link = json!({"$ref": "#/components/schemas/Link"});
+    for rel in ["first", "prev", "next", "last"] {
+        list["properties"]["_links"]["properties"][rel] = link.clone();
+    }
+    for member in ["totalCount", "offset", "limit"] {
+        list["properties"][member] = json!({"type": "integer"});
+    }
+    if !list["required"].is_array() {
+        list["required"] = json!([]);
+    }
+    if let Some(required) = list["required"].as_array_mut() {
+        required.extend(["totalCount", "offset", "limit"].map(Value::from));
+    }
+    list
 }
 
 /// `schema` with one more member, `name`.
@@ -251,27 +271,21 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["mediaId", "imageId", "status"],
         ),
-        "AdvertisementList": object(
+        "AdvertisementList": paged(object(
             json!({
-                "_links": links(&["first", "prev", "next", "last"]),
+                "_links": links(&[]),
                 "_embedded": embedded("advertisement", "Advertisement"),
-                "totalCount": {"type": "integer"},
-                "offset": {"type": "integer"},
-                "limit": {"type": "integer"},
             }),
-            &["totalCount", "offset", "limit"],
-        ),
-        "SearchResults": object(
+            &[],
+        )),
+        "SearchResults": paged(object(
             json!({
-                "_links": links(&["first", "prev", "next", "last"]),
+                "_links": links(&[]),
                 "_embedded": embedded("search-result", "Advertisement"),
-                "totalCount": {"type": "integer"},
-                "offset": {"type": "integer"},
-                "limit": {"type": "integer"},
                 "facets": {"$ref": "#/components/schemas/SearchFacets"},
             }),
-            &["totalCount", "offset", "limit"],
-        ),
+            &[],
+        )),
         "SearchFacets": object(
             json!({
                 "categories": array_of(object(
@@ -380,17 +394,14 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["bidId", "id", "amount", "placeDate", "bidder"],
         ),
-        "BidList": object(
+        "BidList": paged(object(
             json!({
-                "_links": links(&["first", "prev", "next", "last", "advertisement"]),
+                "_links": links(&["advertisement"]),
                 "_embedded": embedded("bid", "Bid"),
-                "totalCount": {"type": "integer"},
-                "offset": {"type": "integer"},
-                "limit": {"type": "integer"},
                 "minimumNextBid": {"type": "integer", "description": "The least amount a new bid may have now; absent when the ad takes no bids."},
             }),
-            &["totalCount", "offset", "limit"],
-        ),
+            &[],
+        )),
         "BidderQuestionSent": object(
             json!({"_links": links(&["bid"]), "message": {"type": "string"}}),
             &["message"],

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::object;
+use super::{object, paged};
 
 /// The schemas, given `all`'s builders of `_links` and `_embedded` members.
 pub(super) fn schemas(
@@ -28,9 +28,9 @@ pub(super) fn schemas(
             }),
             &["reviewId", "name", "place", "date", "reason", "overallScore", "content", "subScores"],
         ),
-        "ReviewList": object(
+        "ReviewList": paged(object(
             json!({
-                "_links": links(&["first", "prev", "next", "last"]),
+                "_links": links(&[]),
                 "_embedded": embedded("user-review", "Review"),
                 "numberOfReviews": {"type": "integer"},
                 "averageScore": {"type": "number", "description": "One decimal; 0 without reviews."},
@@ -38,12 +38,9 @@ pub(super) fn schemas(
                     json!({"key": {"type": "string", "enum": ["communication", "accuracy", "delivery"]}, "description": {"type": "string"}, "score": {"type": "number"}}),
                     &["key", "description", "score"],
                 )},
-                "totalCount": {"type": "integer"},
-                "offset": {"type": "integer"},
-                "limit": {"type": "integer"},
             }),
-            &["numberOfReviews", "averageScore", "averageSubScores", "totalCount", "offset", "limit"],
-        ),
+            &["numberOfReviews", "averageScore", "averageSubScores"],
+        )),
         "Order": object(
             json!({
                 "_links": links(&["order-products"]),
