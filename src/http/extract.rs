@@ -3,6 +3,8 @@
 use std::convert::Infallible;
 
 use axum::body::Bytes;
+use axum::extract::path::ErrorKind;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Request};
 use axum::http::header;
 use axum::http::request::Parts;
@@ -113,8 +115,27 @@ async fn path_params<S: Send + Sync>(
 ) -> Result<Vec<(String, String)>, ApiError> {
     let Path(params) = Path::<Vec<(String, String)>>::from_request_parts(parts, state)
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(path_rejection)?;
     Ok(params)
+}
+
+/// Why the path's parameters could not be read: a parameter that is not UTF-8 once
+/// percent-decoded (`/advertisements/%FF`) is the client's, a field error naming it;
+/// anything else is a route that does not fit its extractor, a fault of the server's.
+fn path_rejection(rejection: PathRejection) -> ApiError {
+    if let PathRejection::FailedToDeserializePathParams(failed) = &rejection
+        && let ErrorKind::InvalidUtf8InPathParam { key } = failed.kind()
+    {
+        return ApiError::validation(vec![FieldError::new(
+            key.as_str(),
+            "invalid-encoding",
+            Text::new(
+                "is geen geldige UTF-8 na percent-decodering",
+                "n'est pas de l'UTF-8 valide après décodage des pourcentages",
+            ),
+        )]);
+    }
+    ApiError::internal(rejection)
 }
 
 /// Takes parameter `name` out of `params`; its absence is a route that does not name it,

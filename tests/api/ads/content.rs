@@ -66,6 +66,19 @@ async fn problems_come_back_together(app: TestApp) {
             "{malformed}"
         );
     }
+    // Not UTF-8 once percent-decoded: the field's error, never a server error.
+    for (path, field) in [
+        ("/v1/advertisements/%FF", "itemId"),
+        ("/v1/advertisements/m1/bids/%C3%28", "bidId"),
+    ] {
+        let error = app.get_json(path, 400).await;
+        assert_eq!(error["code"], "validation-failure");
+        assert_eq!(
+            field_codes(&error),
+            [(field.to_owned(), "invalid-encoding".to_owned())],
+            "{path}"
+        );
+    }
     assert_eq!(
         app.get_json("/v1/advertisements/m999999", 404).await["code"],
         "advertisement-not-found"
