@@ -224,8 +224,13 @@ fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 18] {
     ]
 }
 
-/// Stores a new ad; returns its number.
-pub async fn insert(conn: &mut dyn Conn, ad: &NewAd, now: i64) -> Result<i64, DbError> {
+/// Stores a new ad; returns its number and the place of its postcode as stored with it
+/// (`AdRecord::city_name`).
+pub async fn insert(
+    conn: &mut dyn Conn,
+    ad: &NewAd,
+    now: i64,
+) -> Result<(i64, Option<String>), DbError> {
     let number = conn
         .query_one(
             &format!(
@@ -237,27 +242,29 @@ pub async fn insert(conn: &mut dyn Conn, ad: &NewAd, now: i64) -> Result<i64, Db
         )
         .await?
         .get("item_number")?;
-    set_places(conn, &[number]).await?;
-    Ok(number)
+    let place = set_places(conn, &[number]).await?.pop().flatten();
+    Ok((number, place))
 }
 
 /// Looks up the place of each of the ads `numbers` from its postcode
 /// ([`super::locations::place_of`]), in a statement of its own: written into each row of
 /// a many-row INSERT, the lookups opened a cursor each, and SQLite walks the open cursors
 /// of a table at each open (`souk seed` of 100,000 ads on SQLite 36 to 39 s without, 47
-/// to 52 with them there).
-async fn set_places(conn: &mut dyn Conn, numbers: &[i64]) -> Result<(), DbError> {
+/// to 52 with them there). Returns the places set, in no promised order.
+async fn set_places(conn: &mut dyn Conn, numbers: &[i64]) -> Result<Vec<Option<String>>, DbError> {
     let values: Vec<Value> = numbers.iter().map(|n| Value::Int(*n)).collect();
-    conn.execute(
+    conn.query(
         &format!(
-            "UPDATE advertisements SET place = {} WHERE item_number IN ({})",
+            "UPDATE advertisements SET place = {} WHERE item_number IN ({}) RETURNING place",
             super::locations::place_of("advertisements.postcode"),
             super::numbered(1, numbers.len())
         ),
         &values,
     )
-    .await?;
-    Ok(())
+    .await?
+    .iter()
+    .map(|row| row.get("place"))
+    .collect()
 }
 
 /// Stores many new ads in one statement (`souk seed`); returns their numbers in the order
@@ -365,8 +372,9 @@ pub fn updated(
     }
 }
 
-/// Replaces the content and state of an ad if it is still at `version`; false if someone
-/// changed it meanwhile. The rejection reason stays.
+/// Replaces the content and state of an ad if it is still at `version`, and returns the
+/// place of its postcode as stored with it (`AdRecord::city_name`); `None` if someone
+/// changed the ad meanwhile. The rejection reason stays.
 pub async fn update(
     conn: &mut dyn Conn,
     record: &AdRecord,
@@ -374,9 +382,9 @@ pub async fn update(
     status: AdStatus,
     dates: Dates,
     now: i64,
-) -> Result<bool, DbError> {
-    let changed = conn
-        .execute(
+) -> Result<Option<Option<String>>, DbError> {
+    let rows = conn
+        .query(
             &format!(
                 "UPDATE advertisements SET category_id = $3, status = $4, title = $5, \
                  description = $6, price_model = $7, attributes = $8, postcode = $9, \
@@ -384,7 +392,7 @@ pub async fn update(
                  close_date = $14, price_cents = $15, search_title = $16, search_body = $17, \
                  search_tags = $18, search_version = $19, website_url = $20, \
                  version = version + 1, updated_at = $21, place = {} \
-                 WHERE item_number = $1 AND version = $2",
+                 WHERE item_number = $1 AND version = $2 RETURNING place",
                 super::locations::place_of("CAST($9 AS TEXT)")
             ),
             &[
@@ -395,7 +403,7 @@ pub async fn update(
             .concat(),
         )
         .await?;
-    Ok(changed == 1)
+    rows.first().map(|row| row.get("place")).transpose()
 }
 
 /// Moves an ad to `status` with `rejection_reason` if it is still at the version of

@@ -11,10 +11,9 @@ use crate::domain::advertisement::{
 use crate::domain::category::CategoryStatus;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Locale, Text};
-use crate::domain::places::Postcode;
 use crate::store::ads::{self, AdRecord, AdWrite, NewAd};
 use crate::store::users::User;
-use crate::store::{Conn, categories, locations, users};
+use crate::store::{Conn, categories, users};
 
 use super::orders::{self, Till};
 use super::{Conflict, Error, Thing};
@@ -65,15 +64,9 @@ pub async fn place<R>(
         status,
         dates,
     };
-    let number = ads::insert(conn, &ad, now).await?;
+    let (number, city_name) = ads::insert(conn, &ad, now).await?;
     // Everything a read would find is at hand: no round trip to read it back.
-    let record = ads::inserted(
-        number,
-        &user,
-        checked.parent_category_id,
-        checked.city_name,
-        ad,
-    );
+    let record = ads::inserted(number, &user, checked.parent_category_id, city_name, ad);
     if charged {
         let record =
             charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?;
@@ -180,11 +173,11 @@ pub async fn change<R>(
         record.dates()
     };
     let write = AdWrite::from_content(&checked.content, seller, checked.parent_category_id);
-    if !ads::update(conn, &record, &write, wanted, dates, now).await? {
+    let Some(city) = ads::update(conn, &record, &write, wanted, dates, now).await? else {
         return Err(Error::Changed);
-    }
+    };
     // Everything a read would find is at hand: no round trip to read it back.
-    let (parent, city) = (checked.parent_category_id, checked.city_name);
+    let parent = checked.parent_category_id;
     let record = ads::updated(record, parent, city, write, wanted, dates);
     let record = if charged {
         charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?
@@ -368,8 +361,6 @@ struct Checked {
     insertion_fee: i64,
     parent_category_id: Option<i64>,
     category_open: bool,
-    /// The place of the content's postcode (see `AdRecord::city_name`).
-    city_name: Option<String>,
 }
 
 /// Checks content against its category, read in the same transaction; `stored` is what an
@@ -394,17 +385,12 @@ async fn checked_content<R>(
         .as_ref()
         .map_or(DEFAULT_RUNNING_DAYS, |fees| fees.running_days);
     let insertion_fee = fees.as_ref().map_or(0, |fees| fees.insertion_fee);
-    let city_name = match Postcode::parse(&content.postcode) {
-        Some(postcode) => locations::find(conn, &postcode).await?.map(|row| row.place),
-        None => None,
-    };
     Ok(Checked {
         content,
         running_days,
         insertion_fee,
         parent_category_id,
         category_open,
-        city_name,
     })
 }
 
