@@ -1,6 +1,6 @@
 //! `/v1/categories`: the tree, one category, and a leaf's attributes and fees.
 
-use axum::extract::{Path, Query};
+use axum::extract::Query;
 use serde_json::{Value, json};
 
 use crate::domain::category::{AttributeDefinition, Category};
@@ -11,7 +11,7 @@ use crate::state::AppState;
 use crate::store::categories;
 
 use super::api::{Api, Operation, get};
-use super::extract::{Context, parse_id, parse_optional_id};
+use super::extract::{CategoryPath, Context, LeafCategoryPath, parse_id, parse_optional_id};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -113,9 +113,8 @@ async fn list(
 
 async fn one(
     Context { state, hal }: Context,
-    Path(raw_id): Path<String>,
+    CategoryPath(id): CategoryPath,
 ) -> Result<Json, ApiError> {
-    let id = parse_id("categoryId", &raw_id)?;
     one_by_id(&state, &hal, id).await
 }
 
@@ -168,7 +167,7 @@ async fn read_leaf(state: &AppState, raw_l1: &str, raw_l2: &str) -> Result<Categ
 
 async fn leaf_category(
     Context { state, hal }: Context,
-    Path((l1, l2)): Path<(String, String)>,
+    LeafCategoryPath(l1, l2): LeafCategoryPath,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
     let body = category_json(&hal, state.config.region, &category, &[]);
@@ -177,7 +176,7 @@ async fn leaf_category(
 
 async fn attributes(
     Context { state, hal }: Context,
-    Path((l1, l2)): Path<(String, String)>,
+    LeafCategoryPath(l1, l2): LeafCategoryPath,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
     let region = state.config.region;
@@ -196,7 +195,7 @@ async fn attributes(
 
 async fn fees(
     Context { state, hal }: Context,
-    Path((l1, l2)): Path<(String, String)>,
+    LeafCategoryPath(l1, l2): LeafCategoryPath,
 ) -> Result<Json, ApiError> {
     let category = read_leaf(&state, &l1, &l2).await?;
     let fees = category

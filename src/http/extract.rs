@@ -106,6 +106,15 @@ path_extractors! {
     OrderPath("orderId": i64);
     /// The `{orderId}` and `{productId}` of the path.
     ProductPath("orderId": i64, "productId": i64);
+    /// The `{categoryId}` of the path (a main category's id).
+    CategoryPath("categoryId": i64);
+    /// The `{l1CategoryId}` and `{l2CategoryId}` of the path, as text: which of the two
+    /// does not name a category is the use case's to say.
+    LeafCategoryPath("l1CategoryId": String, "l2CategoryId": String);
+    /// The `{mediaId}` of the path.
+    MediaPath("mediaId": String);
+    /// The `{mediaId}` and `{size}` of the path.
+    RenditionPath("mediaId": String, "size": String);
 }
 
 /// The path's parameters by name, as text.

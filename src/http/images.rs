@@ -5,9 +5,7 @@
 use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
-use axum::extract::{
-    DefaultBodyLimit, FromRequest, FromRequestParts, Multipart, Path, Query, Request,
-};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Multipart, Query, Request};
 use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -32,7 +30,9 @@ use crate::usecase::images::{self, Rendition, Rules, Upload};
 use super::ads::image_value;
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, ad_reader, need};
-use super::extract::{Context, ItemPath, JsonBody, parse_flag, parse_json};
+use super::extract::{
+    Context, ItemPath, JsonBody, MediaPath, RenditionPath, parse_flag, parse_json,
+};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -398,7 +398,7 @@ async fn reorder(
 async fn one(
     Context { state, hal }: Context,
     caller: Caller,
-    Path(media_id): Path<String>,
+    MediaPath(media_id): MediaPath,
 ) -> Result<Json, ApiError> {
     let (reader, now) = (ad_reader(&caller), state.clock.now());
     let (item, image) = state
@@ -411,7 +411,7 @@ async fn one(
 async fn remove(
     Context { state, .. }: Context,
     UserWith(seller, _): UserWith<need::Write>,
-    Path(media_id): Path<String>,
+    MediaPath(media_id): MediaPath,
 ) -> Result<Response, ApiError> {
     let now = state.clock.now();
     images::delete(&state.db, &state.blobs, seller, media_id, now).await?;
@@ -493,7 +493,7 @@ impl<S: Send + Sync> FromRequestParts<S> for BlobWanted {
 async fn blob(
     Context { state, .. }: Context,
     caller: Caller,
-    Path((media_id, size)): Path<(String, String)>,
+    RenditionPath(media_id, size): RenditionPath,
     BlobWanted {
         format: wanted,
         if_none_match,
@@ -540,7 +540,7 @@ async fn blob(
 async fn meta(
     Context { state, .. }: Context,
     caller: Caller,
-    Path((media_id, size)): Path<(String, String)>,
+    RenditionPath(media_id, size): RenditionPath,
 ) -> Result<Json, ApiError> {
     let renditions = found_rendition(&state, &caller, media_id, &size).await?;
     let jpeg = renditions

@@ -66,10 +66,15 @@ async fn problems_come_back_together(app: TestApp) {
             "{malformed}"
         );
     }
-    // Not UTF-8 once percent-decoded: the field's error, never a server error.
+    // Not UTF-8 once percent-decoded: the field's error, never a server error, on the
+    // routes of other resources too.
     for (path, field) in [
         ("/v1/advertisements/%FF", "itemId"),
         ("/v1/advertisements/m1/bids/%C3%28", "bidId"),
+        ("/v1/categories/%FF", "categoryId"),
+        ("/v1/categories/1/%FF/attributes", "l2CategoryId"),
+        ("/v1/images/%FF", "mediaId"),
+        ("/v1/images/x/%C3%28/meta", "size"),
     ] {
         let error = app.get_json(path, 400).await;
         assert_eq!(error["code"], "validation-failure");
