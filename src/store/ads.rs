@@ -188,6 +188,8 @@ const INSERT_COLUMNS: &str = "seller_id, category_id, status, title, description
                               close_date, price_cents, search_title, search_body, search_tags, \
                               search_version, website_url, version, created_at, updated_at";
 const INSERT_WIDTH: usize = 22;
+/// The parameter of [`INSERT_COLUMNS`] that binds `postcode` (`$8`).
+const POSTCODE_PARAMETER: usize = 8;
 
 fn new_ad_values(ad: &NewAd, now: i64) -> Vec<Value> {
     let mut values = Vec::with_capacity(INSERT_WIDTH);
@@ -225,46 +227,43 @@ fn content_values(ad: &AdWrite, status: AdStatus, dates: Dates) -> [Value; 18] {
 }
 
 /// Stores a new ad; returns its number and the place of its postcode as stored with it
-/// (`AdRecord::city_name`).
+/// (`AdRecord::city_name`), looked up by the same statement.
 pub async fn insert(
     conn: &mut dyn Conn,
     ad: &NewAd,
     now: i64,
 ) -> Result<(i64, Option<String>), DbError> {
-    let number = conn
+    let row = conn
         .query_one(
             &format!(
-                "INSERT INTO advertisements ({INSERT_COLUMNS}) VALUES ({}) \
-                 RETURNING item_number",
-                super::numbered(1, INSERT_WIDTH)
+                "INSERT INTO advertisements ({INSERT_COLUMNS}, place) VALUES ({}, {}) \
+                 RETURNING item_number, place",
+                super::numbered(1, INSERT_WIDTH),
+                // The parameter's type said, for PostgreSQL to infer it in `length()`.
+                super::locations::place_of(&format!("CAST(${POSTCODE_PARAMETER} AS TEXT)"))
             ),
             &new_ad_values(ad, now),
         )
-        .await?
-        .get("item_number")?;
-    let place = set_places(conn, &[number]).await?.pop().flatten();
-    Ok((number, place))
+        .await?;
+    Ok((row.get("item_number")?, row.get("place")?))
 }
 
-/// Looks up the place of each of the ads `numbers` from its postcode
-/// ([`super::locations::place_of`]), in a statement of its own: written into each row of
-/// a many-row INSERT, the lookups opened a cursor each, and SQLite walks the open cursors
-/// of a table at each open (`souk seed` of 100,000 ads on SQLite 36 to 39 s without, 47
-/// to 52 with them there). Returns the places set, in no promised order.
-async fn set_places(conn: &mut dyn Conn, numbers: &[i64]) -> Result<Vec<Option<String>>, DbError> {
+/// Sets the place of each of the ads `numbers` from its postcode
+/// ([`super::locations::place_of`]) after a many-row INSERT, in a statement of its own:
+/// written into each row of that INSERT, the lookups opened a cursor each, and SQLite walks
+/// the open cursors of a table at each open (`souk seed` of 100,000 ads on SQLite 36 to 39
+/// s without, 47 to 52 with them there).
+async fn set_places(conn: &mut dyn Conn, numbers: &[i64]) -> Result<(), DbError> {
     let values: Vec<Value> = numbers.iter().map(|n| Value::Int(*n)).collect();
-    conn.query(
+    conn.run(
         &format!(
-            "UPDATE advertisements SET place = {} WHERE item_number IN ({}) RETURNING place",
+            "UPDATE advertisements SET place = {} WHERE item_number IN ({})",
             super::locations::place_of("advertisements.postcode"),
             super::numbered(1, numbers.len())
         ),
         &values,
     )
-    .await?
-    .iter()
-    .map(|row| row.get("place"))
-    .collect()
+    .await
 }
 
 /// Stores many new ads in one statement (`souk seed`); returns their numbers in the order
@@ -667,4 +666,16 @@ pub async fn expire_due(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
         params![now],
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_postcode_parameter_is_the_postcode_column() {
+        let columns: Vec<&str> = INSERT_COLUMNS.split(',').map(str::trim).collect();
+        assert_eq!(columns.len(), INSERT_WIDTH);
+        assert_eq!(columns[POSTCODE_PARAMETER - 1], "postcode");
+    }
 }
