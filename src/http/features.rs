@@ -15,7 +15,7 @@ use crate::usecase::features::{self, Offer};
 use super::api::{Api, Operation, get, post};
 use super::auth::{UserWith, ad_reader, need};
 use super::extract::{Context, FeaturePath, ItemPath, JsonBody};
-use super::orders::{order_json, till};
+use super::orders::{order_created, till};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -140,8 +140,7 @@ async fn buy(
             )
         })
         .await?;
-    let location = hal.path(&format!("/orders/{}", order.order.id));
-    Ok(Json::created(location, order_json(&hal, &order)))
+    Ok(order_created(&hal, &order))
 }
 
 async fn purchased(

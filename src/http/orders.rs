@@ -80,7 +80,7 @@ fn product_json(hal: &Hal, product: &Product) -> Value {
     body
 }
 
-pub(super) fn order_json(hal: &Hal, found: &OrderWithProducts) -> Value {
+fn order_json(hal: &Hal, found: &OrderWithProducts) -> Value {
     let order = &found.order;
     let path = hal.path(&format!("/orders/{}", order.id));
     let products: Vec<Value> = found
@@ -106,6 +106,12 @@ pub(super) fn order_json(hal: &Hal, found: &OrderWithProducts) -> Value {
     body
 }
 
+/// 201 with the order made by a purchase (a feature, a renewal) at its `Location`.
+pub(super) fn order_created(hal: &Hal, order: &OrderWithProducts) -> Json {
+    let location = hal.path(&format!("/orders/{}", order.order.id));
+    Json::created(location, order_json(hal, order))
+}
+
 pub(super) fn till(state: &AppState) -> Till {
     crate::state::till(&state.config)
 }
@@ -122,8 +128,7 @@ async fn renew(
         .db
         .write(move |conn| Box::pin(orders::renew(conn, user, item, request, till, now)))
         .await?;
-    let location = hal.path(&format!("/orders/{}", order.order.id));
-    Ok(Json::created(location, order_json(&hal, &order)))
+    Ok(order_created(&hal, &order))
 }
 
 /// Order `id` if `user` bought it; to anyone else it does not exist.
