@@ -67,6 +67,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(44, "0044_search_word_category_counts"),
     migration!(45, "0045_search_title_postings_area"),
     migration!(46, "0046_advertisement_place"),
+    migration!(47, "0047_search_fts_pending"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

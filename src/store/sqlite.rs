@@ -254,13 +254,33 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
         }
         completions.push(completion);
     }
-    let commit = conn.control("COMMIT");
+    // The index's changes go with the batch's: if FTS5 cannot take them, nothing commits.
+    let commit = write_pending_index(conn).and_then(|()| conn.control("COMMIT"));
     if commit.is_err() {
         let _ = conn.batch_now("ROLLBACK");
     }
     for completion in completions {
         (completion.deliver)(commit.clone());
     }
+}
+
+/// Hands FTS5 the search index's changes that the batch's triggers queued (migration 0047),
+/// in one statement, so that the batch writes one segment rather than one per ad. Nothing
+/// to do in a database that migration 0047 has not reached yet.
+fn write_pending_index(conn: &mut SqliteConn) -> Result<(), DbError> {
+    let queued = conn
+        .conn
+        .prepare_cached(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_fts_pending'",
+        )
+        .and_then(|mut statement| statement.exists([]))
+        .map_err(map_error)?;
+    if queued {
+        for sql in super::search::WRITE_PENDING_INDEX {
+            conn.control(sql)?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) struct SqliteConn {

@@ -7,13 +7,17 @@ use serde_json::{Value, json};
 use crate::ads::{car, created, json_patch};
 use crate::both_backends;
 use crate::helpers::{TestApp, User, expect_json};
+use souk::domain::search::request::SearchRequest;
 use souk::mail::Mailer;
+use souk::params;
+use souk::store::{DbError, search};
 use souk::usecase::alerts::{Round, round};
 
 both_backends!(
     an_immediate_alert_mails_each_new_match_once,
     a_daily_alert_is_one_digest_a_day,
     ads_are_queued_with_their_write_only_while_alerts_are_asked_for,
+    a_search_in_a_write_finds_what_its_transaction_changed,
 );
 
 const DAY: i64 = 86_400;
@@ -194,4 +198,41 @@ async fn ads_are_queued_with_their_write_only_while_alerts_are_asked_for(app: Te
     assert_eq!(alert_round(&app, now).await.matched, 1);
     assert_eq!(queued(&app).await, 0);
     assert_eq!(mails_to(&app, "zoeker@souk.test").len(), 1);
+}
+
+/// The alert worker searches inside a write job: the ads that its transaction changed (in
+/// its own job, or in an earlier job of the same group commit) are found, though SQLite's
+/// FTS5 index takes an ad's changes only when the writer commits (migration 0047); and once
+/// committed, every reader finds them.
+async fn a_search_in_a_write_finds_what_its_transaction_changed(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let ad = created(&app, &seller.token, &car("Volvo 240")).await;
+    let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
+    let now = app.clock.now();
+    let found = app
+        .db
+        .write(move |conn| {
+            Box::pin(async move {
+                let request =
+                    SearchRequest::parse(&[("query".to_owned(), "trabant".to_owned())]).unwrap();
+                let mut query =
+                    souk::usecase::search::query_of::<std::convert::Infallible>(conn, &request)
+                        .await
+                        .map_err(|e| DbError::Other(format!("{e:?}")))?;
+                query.among = Some(vec![number]);
+                let before = search::matching(conn, &query, now).await?;
+                conn.execute(
+                    "UPDATE advertisements SET search_title = 'trabant ' WHERE item_number = $1",
+                    params![number],
+                )
+                .await?;
+                let after = search::matching(conn, &query, now).await?;
+                Ok::<_, DbError>((before, after))
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(found, (vec![], vec![number]));
+    let results = app.get_json("/v1/search?query=trabant", 200).await;
+    assert_eq!(results["totalCount"], 1);
 }

@@ -552,11 +552,28 @@ fn hit_of(row: &super::Row, measured: bool) -> Result<Hit, DbError> {
     })
 }
 
+/// SQLite: the statements that hand FTS5 the index changes queued by the triggers of
+/// `search_docs` (migration 0047). The writer runs them before each commit; a write job
+/// that searches runs them before it reads, or it would not find the ads that it or an
+/// earlier job of its batch changed.
+pub(super) const WRITE_PENDING_INDEX: [&str; 2] = [
+    "INSERT INTO search_fts (search_fts, rowid, title_words, body_words, tags) \
+     SELECT command, item_number, title_words, body_words, tags FROM search_fts_pending \
+     ORDER BY seq",
+    "DELETE FROM search_fts_pending",
+];
+
 /// Which of the ads `query.among` match `query` at `now` (its words in the title, or
 /// anywhere with `search_description`), in item-number order; order and page are ignored.
+/// Runs in a write job (saved-search alerts), where it sees the job's own changes.
 pub async fn matching(conn: &mut dyn Conn, query: &Query, now: i64) -> Result<Vec<i64>, DbError> {
     if query.among.as_ref().is_some_and(Vec::is_empty) {
         return Ok(Vec::new());
+    }
+    if conn.backend() == Backend::Sqlite {
+        for sql in WRITE_PENDING_INDEX {
+            conn.execute(sql, &[]).await?;
+        }
     }
     let query = &prepared(conn, query).await?;
     let tier = if query.search_description {
