@@ -148,11 +148,15 @@ impl SqliteDb {
             Completion {
                 succeeded: result.is_ok(),
                 deliver: Box::new(move |commit| {
-                    let outcome = match commit {
-                        Ok(()) => result,
+                    let outcome = match (commit, result) {
+                        // A job that failed says why, whatever became of the batch (on a
+                        // database before migration 0047, a failed migration's batch cannot
+                        // hand the queue it lacks to FTS5).
+                        (_, Err(own)) => Err(own),
+                        (Ok(()), done) => done,
                         // The work was rolled back with the batch: the caller must not
                         // believe it happened.
-                        Err(e) => Err(E::from(e)),
+                        (Err(e), Ok(_)) => Err(E::from(e)),
                     };
                     let _ = reply.send(outcome);
                 }),
@@ -265,20 +269,12 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
 }
 
 /// Hands FTS5 the search index's changes that the batch's triggers queued (migration 0047),
-/// in one statement, so that the batch writes one segment rather than one per ad. Nothing
-/// to do in a database that migration 0047 has not reached yet.
+/// in one statement, so that the batch writes one segment rather than one per ad. Every
+/// database is migrated before it is written (`migrations::run` is the first write job, and
+/// creates the queue before this runs at its commit), so the queue is always there.
 fn write_pending_index(conn: &mut SqliteConn) -> Result<(), DbError> {
-    let queued = conn
-        .conn
-        .prepare_cached(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'search_fts_pending'",
-        )
-        .and_then(|mut statement| statement.exists([]))
-        .map_err(map_error)?;
-    if queued {
-        for sql in super::search::WRITE_PENDING_INDEX {
-            conn.control(sql)?;
-        }
+    for sql in super::search::WRITE_PENDING_INDEX {
+        conn.control(sql)?;
     }
     Ok(())
 }
