@@ -18,7 +18,7 @@ use souk::config::Config;
 use souk::state::AppState;
 use souk::store::Db;
 
-pub use http::{Call, Http, expect_json, expect_oauth_error};
+pub use http::{Call, Http, expect_json, expect_oauth_error, try_expect_json};
 pub use served::Served;
 pub use sign_in::{LoginPage, hidden_field, session_cookie};
 

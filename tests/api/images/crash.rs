@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::ads::minimal;
-use crate::helpers::{Backend, FreshDatabase, Http, Served, expect_json, in_ci};
+use crate::helpers::{Backend, FreshDatabase, Http, Served, expect_json, in_ci, try_expect_json};
 use souk::images::blobs::{Blobs, sha256_hex};
 use souk::store::Db;
 
@@ -407,11 +407,17 @@ async fn get(
     Some((status, body.to_vec(), headers))
 }
 
-/// A JSON answer that must be 200; None when the server did not answer.
+/// A JSON answer that must be 200 and match its schema in the OpenAPI document; None when
+/// the server did not answer.
 async fn json(server: &Http, token: &str, path: &str) -> Option<Value> {
-    let (status, body, _) = get(server, token, path, "application/json").await?;
-    assert_eq!(status, 200, "{path}: {}", String::from_utf8_lossy(&body));
-    Some(serde_json::from_slice(&body).expect("JSON"))
+    let response = server
+        .request(Method::GET, path)
+        .token(token)
+        .header("accept", "application/json")
+        .try_send()
+        .await
+        .ok()?;
+    try_expect_json(response, 200).await
 }
 
 /// A blob that was served.
