@@ -484,6 +484,71 @@ async fn client_and_user_commands(app: TestApp) {
     assert!(!app.souk(&["client", "delete", &id]).status.success());
 }
 
+/// While a heavy read (a search) runs, point reads share a spare connection too, so that
+/// the server, which shares its cores out by process, does not leave them one process
+/// against the searches' (docs/OPERATIONS.md): a read sent while another holds the shared
+/// connection goes to the spare then, and queues on the shared connection otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn postgres_point_reads_share_a_spare_connection_while_searches_run() {
+    let app = TestApp::start(Backend::Postgres, "spare_reader").await;
+    // The backends of a slow read and of a read sent right after it, at once.
+    async fn two_reads(app: &TestApp) -> (i64, i64) {
+        let (slow, quick) = tokio::join!(
+            read_one(
+                app,
+                "SELECT pg_backend_pid() AS pid FROM pg_sleep(0.2)",
+                Vec::new()
+            ),
+            read_one(app, "SELECT pg_backend_pid() AS pid", Vec::new()),
+        );
+        (
+            slow.unwrap().get("pid").unwrap(),
+            quick.unwrap().get("pid").unwrap(),
+        )
+    }
+    let (slow, quick) = two_reads(&app).await;
+    assert_eq!(slow, quick, "without a search, reads share one connection");
+
+    let (started, searching) = tokio::sync::oneshot::channel();
+    let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+    let db = app.db.clone();
+    let search = tokio::spawn(async move {
+        db.read_heavy(move |conn| {
+            Box::pin(async move {
+                let pid: i64 = conn
+                    .query_one("SELECT pg_backend_pid() AS pid", &[])
+                    .await?
+                    .get("pid")?;
+                started.send(pid).unwrap();
+                finished.await.unwrap();
+                Ok::<_, DbError>(())
+            })
+        })
+        .await
+    });
+    let searcher = searching.await.unwrap();
+    let (slow_during, quick_during) = two_reads(&app).await;
+    assert_eq!(
+        slow_during, slow,
+        "the shared connection serves the first read"
+    );
+    assert_ne!(quick_during, slow, "the second read went round it");
+    assert_ne!(
+        quick_during, searcher,
+        "on the spare, not the search's connection"
+    );
+    finish.send(()).unwrap();
+    search.await.unwrap().unwrap();
+
+    let (slow_after, quick_after) = two_reads(&app).await;
+    assert_eq!(
+        (slow_after, quick_after),
+        (slow, slow),
+        "one connection again"
+    );
+}
+
 /// A PostgreSQL connection that the server ends (a restart, a failover, an operator's
 /// `pg_terminate_backend`) is replaced by the next request that needs one: meanwhile
 /// requests answer 503 `service-unavailable`, never 500, and no restart of Souk is needed.
