@@ -484,10 +484,10 @@ async fn client_and_user_commands(app: TestApp) {
     assert!(!app.souk(&["client", "delete", &id]).status.success());
 }
 
-/// While a heavy read (a search) runs, point reads share a spare connection too, so that
-/// the server, which shares its cores out by process, does not leave them one process
-/// against the searches' (docs/OPERATIONS.md): a read sent while another holds the shared
-/// connection goes to the spare then, and queues on the shared connection otherwise.
+/// While a heavy read (a search) runs, point reads share a spare connection too: the
+/// server shares its cores out by process, and one process of point reads beside the
+/// searches' got too few of them (docs/OPERATIONS.md). A read sent while another holds the
+/// shared connection goes to the spare then, and queues on the shared connection otherwise.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
 async fn postgres_point_reads_share_a_spare_connection_while_searches_run() {
