@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use bytes::BytesMut;
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
-use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, NoTls, Statement};
 
 use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, Value};
@@ -359,14 +359,10 @@ impl PgClient {
             .query(&statement, &params)
             .await
             .map_err(map_error)?;
-        rows.iter()
-            .map(|row| {
-                let values = (0..columns.len())
-                    .map(|i| from_pg(row, i))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(Row::new(columns.clone(), values))
-            })
-            .collect()
+        Ok(rows
+            .into_iter()
+            .map(|row| Row::from_postgres(columns.clone(), row))
+            .collect())
     }
 
     async fn execute(&self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
@@ -523,10 +519,11 @@ impl ToSql for Value {
     to_sql_checked!();
 }
 
-fn from_pg(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
-    let ty = row.columns()[i].type_().clone();
+/// Column `i` of `row` (which has it) as a [`Value`].
+pub(super) fn from_pg(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
+    let ty = row.columns()[i].type_();
     let decode = |e: tokio_postgres::Error| DbError::Decode(e.to_string());
-    let value = match ty {
+    let value = match *ty {
         Type::INT8 => row
             .try_get::<_, Option<i64>>(i)
             .map_err(decode)?
@@ -561,6 +558,21 @@ fn from_pg(row: &tokio_postgres::Row, i: usize) -> Result<Value, DbError> {
             .map(Value::Text),
     };
     Ok(value.unwrap_or(Value::Null))
+}
+
+/// Whether column `i` of `row` (which has it) is NULL, whatever its type.
+pub(super) fn is_null(row: &tokio_postgres::Row, i: usize) -> bool {
+    /// Any value, read without decoding it.
+    struct Present;
+    impl<'a> FromSql<'a> for Present {
+        fn from_sql(_: &Type, _: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+            Ok(Present)
+        }
+        fn accepts(_: &Type) -> bool {
+            true
+        }
+    }
+    matches!(row.try_get::<_, Option<Present>>(i), Ok(None))
 }
 
 fn map_error(e: tokio_postgres::Error) -> DbError {

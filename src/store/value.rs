@@ -2,6 +2,8 @@
 //!
 //! Every query in `store` is written once with `$1`-style placeholders and runs on both
 //! backends; this module is the common currency between that query code and the two drivers.
+//! (A row from PostgreSQL holds the driver's row and decodes each value as it is read.)
+//! (A row from PostgreSQL holds the driver's row and decodes each value as it is read.)
 
 use std::sync::Arc;
 
@@ -193,17 +195,47 @@ from_text!(
 #[derive(Debug)]
 pub struct Row {
     columns: Arc<[String]>,
-    values: Vec<Value>,
+    cells: Cells,
     /// The column [`Row::take`] takes: records read their columns in the order they were
     /// selected (see [`super::Record`]).
     next: usize,
+}
+
+/// A row's values: decoded already (SQLite's, read inside its blocking call), or as
+/// PostgreSQL sent them, each decoded when it is read. Columns a reader passes over
+/// ([`Row::skip`]) then cost nothing: an ad read with its images comes as a row per image,
+/// each with the ad's twenty-odd columns, which only the first row's reader decodes.
+enum Cells {
+    Decoded(Vec<Value>),
+    Postgres(tokio_postgres::Row),
+}
+
+/// The values, decoded (the driver's row would show only its columns' names and types).
+impl std::fmt::Debug for Cells {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cells::Decoded(values) => values.fmt(f),
+            Cells::Postgres(row) => f
+                .debug_list()
+                .entries((0..row.len()).map(|i| super::postgres::from_pg(row, i)))
+                .finish(),
+        }
+    }
 }
 
 impl Row {
     pub(crate) fn new(columns: Arc<[String]>, values: Vec<Value>) -> Self {
         Row {
             columns,
-            values,
+            cells: Cells::Decoded(values),
+            next: 0,
+        }
+    }
+
+    pub(super) fn from_postgres(columns: Arc<[String]>, row: tokio_postgres::Row) -> Self {
+        Row {
+            columns,
+            cells: Cells::Postgres(row),
             next: 0,
         }
     }
@@ -217,17 +249,25 @@ impl Row {
             .iter()
             .position(|c| c == name)
             .ok_or_else(|| DbError::Decode(format!("no column `{name}` in the result")))?;
-        T::from_value(self.values[index].clone()).map_err(|value| self.mismatch::<T>(index, value))
+        let value = match &self.cells {
+            Cells::Decoded(values) => values[index].clone(),
+            Cells::Postgres(row) => super::postgres::from_pg(row, index)?,
+        };
+        T::from_value(value).map_err(|value| self.mismatch::<T>(index, value))
     }
 
     /// Takes the next column, in the order of the SELECT list, as a `T`.
     pub fn take<T: FromValue>(&mut self) -> Result<T, DbError> {
         let index = self.next;
-        let value = self
-            .values
-            .get_mut(index)
-            .map(std::mem::take)
-            .ok_or_else(|| DbError::Decode(format!("the result has no column {index}")))?;
+        let missing = || DbError::Decode(format!("the result has no column {index}"));
+        let value = match &mut self.cells {
+            Cells::Decoded(values) => values
+                .get_mut(index)
+                .map(std::mem::take)
+                .ok_or_else(missing)?,
+            Cells::Postgres(row) if index < row.len() => super::postgres::from_pg(row, index)?,
+            Cells::Postgres(_) => return Err(missing()),
+        };
         self.next += 1;
         T::from_value(value).map_err(|value| self.mismatch::<T>(index, value))
     }
@@ -239,7 +279,12 @@ impl Row {
 
     /// Whether the next column is NULL (a LEFT JOIN that found nothing).
     pub fn next_is_null(&self) -> bool {
-        matches!(self.values.get(self.next), Some(Value::Null))
+        match &self.cells {
+            Cells::Decoded(values) => matches!(values.get(self.next), Some(Value::Null)),
+            Cells::Postgres(row) => {
+                self.next < row.len() && super::postgres::is_null(row, self.next)
+            }
+        }
     }
 
     /// Reads a record from the next columns (see [`super::Record`]).
