@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::Value;
 
+use super::media_ids;
 use crate::ads::minimal;
 use crate::helpers::{Backend, FreshDatabase, Http, Served, expect_json, in_ci, try_expect_json};
 use souk::images::blobs::{Blobs, sha256_hex};
@@ -84,12 +85,7 @@ async fn killed_while_making_renditions(backend: Backend) {
         201,
     )
     .await;
-    let media_ids: Vec<String> = answer["_embedded"]["svc:advertisement-image"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|image| image["mediaId"].as_str().unwrap().to_owned())
-        .collect();
+    let media_ids = media_ids(&answer);
     assert_eq!(media_ids.len(), PHOTOS as usize);
 
     // Clients watch the images from the upload on, through the crash and the restart.
@@ -394,13 +390,7 @@ async fn get(
     path: &str,
     accept: &str,
 ) -> Option<(u16, Vec<u8>, reqwest::header::HeaderMap)> {
-    let response = server
-        .request(Method::GET, path)
-        .token(token)
-        .header("accept", accept)
-        .try_send()
-        .await
-        .ok()?;
+    let response = send_get(server, token, path, accept).await?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = response.bytes().await.ok()?;
@@ -410,14 +400,24 @@ async fn get(
 /// A JSON answer that must be 200 and match its schema in the OpenAPI document; None when
 /// the server did not answer.
 async fn json(server: &Http, token: &str, path: &str) -> Option<Value> {
-    let response = server
+    let response = send_get(server, token, path, "application/json").await?;
+    try_expect_json(response, 200).await
+}
+
+/// A GET of `path`; None when the server did not answer.
+async fn send_get(
+    server: &Http,
+    token: &str,
+    path: &str,
+    accept: &str,
+) -> Option<reqwest::Response> {
+    server
         .request(Method::GET, path)
         .token(token)
-        .header("accept", "application/json")
+        .header("accept", accept)
         .try_send()
         .await
-        .ok()?;
-    try_expect_json(response, 200).await
+        .ok()
 }
 
 /// A blob that was served.

@@ -84,6 +84,16 @@ pub async fn upload_as(
         .await
 }
 
+/// The media ids of a list of images (its `_embedded` images), in order.
+pub fn media_ids(list: &Value) -> Vec<String> {
+    list["_embedded"]["svc:advertisement-image"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|image| image["mediaId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Uploads one file; the new images.
 pub async fn uploaded(
     app: &TestApp,
