@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::{blob_files, image_count, jpeg, multipart, new_ad, png, upload, upload_as, uploaded};
+use super::{
+    blob_files, image_count, jpeg, media_ids, multipart, new_ad, png, upload, upload_as, uploaded,
+};
 use crate::every_store;
 use crate::helpers::{TestApp, expect_json};
 
@@ -15,6 +17,7 @@ every_store!(
     replace_all_swaps_the_images,
     replace_all_is_true_or_false,
     only_the_seller_uploads,
+    the_seller_orders_the_images,
 );
 
 async fn an_upload_answers_with_the_new_images(app: TestApp) {
@@ -274,6 +277,62 @@ async fn only_the_seller_uploads(app: TestApp) {
     let bad = upload(&app, &other.token, &ad, "image/jpeg", b"nope".to_vec()).await;
     assert_eq!(expect_json(bad, 403).await["code"], "unauthorized");
     assert_eq!(image_count(&app).await, 0);
+}
+
+/// `PUT {ad}/images/order` puts every image of the ad in the order given; the ad, its
+/// list of images and the order's answer all show that order, and a list that is not the
+/// ad's images, each once, is refused and changes nothing.
+async fn the_seller_orders_the_images(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let (content_type, body) = multipart(&[
+        ("file", Some("image/jpeg"), jpeg(30, 20)),
+        ("file", Some("image/png"), png(10, 10)),
+        ("file", Some("image/jpeg"), jpeg(12, 12)),
+    ]);
+    let added = expect_json(
+        upload(&app, &seller.token, &ad, &content_type, body).await,
+        201,
+    )
+    .await;
+    let uploaded = media_ids(&added);
+    let embedded = |read: &Value| media_ids(&read["_embedded"]["svc:advertisement-images"]);
+    let order = |ids: &[String]| {
+        app.put(&format!("{ad}/images/order"))
+            .token(&seller.token)
+            .json(&json!({ "mediaIds": ids }))
+            .send()
+    };
+    let reversed: Vec<String> = uploaded.iter().rev().cloned().collect();
+    let answer = expect_json(order(&reversed).await, 200).await;
+    assert_eq!(media_ids(&answer), reversed);
+    let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(embedded(&read), reversed, "the ad's embedded images");
+    let positions: Vec<&Value> =
+        read["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["imageId"])
+            .collect();
+    assert_eq!(positions, [&json!(1), &json!(2), &json!(3)]);
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
+    assert_eq!(media_ids(&list), reversed);
+    // Not each image once: refused, and the order stays.
+    let [first, second, third] = [0, 1, 2].map(|i| uploaded[i].clone());
+    for wrong in [
+        vec![first.clone(), second.clone()],
+        vec![first.clone(), first, second, third],
+    ] {
+        let refused = expect_json(order(&wrong).await, 400).await;
+        assert_eq!(refused["details"][0]["field"], "mediaIds");
+        assert_eq!(refused["details"][0]["code"], "not-the-images");
+    }
+    let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(embedded(&read), reversed, "unchanged by the refusals");
 }
 
 /// The CRC of a PNG chunk (type and data), so that a doctored header is well formed.
