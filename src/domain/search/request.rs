@@ -74,60 +74,54 @@ fn invalid(field: &str, raw: &str, dutch: &str, french: &str) -> FieldError {
     FieldError::new(field, "invalid-value", Text::new(dutch, french)).with_value(raw)
 }
 
-fn boolean(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> bool {
-    match raw {
-        "true" => true,
-        "false" => false,
-        _ => {
-            errors.push(invalid(
-                field,
-                raw,
-                "moet true of false zijn",
-                "doit être true ou false",
-            ));
-            false
-        }
+/// `value` (`raw` parsed), or `None` and an `invalid-value` error on `field` saying what it
+/// must be (in Dutch and in French).
+fn valid<T>(
+    value: Option<T>,
+    field: &str,
+    raw: &str,
+    (dutch, french): (&str, &str),
+    errors: &mut Vec<FieldError>,
+) -> Option<T> {
+    if value.is_none() {
+        errors.push(invalid(field, raw, dutch, french));
     }
+    value
+}
+
+fn boolean(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> bool {
+    let value = match raw {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    let must = ("moet true of false zijn", "doit être true ou false");
+    valid(value, field, raw, must, errors).unwrap_or(false)
 }
 
 fn positive(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<i64> {
     let value = raw.parse::<i64>().ok().filter(|v| *v > 0);
-    if value.is_none() {
-        errors.push(invalid(
-            field,
-            raw,
-            "moet een positief geheel getal zijn",
-            "doit être un nombre entier positif",
-        ));
-    }
-    value
+    let must = (
+        "moet een positief geheel getal zijn",
+        "doit être un nombre entier positif",
+    );
+    valid(value, field, raw, must, errors)
 }
 
 fn amount(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<i64> {
     let value = raw.parse::<i64>().ok().filter(|v| *v >= 0);
-    if value.is_none() {
-        errors.push(invalid(
-            field,
-            raw,
-            "moet een bedrag in centen zijn (0 of meer)",
-            "doit être un montant en centimes (0 ou plus)",
-        ));
-    }
-    value
+    let must = (
+        "moet een bedrag in centen zijn (0 of meer)",
+        "doit être un montant en centimes (0 ou plus)",
+    );
+    valid(value, field, raw, must, errors)
 }
 
 /// A bound of a numeric attribute range: any finite number.
 fn number(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<f64> {
     let value = raw.parse::<f64>().ok().filter(|v| v.is_finite());
-    if value.is_none() {
-        errors.push(invalid(
-            field,
-            raw,
-            "moet een getal zijn",
-            "doit être un nombre",
-        ));
-    }
-    value
+    let must = ("moet een getal zijn", "doit être un nombre");
+    valid(value, field, raw, must, errors)
 }
 
 fn out_of_range(field: &str, raw: &str, dutch: String, french: String) -> FieldError {
@@ -188,36 +182,40 @@ impl SearchRequest {
                 "withImages" => request.with_images = boolean(name, raw, &mut errors),
                 "facets" => request.facets = boolean(name, raw, &mut errors),
                 "searchDescription" => request.search_description = boolean(name, raw, &mut errors),
-                "sortBy" => match raw.as_str() {
-                    "default" => request.sort_by = SortBy::Default,
-                    "price" => request.sort_by = SortBy::Price,
-                    "location" => request.sort_by = SortBy::Location,
-                    _ => errors.push(invalid(
-                        name,
-                        raw,
+                "sortBy" => {
+                    let sort_by = match raw.as_str() {
+                        "default" => Some(SortBy::Default),
+                        "price" => Some(SortBy::Price),
+                        "location" => Some(SortBy::Location),
+                        _ => None,
+                    };
+                    let must = (
                         "moet default, location of price zijn",
                         "doit être default, location ou price",
-                    )),
-                },
-                "sortOrder" => match raw.as_str() {
-                    "ascending" => sort_order = Some(true),
-                    "descending" => sort_order = Some(false),
-                    _ => errors.push(invalid(
-                        name,
-                        raw,
+                    );
+                    if let Some(sort_by) = valid(sort_by, name, raw, must, &mut errors) {
+                        request.sort_by = sort_by;
+                    }
+                }
+                "sortOrder" => {
+                    let ascending = match raw.as_str() {
+                        "ascending" => Some(true),
+                        "descending" => Some(false),
+                        _ => None,
+                    };
+                    let must = (
                         "moet ascending of descending zijn",
                         "doit être ascending ou descending",
-                    )),
-                },
-                "locale" => match Locale::parse(raw) {
-                    Some(locale) => request.locale = Some(locale),
-                    None => errors.push(invalid(
-                        name,
-                        raw,
+                    );
+                    sort_order = valid(ascending, name, raw, must, &mut errors);
+                }
+                "locale" => {
+                    let must = (
                         "moet nl-NL, nl-BE of fr-BE zijn",
                         "doit être nl-NL, nl-BE ou fr-BE",
-                    )),
-                },
+                    );
+                    request.locale = valid(Locale::parse(raw), name, raw, must, &mut errors);
+                }
                 "postCode" => match Postcode::parse(raw) {
                     Some(postcode) => request.postcode = Some(postcode),
                     None => errors.push(
