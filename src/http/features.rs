@@ -12,6 +12,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::usecase::features::{self, Offer};
 
+use super::ads::list_of_ad;
 use super::api::{Api, Operation, get, post};
 use super::auth::{UserWith, ad_reader, need};
 use super::extract::{Context, FeaturePath, ItemPath, JsonBody};
@@ -97,15 +98,9 @@ async fn list(
         .db
         .read(move |conn| Box::pin(features::of_ad(conn, item, reader, now)))
         .await?;
-    let path = hal.path(&format!("/advertisements/{item}/features"));
-    let items: Vec<Value> = offers.iter().map(|o| feature_json(&hal, item, o)).collect();
-    Ok(Json::ok(json!({
-        "_links": hal
-            .links(&path, Resource::FeatureList)
-            .rel(Rel::Advertisement, hal.path(&format!("/advertisements/{item}")))
-            .build(),
-        "_embedded": {hal.rel(Rel::AdvertisementFeature): items},
-    })))
+    let items = offers.iter().map(|o| feature_json(&hal, item, o)).collect();
+    let kind = (Resource::FeatureList, Rel::AdvertisementFeature);
+    Ok(Json::ok(list_of_ad(&hal, item, "features", kind, items)))
 }
 
 async fn one_feature(
@@ -153,8 +148,7 @@ async fn purchased(
         .db
         .read(move |conn| Box::pin(features::purchased(conn, user, item, now)))
         .await?;
-    let path = hal.path(&format!("/advertisements/{item}/purchased-features"));
-    let items: Vec<Value> = bought
+    let items = bought
         .iter()
         .map(|p| {
             json!({
@@ -163,11 +157,15 @@ async fn purchased(
             })
         })
         .collect();
-    Ok(Json::ok(json!({
-        "_links": hal
-            .links(&path, Resource::PurchasedFeatureList)
-            .rel(Rel::Advertisement, hal.path(&format!("/advertisements/{item}")))
-            .build(),
-        "_embedded": {hal.rel(Rel::AdvertisementPurchasedFeature): items},
-    })))
+    let kind = (
+        Resource::PurchasedFeatureList,
+        Rel::AdvertisementPurchasedFeature,
+    );
+    Ok(Json::ok(list_of_ad(
+        &hal,
+        item,
+        "purchased-features",
+        kind,
+        items,
+    )))
 }

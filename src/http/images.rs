@@ -27,7 +27,7 @@ use crate::images::fetch::{FetchPolicy, fetch_all};
 use crate::store::images::ImageRecord;
 use crate::usecase::images::{self, Rendition, Rules, Upload};
 
-use super::ads::image_value;
+use super::ads::{image_value, list_of_ad};
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, ad_reader, need};
 use super::extract::{
@@ -339,17 +339,12 @@ fn bad_form(reason: String) -> ApiError {
 
 /// `{_links: {self}, _embedded: {<image rel>: [...]}}`, the images of an ad.
 fn image_list(hal: &Hal, item: ItemId, images: &[ImageRecord]) -> Value {
-    let path = hal.path(&format!("/advertisements/{item}/images"));
-    let items: Vec<Value> = images
+    let items = images
         .iter()
         .map(|i| image_with_links(hal, item, i))
         .collect();
-    json!({
-        "_links": hal.links(path, Resource::ImageList)
-            .rel(Rel::Advertisement, hal.path(&format!("/advertisements/{item}")))
-            .build(),
-        "_embedded": {hal.rel(Rel::AdvertisementImage): items},
-    })
+    let kind = (Resource::ImageList, Rel::AdvertisementImage);
+    list_of_ad(hal, item, "images", kind, items)
 }
 
 /// An image with its own `self` and its ad's link beside the embedded form's.

@@ -28,6 +28,25 @@ use super::extract::{Context, ItemPath, JsonBody, PatchBody, UserPath, parse_pag
 use super::render::{Json, etag_matches_strong};
 use json::{AdJson, AdPageJson};
 
+/// A list of what ad `item` has, at `/advertisements/{item}/{tail}` (its images, its
+/// features): its own link and its ad's, and `items` embedded under `rel`.
+pub(super) fn list_of_ad(
+    hal: &Hal,
+    item: ItemId,
+    tail: &str,
+    (resource, rel): (Resource, Rel),
+    items: Vec<Value>,
+) -> Value {
+    let ad = hal.path(&format!("/advertisements/{item}"));
+    json!({
+        "_links": hal
+            .links(format!("{ad}/{tail}"), resource)
+            .rel(Rel::Advertisement, &ad)
+            .build(),
+        "_embedded": {hal.rel(rel): items},
+    })
+}
+
 /// What the `status` filter takes: nothing, or statuses but `deleted`, comma-separated,
 /// each trimmed of whitespace.
 fn status_filter_pattern() -> String {
