@@ -161,11 +161,6 @@ async fn purchased(
         Resource::PurchasedFeatureList,
         Rel::AdvertisementPurchasedFeature,
     );
-    Ok(Json::ok(list_of_ad(
-        &hal,
-        item,
-        "purchased-features",
-        kind,
-        items,
-    )))
+    let list = list_of_ad(&hal, item, "purchased-features", kind, items);
+    Ok(Json::ok(list))
 }

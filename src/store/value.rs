@@ -3,7 +3,6 @@
 //! Every query in `store` is written once with `$1`-style placeholders and runs on both
 //! backends; this module is the common currency between that query code and the two drivers.
 //! (A row from PostgreSQL holds the driver's row and decodes each value as it is read.)
-//! (A row from PostgreSQL holds the driver's row and decodes each value as it is read.)
 
 use std::sync::Arc;
 
