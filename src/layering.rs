@@ -1,6 +1,6 @@
 //! The dependency rules of docs/ARCHITECTURE.md ("What may import what"), checked on the
 //! sources: a file of `src`, or under a folder of it, that refers to a path its layer may
-//! not reach fails this test.
+//! not reach fails this test; and the bound on a source file's length.
 
 use std::path::{Path, PathBuf};
 
@@ -112,6 +112,33 @@ fn layers_reach_only_what_they_may() {
         }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// A file this long holds several things, each harder to find (docs/ARCHITECTURE.md).
+const MOST_LINES: usize = 700;
+
+#[test]
+fn no_source_file_is_over_the_bound() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    assert!(files.len() > 100, "the sources were found: {}", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .map(|file| {
+            let code = std::fs::read_to_string(file).expect("a source file");
+            (file, code.lines().count())
+        })
+        .filter(|(_, lines)| *lines > MOST_LINES)
+        .map(|(file, lines)| format!("{}: {lines} lines", file.display()))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "over {MOST_LINES} lines: {}",
+        long.join(", ")
+    );
 }
 
 #[test]
