@@ -68,6 +68,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(45, "0045_search_title_postings_area"),
     migration!(46, "0046_advertisement_place"),
     migration!(47, "0047_search_fts_pending"),
+    migration!(48, "0048_advertisement_parent_category"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

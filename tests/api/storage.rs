@@ -3,8 +3,9 @@
 
 use souk::store::{Backend as DbBackend, DbError, Row, Value, categories, migrations};
 
+use crate::ads::{car, created, minimal, put};
 use crate::both_backends;
-use crate::helpers::{Backend, TestApp};
+use crate::helpers::{Backend, TestApp, expect_json};
 
 both_backends!(
     concurrent_writes_are_all_kept_and_failures_roll_back_alone,
@@ -14,6 +15,8 @@ both_backends!(
     migrations_run_once,
     import_refuses_a_malformed_file_and_changes_nothing,
     import_extends_and_replace_closes,
+    the_database_keeps_each_ads_parent_category,
+    the_upgrade_to_kept_parents_fills_every_ad,
     client_and_user_commands,
 );
 
@@ -337,6 +340,93 @@ async fn import_extends_and_replace_closes(app: TestApp) {
             .filter(|c| c.parent_id.is_none())
             .count() as i64
     );
+}
+
+/// The database keeps each ad's parent category (migration 0048), whoever writes: on
+/// insert, on a change of category, and when an import moves a category to another parent,
+/// which moves the category's ads and no other.
+async fn the_database_keeps_each_ads_parent_category(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let bike = created(&app, &seller.token, &minimal("Damesfiets")).await;
+    let was_a_car = created(&app, &seller.token, &car("Stationwagen")).await;
+    let still_a_car = created(&app, &seller.token, &car("Cabriolet")).await;
+    let category_of = |ad: &serde_json::Value| ad["_links"]["svc:category"]["href"].clone();
+    let read = |ad: &serde_json::Value| {
+        let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+        let app = &app;
+        async move { app.get_json(&path, 200).await }
+    };
+    assert_eq!(category_of(&read(&bike).await), "/v1/categories/4/402");
+    assert_eq!(category_of(&read(&was_a_car).await), "/v1/categories/1/101");
+    let path = was_a_car["_links"]["self"]["href"].as_str().unwrap();
+    expect_json(
+        put(&app, &seller.token, path, &minimal("Herenfiets")).await,
+        200,
+    )
+    .await;
+    assert_eq!(category_of(&read(&was_a_car).await), "/v1/categories/4/402");
+
+    // Damesfietsen (402), as the default taxonomy has it, under a new L1 category.
+    let taxonomy: serde_json::Value = serde_json::from_str(souk::app::DEFAULT_TAXONOMY).unwrap();
+    let leaf = taxonomy["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l1| l1["children"].as_array().unwrap())
+        .find(|leaf| leaf["categoryId"] == 402)
+        .unwrap()
+        .clone();
+    let moved = serde_json::json!({"categories": [{"categoryId": 990,
+        "labels": {"nl-NL": "Proef", "nl-BE": "Proef", "fr-BE": "Essai"},
+        "status": "open", "children": [leaf]}]});
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("moved.json");
+    std::fs::write(&file, moved.to_string()).unwrap();
+    let output = import(&app, &file, &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for ad in [&bike, &was_a_car] {
+        assert_eq!(category_of(&read(ad).await), "/v1/categories/990/402");
+    }
+    assert_eq!(
+        category_of(&read(&still_a_car).await),
+        "/v1/categories/1/101"
+    );
+}
+
+/// Migration 0048 gives each ad stored before it the parent of its category.
+async fn the_upgrade_to_kept_parents_fills_every_ad(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let ads = [
+        created(&app, &seller.token, &minimal("Damesfiets")).await,
+        created(&app, &seller.token, &car("Stationwagen")).await,
+    ];
+    // The database as it was before the migration.
+    let undo: &[&str] = match app.backend {
+        Backend::Sqlite => &[
+            "DROP TRIGGER ads_parent_category_insert",
+            "DROP TRIGGER ads_parent_category_update",
+            "DROP TRIGGER categories_parent_to_ads",
+        ],
+        Backend::Postgres => &[
+            "DROP FUNCTION ads_parent_category() CASCADE",
+            "DROP FUNCTION categories_parent_to_ads() CASCADE",
+        ],
+    };
+    for sql in undo.iter().chain([
+        &"ALTER TABLE advertisements DROP COLUMN parent_category_id",
+        &"DELETE FROM schema_migrations WHERE version = 48",
+    ]) {
+        app.execute(sql, vec![]).await;
+    }
+    assert_eq!(migrations::run(&app.db).await.unwrap(), 1);
+    for ad in ads {
+        let path = ad["_links"]["self"]["href"].as_str().unwrap();
+        assert_eq!(app.get_json(path, 200).await, ad, "{path}");
+    }
 }
 
 /// performance.md: a driver that leaves `INSERT ... RETURNING` statements unfinished keeps
