@@ -1,9 +1,10 @@
 -- Each ad keeps the L1 parent of its category (the `svc:category` link's first id), so that
--- reading an ad needs no join with `categories`: joined at each read, R1 on PostgreSQL
--- served 0.95 to 0.97 x what it does with the column (paired runs, 100,000 ads). The
--- database keeps it, whoever writes: the ad's row takes its category's parent when it is
--- inserted and when its category changes, and a category moved to another parent moves its
--- ads' column with it (an import; no index by category: such a move reads every ad).
+-- reading an ad needs no join with `categories`: joined at each read, PostgreSQL spent
+-- 33.6 µs of CPU per R1 request, against 31.3 µs with the column (docs/ARCHITECTURE.md,
+-- "Where R1's time goes"). The database keeps it, whoever writes: the ad's row takes its
+-- category's parent when it is inserted and when its category changes, and a category
+-- moved to another parent moves its ads' column with it (an import; no index by category:
+-- such a move reads every ad).
 -- SQLite's triggers cannot set a new row's values, so they write the row once more; no
 -- other trigger watches the column.
 ALTER TABLE advertisements ADD COLUMN parent_category_id INTEGER;

@@ -25,8 +25,8 @@ record! {
         pub category_id: i64,
         /// The L1 parent of the leaf category, which the database keeps on the ad (triggers
         /// of migration 0048: on insert, on a change of category, and when an import moves
-        /// the category). Joined from `categories` at each read instead, R1 on PostgreSQL
-        /// served 0.95 to 0.97 x what it does now.
+        /// the category). Joined from `categories` at each read instead, it cost PostgreSQL
+        /// about 6% of its CPU per R1 request.
         pub parent_category_id: Option<i64>,
         /// As written; [`AdRecord::status_at`] is the state a reader sees.
         pub status: AdStatus,
