@@ -3,7 +3,7 @@
 
 use souk::store::{Backend as DbBackend, DbError, Row, Value, categories, migrations};
 
-use crate::ads::{car, created, minimal, put};
+use crate::ads::{car, created, minimal, path_of, put};
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, expect_json};
 
@@ -352,15 +352,20 @@ async fn the_database_keeps_each_ads_parent_category(app: TestApp) {
     let still_a_car = created(&app, &seller.token, &car("Cabriolet")).await;
     let category_of = |ad: &serde_json::Value| ad["_links"]["svc:category"]["href"].clone();
     let read = |ad: &serde_json::Value| {
-        let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+        let path = path_of(ad);
         let app = &app;
         async move { app.get_json(&path, 200).await }
     };
     assert_eq!(category_of(&read(&bike).await), "/v1/categories/4/402");
     assert_eq!(category_of(&read(&was_a_car).await), "/v1/categories/1/101");
-    let path = was_a_car["_links"]["self"]["href"].as_str().unwrap();
     expect_json(
-        put(&app, &seller.token, path, &minimal("Herenfiets")).await,
+        put(
+            &app,
+            &seller.token,
+            &path_of(&was_a_car),
+            &minimal("Herenfiets"),
+        )
+        .await,
         200,
     )
     .await;
@@ -424,8 +429,8 @@ async fn the_upgrade_to_kept_parents_fills_every_ad(app: TestApp) {
     }
     assert_eq!(migrations::run(&app.db).await.unwrap(), 1);
     for ad in ads {
-        let path = ad["_links"]["self"]["href"].as_str().unwrap();
-        assert_eq!(app.get_json(path, 200).await, ad, "{path}");
+        let path = path_of(&ad);
+        assert_eq!(app.get_json(&path, 200).await, ad, "{path}");
     }
 }
 

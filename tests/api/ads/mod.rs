@@ -38,6 +38,11 @@ pub fn car(title: &str) -> Value {
     })
 }
 
+/// The path of an ad's answer (its `self` link).
+pub fn path_of(ad: &Value) -> String {
+    ad["_links"]["self"]["href"].as_str().unwrap().to_owned()
+}
+
 pub async fn create(app: &TestApp, token: &str, body: &Value) -> reqwest::Response {
     app.post("/v1/advertisements")
         .token(token)

@@ -8,7 +8,7 @@ mod ranges;
 
 use serde_json::{Value, json};
 
-use crate::ads::{car, created, minimal, status};
+use crate::ads::{car, created, minimal, path_of, status};
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, User, encode, expect_json, field_codes, pairs};
 
@@ -103,10 +103,6 @@ fn groups(words: &str) -> Vec<Vec<String>> {
         .unwrap()
         .words
         .groups
-}
-
-fn path_of(ad: &Value) -> String {
-    ad["_links"]["self"]["href"].as_str().unwrap().to_owned()
 }
 
 async fn word_forms_and_accents_match(app: TestApp) {
