@@ -69,26 +69,21 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
     Ok(db)
 }
 
-/// Gives ads indexed by an older tokenizer (or before search existed) their search terms,
-/// 1,000 per write so that the writer never stalls for long; in the background, so that
-/// a large database is ready at once (those ads are missing from results meanwhile).
-async fn reindex_search(db: Db) {
+/// Gives the ads whose search terms are outdated (made by an older tokenizer, before search
+/// existed, or before their category moved to another parent) their terms again, 1,000 per
+/// write so that the writer never stalls for long; returns how many. Those ads are missing
+/// from results meanwhile. The upkeep runs it at start and every minute after, and a
+/// category import at once.
+pub async fn reindex_search(db: &Db) -> Result<usize, crate::store::DbError> {
     let mut total = 0;
     loop {
-        let done = db
+        match db
             .write(|conn| Box::pin(crate::usecase::search::reindex_outdated(conn, 1000)))
-            .await;
-        match done {
-            Ok(0) => break,
-            Ok(n) => total += n,
-            Err(e) => {
-                tracing::error!(error = ?e, "re-indexing ads for search failed");
-                return;
-            }
+            .await?
+        {
+            0 => return Ok(total),
+            n => total += n,
         }
-    }
-    if total > 0 {
-        tracing::info!(ads = total, "ads indexed for search");
     }
 }
 
@@ -106,7 +101,6 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }
     let state = AppState::new(config.clone(), db, clock)?;
-    tokio::spawn(reindex_search(state.db.clone()));
     tokio::spawn(sweep_periodically(
         state.clone(),
         std::time::Duration::from_secs(60),
@@ -256,16 +250,22 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     Ok(())
 }
 
-/// Background upkeep, every `period` (a minute when serving; tests take less): writes down
-/// the expiry of ads whose `closeDate` has passed (reads already show them expired) and,
-/// folds the changes of the kept search counts (PostgreSQL, `store::search::fold_counts`), and
-/// every 60th time (hourly), forgets idempotency keys older than a day and the tokens
-/// nothing needs any more. On PostgreSQL every replica does it; the statements are
-/// idempotent.
+/// Background upkeep, every `period` (a minute when serving; tests take less), the first
+/// time at start: gives ads with outdated search terms new ones ([`reindex_search`]),
+/// writes down the expiry of ads whose `closeDate` has passed (reads already show them
+/// expired), folds the changes of the kept search counts (PostgreSQL,
+/// `store::search::fold_counts`), and every 60th time (hourly) forgets idempotency keys
+/// older than a day and the tokens nothing needs any more. On PostgreSQL every replica does
+/// it; the statements are idempotent.
 pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     let mut every = tokio::time::interval(period);
     for tick in 0_u64.. {
         every.tick().await;
+        match reindex_search(&state.db).await {
+            Ok(0) => {}
+            Ok(ads) => tracing::info!(ads, "ads indexed for search"),
+            Err(e) => tracing::error!(error = ?e, "re-indexing ads for search failed"),
+        }
         let now = state.clock.now();
         let expired = state
             .db

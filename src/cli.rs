@@ -243,6 +243,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 summary.updated,
                 summary.closed
             );
+            if summary.ads_to_reindex > 0 {
+                // Ads of moved categories are out of search until this is done; should it
+                // fail, the servers' upkeep does it within a minute.
+                let ads = app::reindex_search(&db).await?;
+                println!("{ads} ads of moved categories indexed for search again");
+            }
             Ok(())
         }
     }

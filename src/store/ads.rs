@@ -633,6 +633,18 @@ pub async fn with_search_before(
     .await
 }
 
+/// Marks the search terms of the ads of `category` as made by no tokenizer, so that
+/// [`with_search_before`] returns them to be made again; until then they are out of the
+/// index (the triggers index only ads with terms). Returns how many.
+pub async fn outdate_search_terms(conn: &mut dyn Conn, category: i64) -> Result<u64, DbError> {
+    conn.execute(
+        "UPDATE advertisements SET search_version = 0 \
+         WHERE category_id = $1 AND search_version > 0",
+        params![category],
+    )
+    .await
+}
+
 /// Stores an ad's search terms (the index follows by trigger). Not a change of the ad: its
 /// version and ETag stay.
 pub async fn set_search_terms(

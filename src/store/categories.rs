@@ -90,6 +90,9 @@ pub struct ImportSummary {
     pub updated: usize,
     /// Categories absent from a `replace` import, now closed.
     pub closed: usize,
+    /// Ads of categories that moved to another parent: their search terms name the old
+    /// parent, so they are marked for re-indexing ([`super::ads::outdate_search_terms`]).
+    pub ads_to_reindex: u64,
 }
 
 /// Stores the categories of a checked taxonomy: new ids are added, known ids updated.
@@ -102,9 +105,16 @@ pub async fn import(
     now: i64,
 ) -> Result<ImportSummary, DbError> {
     let mut summary = ImportSummary::default();
-    let known: Vec<i64> = conn
-        .column("SELECT category_id FROM categories", &[])
-        .await?;
+    let mut known = Vec::new();
+    for row in conn
+        .query("SELECT category_id, parent_id FROM categories", &[])
+        .await?
+    {
+        known.push((
+            row.get::<i64>("category_id")?,
+            row.get::<Option<i64>>("parent_id")?,
+        ));
+    }
     let position_base: i64 = conn
         .query_one(
             "SELECT COALESCE(MAX(position), 0) AS p FROM categories",
@@ -122,7 +132,8 @@ pub async fn import(
             ),
             None => (None, None, None, None),
         };
-        let is_known = known.contains(&category.id);
+        let stored_parent = known.iter().find(|(id, _)| *id == category.id).map(|k| k.1);
+        let is_known = stored_parent.is_some();
         // A replace import takes the file's order; an extending import appends new ones.
         let position = if replace || !is_known {
             position_base + 1 + i as i64
@@ -154,14 +165,20 @@ pub async fn import(
             ],
         )
         .await?;
-        if is_known {
-            summary.updated += 1;
-        } else {
-            summary.inserted += 1;
+        match stored_parent {
+            Some(parent) if parent != category.parent_id => {
+                summary.updated += 1;
+                // The ads' parent follows by trigger (migration 0048); their search terms
+                // are made in Rust, so they are made again after the import.
+                summary.ads_to_reindex +=
+                    super::ads::outdate_search_terms(conn, category.id).await?;
+            }
+            Some(_) => summary.updated += 1,
+            None => summary.inserted += 1,
         }
     }
     if replace {
-        for id in known {
+        for (id, _) in known {
             if categories.iter().all(|c| c.id != id) {
                 summary.closed += conn
                     .execute(

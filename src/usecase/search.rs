@@ -15,7 +15,7 @@ use crate::domain::search::{
 };
 use crate::store::ads::{self, AdRecord};
 use crate::store::search::{self, Near, Order, Query};
-use crate::store::{Conn, categories, locations};
+use crate::store::{Conn, DbError, categories, locations};
 
 use super::Error;
 
@@ -371,7 +371,7 @@ fn stored_content(record: &AdRecord) -> AdContent {
 /// Makes the search terms of up to `limit` ads whose terms an older tokenizer made (or
 /// none: ads from before search), so that they are found again; returns how many. Run in
 /// batches after start until it answers 0.
-pub async fn reindex_outdated(conn: &mut dyn Conn, limit: i64) -> Result<usize, Error> {
+pub async fn reindex_outdated(conn: &mut dyn Conn, limit: i64) -> Result<usize, DbError> {
     let outdated = ads::with_search_before(conn, TOKENIZER_VERSION, limit).await?;
     for record in &outdated {
         let terms = AdTerms::of(

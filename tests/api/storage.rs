@@ -16,6 +16,7 @@ both_backends!(
     import_refuses_a_malformed_file_and_changes_nothing,
     import_extends_and_replace_closes,
     the_database_keeps_each_ads_parent_category,
+    search_follows_a_moved_category_to_its_new_parent,
     the_upgrade_to_kept_parents_fills_every_ad,
     client_and_user_commands,
 );
@@ -345,6 +346,32 @@ async fn import_extends_and_replace_closes(app: TestApp) {
 /// The database keeps each ad's parent category (migration 0048), whoever writes: on
 /// insert, on a change of category, and when an import moves a category to another parent,
 /// which moves the category's ads and no other.
+/// Runs `souk categories import` on a file that puts Damesfietsen (402), as the default
+/// taxonomy has it, under a new L1 category, 990.
+fn move_ladies_bikes_under_a_new_parent(app: &TestApp) {
+    let taxonomy: serde_json::Value = serde_json::from_str(souk::app::DEFAULT_TAXONOMY).unwrap();
+    let leaf = taxonomy["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l1| l1["children"].as_array().unwrap())
+        .find(|leaf| leaf["categoryId"] == 402)
+        .unwrap()
+        .clone();
+    let moved = serde_json::json!({"categories": [{"categoryId": 990,
+        "labels": {"nl-NL": "Proef", "nl-BE": "Proef", "fr-BE": "Essai"},
+        "status": "open", "children": [leaf]}]});
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("moved.json");
+    std::fs::write(&file, moved.to_string()).unwrap();
+    let output = import(app, &file, &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 async fn the_database_keeps_each_ads_parent_category(app: TestApp) {
     let seller = app.user("verkoper@souk.test").await;
     let bike = created(&app, &seller.token, &minimal("Damesfiets")).await;
@@ -371,28 +398,7 @@ async fn the_database_keeps_each_ads_parent_category(app: TestApp) {
     .await;
     assert_eq!(category_of(&read(&was_a_car).await), "/v1/categories/4/402");
 
-    // Damesfietsen (402), as the default taxonomy has it, under a new L1 category.
-    let taxonomy: serde_json::Value = serde_json::from_str(souk::app::DEFAULT_TAXONOMY).unwrap();
-    let leaf = taxonomy["categories"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|l1| l1["children"].as_array().unwrap())
-        .find(|leaf| leaf["categoryId"] == 402)
-        .unwrap()
-        .clone();
-    let moved = serde_json::json!({"categories": [{"categoryId": 990,
-        "labels": {"nl-NL": "Proef", "nl-BE": "Proef", "fr-BE": "Essai"},
-        "status": "open", "children": [leaf]}]});
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("moved.json");
-    std::fs::write(&file, moved.to_string()).unwrap();
-    let output = import(&app, &file, &[]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    move_ladies_bikes_under_a_new_parent(&app);
     for ad in [&bike, &was_a_car] {
         assert_eq!(category_of(&read(ad).await), "/v1/categories/990/402");
     }
@@ -400,6 +406,56 @@ async fn the_database_keeps_each_ads_parent_category(app: TestApp) {
         category_of(&read(&still_a_car).await),
         "/v1/categories/1/101"
     );
+}
+
+/// A category import that moves a category to another parent makes the search terms of its
+/// ads again before it ends: they are found under the new parent, not under the old one.
+async fn search_follows_a_moved_category_to_its_new_parent(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let bike = created(&app, &seller.token, &minimal("Damesfiets")).await;
+    let a_car = created(&app, &seller.token, &car("Stationwagen")).await;
+    let found = |query: String| {
+        let app = &app;
+        async move {
+            let answer = app.get_json(&format!("/v1/search?{query}"), 200).await;
+            let results = answer["_embedded"]["svc:search-result"].as_array().cloned();
+            let ids: Vec<String> = results
+                .unwrap_or_default()
+                .iter()
+                .map(|r| r["itemId"].as_str().unwrap().to_owned())
+                .collect();
+            ids
+        }
+    };
+    let (bike_id, car_id) = (
+        bike["itemId"].as_str().unwrap(),
+        a_car["itemId"].as_str().unwrap(),
+    );
+    assert_eq!(found("categoryId=4".into()).await, [bike_id]);
+    assert_eq!(found("categoryId=1".into()).await, [car_id]);
+
+    move_ladies_bikes_under_a_new_parent(&app);
+    for query in [
+        "categoryId=990",
+        "categoryId=402",
+        "query=damesfiets&categoryId=990",
+    ] {
+        assert_eq!(found(query.into()).await, [bike_id], "{query}");
+    }
+    for query in ["categoryId=4", "query=damesfiets&categoryId=4"] {
+        assert!(found(query.into()).await.is_empty(), "{query}");
+    }
+    assert_eq!(found("categoryId=1".into()).await, [car_id]);
+    let search_version: i64 = read_one(
+        &app,
+        "SELECT search_version FROM advertisements WHERE category_id = 402",
+        vec![],
+    )
+    .await
+    .unwrap()
+    .get("search_version")
+    .unwrap();
+    assert!(search_version > 0, "re-indexed, not left for the upkeep");
 }
 
 /// Migration 0048 gives each ad stored before it the parent of its category.
