@@ -6,7 +6,9 @@ use crate::params;
 
 use super::{Conn, DbError, Value};
 
-/// Replaces the whole price list.
+/// Replaces the whole price list. An entry that another transaction inserted since this
+/// one deleted (two replicas loading the default list on a new database) is overwritten,
+/// not a conflict.
 pub async fn replace(conn: &mut dyn Conn, list: &PriceList) -> Result<(), DbError> {
     conn.run("DELETE FROM feature_prices", &[]).await?;
     for (category, feature, price) in &list.entries {
@@ -16,7 +18,10 @@ pub async fn replace(conn: &mut dyn Conn, list: &PriceList) -> Result<(), DbErro
             None => (Value::Null, 1),
         };
         conn.run(
-            "INSERT INTO feature_prices (category_id, feature, price, days) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO feature_prices (category_id, feature, price, days) \
+             VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (category_id, feature) DO UPDATE SET price = excluded.price, \
+             days = excluded.days",
             &[
                 Value::Int(*category),
                 Value::Text(feature.as_str().to_owned()),

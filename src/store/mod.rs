@@ -95,6 +95,25 @@ impl dyn Conn + '_ {
         self.execute(sql, params).await.map(drop)
     }
 
+    /// Holds the row that `select` (a `SELECT` of one row by the key `$1`) finds until the
+    /// transaction ends, so that a rule over what it and the rows under it hold now is
+    /// checked by one transaction at a time. SQLite has one writer and no row locks: a
+    /// write transaction is serialized already.
+    ///
+    /// On PostgreSQL the lock is `FOR NO KEY UPDATE`, the one an `UPDATE` that keeps the
+    /// key takes: it does not wait for the key-share locks that inserting a row which
+    /// refers to this one takes, so two transactions that each inserted such a row (an
+    /// order's product of the ad) and then lock it do not deadlock.
+    pub async fn lock_row(&mut self, select: &str, key: i64) -> DbResult<()> {
+        match self.backend() {
+            Backend::Postgres => self
+                .query(&format!("{select} FOR NO KEY UPDATE"), &[Value::Int(key)])
+                .await
+                .map(drop),
+            Backend::Sqlite => Ok(()),
+        }
+    }
+
     /// The record of `table` whose `key` column holds `value`, if any.
     pub async fn by_key<R: Record>(
         &mut self,

@@ -5,7 +5,7 @@ use crate::domain::user::{DealerPackage, Email, UserStatus};
 use crate::params;
 
 use super::record::record;
-use super::{Backend, Conn, DbError, Record, Value};
+use super::{Conn, DbError, Record, Value};
 
 record! {
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,21 +85,11 @@ pub async fn count(conn: &mut dyn Conn) -> Result<i64, DbError> {
         .get("n")
 }
 
-/// Holds user `id`'s row until the transaction ends, so that a rule over all of a user's
-/// rows (a limit per user) is checked by one transaction at a time. SQLite has one writer
-/// and no row locks: a write transaction is serialized already.
+/// Holds user `id`'s row until the transaction ends (`lock_row`), so that a rule
+/// over all of a user's rows (a limit per user) is checked by one transaction at a time.
 pub async fn lock(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    match conn.backend() {
-        Backend::Postgres => {
-            conn.query(
-                "SELECT user_id FROM users WHERE user_id = $1 FOR UPDATE",
-                params![id],
-            )
-            .await?;
-            Ok(())
-        }
-        Backend::Sqlite => Ok(()),
-    }
+    conn.lock_row("SELECT user_id FROM users WHERE user_id = $1", id)
+        .await
 }
 
 pub async fn confirm(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
@@ -142,7 +132,10 @@ pub async fn brands(conn: &mut dyn Conn, id: i64) -> Result<Vec<String>, DbError
 }
 
 /// Replaces the brands of a user.
+/// Holds the user's row first: two replacements at once would otherwise each delete what
+/// they see and insert the same positions.
 pub async fn set_brands(conn: &mut dyn Conn, id: i64, brands: &[String]) -> Result<(), DbError> {
+    lock(conn, id).await?;
     conn.execute("DELETE FROM user_brands WHERE user_id = $1", params![id])
         .await?;
     for (position, brand) in brands.iter().enumerate() {

@@ -181,6 +181,8 @@ async fn record_added<R>(
     rules: Rules,
     now: i64,
 ) -> Result<(Vec<ImageRecord>, Vec<String>), Error<R>> {
+    // Held first: two uploads at once would number their images after the same last one.
+    ads::lock(conn, item.number()).await?;
     let ad = own_existing(conn, seller, item, now).await?;
     let mut replaced_originals = Vec::new();
     let mut last_position = ad.images.iter().map(|i| i.position).max().unwrap_or(0);

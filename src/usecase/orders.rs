@@ -177,21 +177,27 @@ pub async fn of_buyer(
     }
 }
 
-/// Marks the order paid and applies each product's effect.
+/// Marks the order paid and applies each product's effect, ad by ad in the order of their
+/// numbers (so that two payments that hold the same ads lock them in the same order and
+/// cannot deadlock), each ad's products in the order they were bought.
 async fn settle(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), crate::store::DbError> {
     orders::set_paid(conn, id, now).await?;
-    for product in orders::products(conn, id).await? {
+    let mut products = orders::products(conn, id).await?;
+    products.sort_by_key(|product| product.item_number);
+    for product in products {
         apply(conn, &product, now).await?;
     }
     Ok(())
 }
 
-/// What a paid product does.
+/// What a paid product does, to the ad as it is once this transaction holds it: two
+/// renewals (or features) paid at the same moment each add their days.
 async fn apply(
     conn: &mut dyn Conn,
     product: &Product,
     now: i64,
 ) -> Result<(), crate::store::DbError> {
+    ads::lock(conn, product.item_number).await?;
     let Some(ad) = ads::get(conn, product.item_number).await? else {
         return Ok(());
     };

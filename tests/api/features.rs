@@ -14,6 +14,7 @@ both_backends!(
     featured_ads_among_fewer_matches_come_first_too,
     buying_is_refused_as_documented_and_changes_nothing,
     the_url_feature_shows_the_sellers_website,
+    features_bought_at_the_same_moment_each_add_their_days,
 );
 
 const DAY: i64 = 86_400;
@@ -73,6 +74,39 @@ fn named<'a>(features: &'a [Value], name: &str) -> &'a Value {
 
 async fn active_features(app: &TestApp, ad: &str) -> Value {
     expect_json(app.get(ad).await, 200).await["activeFeatures"].clone()
+}
+
+/// Five stickers (seven days each) bought for one ad at once, each order paid at once: the
+/// sticker runs 35 days, not seven (on PostgreSQL each payment would otherwise add its
+/// days to the date all five read).
+async fn features_bought_at_the_same_moment_each_add_their_days(app: TestApp) {
+    let seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    let racing = (0..5).map(|_| {
+        let (app, token, ad) = (&app, &seller.token, &ad);
+        async move {
+            let answer = buy(app, token, ad, "opvalsticker", json!({"pay": true})).await;
+            expect_json(answer, 201).await["status"].clone()
+        }
+    });
+    let orders = futures_util::future::join_all(racing).await;
+    assert_eq!(orders, vec![json!("paid"); 5]);
+    let number: i64 = ad.rsplit('/').next().unwrap()[1..].parse().unwrap();
+    let until: i64 = app
+        .db
+        .read(move |conn| {
+            Box::pin(async move {
+                conn.query_one(
+                    "SELECT sticker_until FROM advertisements WHERE item_number = $1",
+                    &[souk::store::Value::Int(number)],
+                )
+                .await?
+                .get::<i64>("sticker_until")
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(until, app.clock.now() + 5 * 7 * DAY);
 }
 
 async fn a_feature_is_bought_into_a_paid_order_and_runs_for_its_days(mut app: TestApp) {

@@ -361,6 +361,18 @@ async fn user_brands(app: TestApp) {
             .await["brands"],
         json!(["Alfa Romeo", "Ford"])
     );
+    // Replacements at once: each one whole, the last to commit kept.
+    let lists: Vec<Value> = (0..5)
+        .map(|n| json!([format!("Merk {n}"), format!("Ander {n}")]))
+        .collect();
+    let racing = lists.iter().map(|list| {
+        let set = &set;
+        async move { set(json!({"brands": list})).await.status().as_u16() }
+    });
+    assert_eq!(futures_util::future::join_all(racing).await, [200; 5]);
+    let kept = app.get_json(&path, 200).await["brands"].clone();
+    assert!(lists.contains(&kept), "{kept}");
+    expect_json(set(json!({"brands": ["Alfa Romeo", "Ford"]})).await, 200).await;
     let refused = expect_json(set(json!({"brands": ["Ford", "FORD", ""]})).await, 400).await;
     assert_eq!(fields(&refused), ["brands[1]", "brands[2]"]);
     assert_eq!(

@@ -18,6 +18,7 @@ every_store!(
     replace_all_is_true_or_false,
     only_the_seller_uploads,
     the_seller_orders_the_images,
+    uploads_at_the_same_moment_each_get_their_places,
 );
 
 async fn an_upload_answers_with_the_new_images(app: TestApp) {
@@ -197,6 +198,33 @@ async fn an_ad_holds_at_most_24_images(app: TestApp) {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     panic!("originals left: {:?}", blob_files(&app).await);
+}
+
+/// Six uploads to one ad at once: each is stored, numbered after the others (on
+/// PostgreSQL two transactions would otherwise number theirs after the same last image).
+async fn uploads_at_the_same_moment_each_get_their_places(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let racing = (0..6).map(|n| {
+        let (app, token, ad) = (&app, &seller.token, &ad);
+        async move {
+            let answer = upload(app, token, ad, "image/png", png(4 + n, 4)).await;
+            answer.status().as_u16()
+        }
+    });
+    let statuses = futures_util::future::join_all(racing).await;
+    assert_eq!(statuses, [201; 6]);
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
+    let numbers: Vec<i64> = list["_embedded"]["svc:advertisement-image"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|image| image["imageId"].as_i64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
 }
 
 async fn replace_all_swaps_the_images(app: TestApp) {

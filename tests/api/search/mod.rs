@@ -615,6 +615,23 @@ async fn ads_from_before_search_are_indexed_by_the_backfill(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(again, 0, "nothing left");
+    // Terms a re-index made from what it read before a change of the ad came first (the
+    // change stored terms of today's version) are not written over the change's.
+    let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
+    let stale = souk::domain::search::AdTerms {
+        title_words: "iets ".into(),
+        body_words: String::new(),
+        tags: String::new(),
+        price_cents: None,
+        version: souk::domain::search::text::TOKENIZER_VERSION,
+    };
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::ads::set_search_terms(conn, number, &stale).await })
+        })
+        .await
+        .unwrap();
+    assert_eq!(titles(&app, "query=klok").await, ["Oude klok"]);
     let after = app.get_json(&path_of(&ad), 200).await;
     assert_eq!(before, after, "not a change of the ad");
 

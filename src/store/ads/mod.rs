@@ -8,6 +8,10 @@ use crate::domain::locale::Locale;
 use crate::domain::search::AdTerms;
 use crate::params;
 
+mod search_terms;
+
+pub use search_terms::{outdate_search_terms, set_search_terms, with_search_before};
+
 use super::images::{self, ImageRecord};
 use super::record::record;
 use super::users::User;
@@ -449,6 +453,17 @@ pub async fn renew(conn: &mut dyn Conn, number: i64, close: i64, now: i64) -> Re
     .await
 }
 
+/// Holds ad `number`'s row until the transaction ends (see [`super::users::lock`]): for a
+/// change computed from what the ad holds now (a renewal from its close date, an image
+/// numbered after the last), read after this.
+pub async fn lock(conn: &mut dyn Conn, number: i64) -> Result<(), DbError> {
+    conn.lock_row(
+        "SELECT item_number FROM advertisements WHERE item_number = $1",
+        number,
+    )
+    .await
+}
+
 /// Marks draft `number` as waiting for the payment of its insertion order `order`.
 pub async fn set_awaiting_order(
     conn: &mut dyn Conn,
@@ -614,57 +629,6 @@ pub async fn by_numbers(conn: &mut dyn Conn, numbers: &[i64]) -> Result<Vec<AdRe
     }
     records.sort_by_key(|r| numbers.iter().position(|n| *n == r.number));
     Ok(records)
-}
-
-/// Up to `limit` ads whose search terms were made by a tokenizer older than `version`
-/// (without their images, which search terms do not need).
-pub async fn with_search_before(
-    conn: &mut dyn Conn,
-    version: i64,
-    limit: i64,
-) -> Result<Vec<AdRecord>, DbError> {
-    conn.records(
-        &format!(
-            "SELECT {}{FROM} WHERE a.search_version < $1 ORDER BY a.item_number LIMIT $2",
-            AdRecord::COLUMNS
-        ),
-        params![version, limit],
-    )
-    .await
-}
-
-/// Marks the search terms of the ads of `category` as made by no tokenizer, so that
-/// [`with_search_before`] returns them to be made again; until then they are out of the
-/// index (the triggers index only ads with terms). Returns how many.
-pub async fn outdate_search_terms(conn: &mut dyn Conn, category: i64) -> Result<u64, DbError> {
-    conn.execute(
-        "UPDATE advertisements SET search_version = 0 \
-         WHERE category_id = $1 AND search_version > 0",
-        params![category],
-    )
-    .await
-}
-
-/// Stores an ad's search terms (the index follows by trigger). Not a change of the ad: its
-/// version and ETag stay.
-pub async fn set_search_terms(
-    conn: &mut dyn Conn,
-    number: i64,
-    terms: &AdTerms,
-) -> Result<(), DbError> {
-    conn.run(
-        "UPDATE advertisements SET price_cents = $2, search_title = $3, search_body = $4, \
-         search_tags = $5, search_version = $6 WHERE item_number = $1",
-        params![
-            number,
-            terms.price_cents,
-            terms.title_words.as_str(),
-            terms.body_words.as_str(),
-            terms.tags.as_str(),
-            terms.version
-        ],
-    )
-    .await
 }
 
 /// Writes down the expiry of online and paused ads whose `closeDate` has passed; returns
