@@ -89,6 +89,17 @@ pub fn media_id(unix_ms: u64, random: [u8; 10]) -> String {
     )
 }
 
+/// Whether `text` has the shape [`media_id`] gives (lower-case hexadecimal digits in groups
+/// of 8, 4, 4, 4 and 12): an image's id that a client sends is checked against it, so that
+/// no other text reaches a query (PostgreSQL refuses a NUL byte in text).
+pub fn is_media_id(text: &str) -> bool {
+    text.len() == 36
+        && text.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        })
+}
+
 /// The media type of a `Content-Type` value, without its parameters, in lower case
 /// (`Image/JPEG; q=1` is `image/jpeg`).
 pub fn media_type(content_type: &str) -> String {
@@ -115,6 +126,17 @@ mod tests {
     #[test]
     fn media_ids_are_time_ordered_version_7_uuids() {
         let id = media_id(0x0123_4567_89ab, [0xff; 10]);
+        assert!(is_media_id(&id));
+        for other in [
+            "",
+            "\0",
+            &id.to_uppercase(),
+            &id[1..],
+            &format!("{id}0"),
+            &id.replace('-', "0"),
+        ] {
+            assert!(!is_media_id(other), "{other}");
+        }
         assert_eq!(id, "01234567-89ab-7fff-bfff-ffffffffffff");
         let zero = media_id(0, [0; 10]);
         assert_eq!(zero, "00000000-0000-7000-8000-000000000000");

@@ -107,7 +107,7 @@ fn is_area(code: &str) -> bool {
 
 fn is_dutch(code: &str) -> bool {
     code.len() == 6
-        && is_area(&code[..4])
+        && code.get(..4).is_some_and(is_area)
         && code.as_bytes()[4..].iter().all(u8::is_ascii_uppercase)
 }
 
@@ -273,6 +273,8 @@ mod tests {
             "8301A1",
             "83O1AA",
             "８３０１",
+            "123é4",
+            "€€",
         ] {
             assert_eq!(Postcode::parse(bad), None, "{bad}");
         }

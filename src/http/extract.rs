@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use crate::domain::advertisement::ItemId;
 use crate::domain::field_error::FieldError;
+use crate::domain::image::is_media_id;
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::Hal;
@@ -69,6 +70,19 @@ impl PathParam for String {
     }
 }
 
+/// An image's id: of the shape the server gives them, else no such image.
+pub struct MediaId(pub String);
+
+impl PathParam for MediaId {
+    fn parse(_: &str, raw: String) -> Result<Self, ApiError> {
+        if is_media_id(&raw) {
+            Ok(MediaId(raw))
+        } else {
+            Err(ErrorCode::ImageNotFound.into())
+        }
+    }
+}
+
 /// Declares extractors of named path parameters, each parsed by its type's [`PathParam`]
 /// rule in the order given (so the first bad one is the one reported).
 macro_rules! path_extractors {
@@ -112,9 +126,9 @@ path_extractors! {
     /// does not name a category is the use case's to say.
     LeafCategoryPath("l1CategoryId": String, "l2CategoryId": String);
     /// The `{mediaId}` of the path.
-    MediaPath("mediaId": String);
+    MediaPath("mediaId": MediaId);
     /// The `{mediaId}` and `{size}` of the path.
-    RenditionPath("mediaId": String, "size": String);
+    RenditionPath("mediaId": MediaId, "size": String);
 }
 
 /// The path's parameters by name, as text.

@@ -31,7 +31,7 @@ use super::ads::{image_value, list_of_ad};
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, ad_reader, need};
 use super::extract::{
-    Context, ItemPath, JsonBody, MediaPath, RenditionPath, parse_flag, parse_json,
+    Context, ItemPath, JsonBody, MediaId, MediaPath, RenditionPath, parse_flag, parse_json,
 };
 use super::render::Json;
 
@@ -393,7 +393,7 @@ async fn reorder(
 async fn one(
     Context { state, hal }: Context,
     caller: Caller,
-    MediaPath(media_id): MediaPath,
+    MediaPath(MediaId(media_id)): MediaPath,
 ) -> Result<Json, ApiError> {
     let (reader, now) = (ad_reader(&caller), state.clock.now());
     let (item, image) = state
@@ -406,7 +406,7 @@ async fn one(
 async fn remove(
     Context { state, .. }: Context,
     UserWith(seller, _): UserWith<need::Write>,
-    MediaPath(media_id): MediaPath,
+    MediaPath(MediaId(media_id)): MediaPath,
 ) -> Result<Response, ApiError> {
     let now = state.clock.now();
     images::delete(&state.db, &state.blobs, seller, media_id, now).await?;
@@ -488,7 +488,7 @@ impl<S: Send + Sync> FromRequestParts<S> for BlobWanted {
 async fn blob(
     Context { state, .. }: Context,
     caller: Caller,
-    RenditionPath(media_id, size): RenditionPath,
+    RenditionPath(MediaId(media_id), size): RenditionPath,
     BlobWanted {
         format: wanted,
         if_none_match,
@@ -535,7 +535,7 @@ async fn blob(
 async fn meta(
     Context { state, .. }: Context,
     caller: Caller,
-    RenditionPath(media_id, size): RenditionPath,
+    RenditionPath(MediaId(media_id), size): RenditionPath,
 ) -> Result<Json, ApiError> {
     let renditions = found_rendition(&state, &caller, media_id, &size).await?;
     let jpeg = renditions

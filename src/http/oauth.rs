@@ -129,12 +129,11 @@ fn parameters(
     if is_form {
         pairs.extend(form_urlencoded::parse(body).into_owned());
     }
-    for (i, (name, _)) in pairs.iter().enumerate() {
-        if pairs[..i].iter().any(|(other, _)| other == name) {
-            return Err(OAuthError::InvalidRequest(format!(
-                "`{name}` is given more than once"
-            )));
-        }
+    let mut seen = std::collections::HashSet::with_capacity(pairs.len());
+    if let Some((name, _)) = pairs.iter().find(|(name, _)| !seen.insert(name)) {
+        return Err(OAuthError::InvalidRequest(format!(
+            "`{name}` is given more than once"
+        )));
     }
     Ok(pairs)
 }

@@ -32,9 +32,10 @@ impl Redirect {
 }
 
 /// Matches `requested` against the registered URIs; `None` if none fits (or if the extras
-/// carry a parameter named `code`, or the URI has a fragment).
+/// carry a parameter named `code`, or the URI has a fragment, or a character that a URI
+/// does not hold as it is: the extras are sent back verbatim in a `Location` header).
 pub fn match_redirect(requested: &str, registered: &[String]) -> Option<Redirect> {
-    if requested.contains('#') {
+    if requested.contains('#') || !requested.bytes().all(|b| b.is_ascii_graphic()) {
         return None;
     }
     let (base, query) = split_query(requested);
@@ -117,6 +118,10 @@ mod tests {
             "https://app.example/cb",
             "https://app.example/callback?code=stolen",
             "https://evil.example/callback",
+            "https://app.example/callback?x=\0",
+            "https://app.example/callback?x=\n",
+            "https://app.example/callback?x=a b",
+            "https://app.example/callback?x=é",
         ] {
             assert!(match_redirect(uri, &registered()).is_none(), "{uri}");
         }

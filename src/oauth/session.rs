@@ -30,12 +30,20 @@ pub fn csrf_matches(given: Option<&str>, session: &BrowserSession) -> bool {
     given.is_some_and(|token| token.as_bytes().ct_eq(session.csrf_token.as_bytes()).into())
 }
 
+/// How much of a typed username a failure is counted under: more than any address.
+const THROTTLED_NAME_CHARS: usize = 320;
+
 /// The keys that sign-in failures are counted under: the account (its address as typed,
 /// normalized) and the network address the attempt came from.
 pub fn throttle_keys(username: &str, address: &str) -> ThrottleKeys {
     // Control characters are left out: PostgreSQL cannot store a NUL, and adding them must
-    // not open a fresh count for the same account.
-    let account: String = username.chars().filter(|c| !c.is_control()).collect();
+    // not open a fresh count for the same account. So is what lies past the longest
+    // address (254): no account has it, and an index refuses keys of some kilobytes.
+    let account: String = username
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(THROTTLED_NAME_CHARS)
+        .collect();
     ThrottleKeys {
         account: format!("account:{}", normalize_email(&account)),
         address: format!("address:{address}"),
@@ -117,6 +125,12 @@ mod tests {
         assert_eq!(keys.account, "account:jan@example.nl");
         assert_eq!(keys.address, "address:192.0.2.1");
         assert_eq!(throttle_keys("jan@example.nl", "192.0.2.1"), keys);
+        let long = "é".repeat(4_000);
+        let kept = throttle_keys(&long, "192.0.2.1").account;
+        assert_eq!(
+            kept,
+            format!("account:{}", "é".repeat(THROTTLED_NAME_CHARS))
+        );
     }
 
     #[test]

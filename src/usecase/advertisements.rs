@@ -441,12 +441,24 @@ fn writable_view(record: &AdRecord, now: i64) -> Value {
     view
 }
 
+/// The most operations one patch may hold: far beyond what an edit of an ad needs.
+pub const PATCH_MAX_OPERATIONS: usize = 100;
+/// The most a patched advertisement may weigh as JSON: far beyond any valid ad, and a
+/// bound on what `copy` operations, each of which may double the document, can build.
+pub const PATCHED_MAX_BYTES: usize = 1 << 20;
+
 /// RFC 6902, with the original's allowance: `replace` of an absent member acts as `add`.
+/// Applied to `view`, a copy of the ad that a failure leaves half patched: the caller
+/// drops it.
 fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldError> {
-    let operations: Vec<json_patch::PatchOperation> = patch
-        .0
-        .iter()
-        .map(|operation| match operation {
+    if patch.0.len() > PATCH_MAX_OPERATIONS {
+        return Err(patch_refused(format!(
+            "{} operations; at most {PATCH_MAX_OPERATIONS}",
+            patch.0.len()
+        )));
+    }
+    for operation in &patch.0 {
+        let operation = match operation {
             json_patch::PatchOperation::Replace(replace)
                 if view.pointer(replace.path.as_str()).is_none() =>
             {
@@ -456,16 +468,27 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldE
                 })
             }
             other => other.clone(),
-        })
-        .collect();
-    json_patch::patch(view, &operations).map_err(|e| {
-        FieldError::new(
-            "patch",
-            "patch-failed",
-            Text::new(
-                format!("de patch kan niet worden toegepast: {e}"),
-                format!("le patch ne peut pas être appliqué : {e}"),
-            ),
-        )
-    })
+        };
+        let copies = matches!(operation, json_patch::PatchOperation::Copy(_));
+        // Without undo: json_patch::patch panics where it cannot undo a failed `move`.
+        json_patch::patch_unsafe(view, std::slice::from_ref(&operation))
+            .map_err(|e| patch_refused(e.to_string()))?;
+        if copies && serde_json::to_vec(view).map_or(true, |v| v.len() > PATCHED_MAX_BYTES) {
+            return Err(patch_refused(format!(
+                "the patched advertisement is over {PATCHED_MAX_BYTES} bytes"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn patch_refused(why: String) -> FieldError {
+    FieldError::new(
+        "patch",
+        "patch-failed",
+        Text::new(
+            format!("de patch kan niet worden toegepast: {why}"),
+            format!("le patch ne peut pas être appliqué : {why}"),
+        ),
+    )
 }

@@ -83,6 +83,8 @@ async fn a_bad_postcode_is_a_field_error(app: TestApp) {
         "12345",
         "8301A",
         "8301%C3%A9%C3%A9",
+        "123%C3%A94",
+        "%E2%82%AC%E2%82%AC",
         "%00",
     ] {
         let body = app

@@ -130,10 +130,17 @@ pub fn listed_statuses(filter: Option<&str>) -> Result<Vec<AdStatus>, FieldError
             .into_iter()
             .filter(|s| *s != AdStatus::Deleted)
             .collect()),
+        // Each state once, however often the list names it: it becomes a query's values.
         Some(list) => list
             .split(',')
             .map(|s| AdStatus::parse(s.trim()).filter(|s| *s != AdStatus::Deleted))
-            .collect::<Option<_>>()
+            .collect::<Option<Vec<_>>>()
+            .map(|named| {
+                AdStatus::ALL
+                    .into_iter()
+                    .filter(|s| named.contains(s))
+                    .collect()
+            })
             .ok_or_else(|| {
                 FieldError::new(
                     "status",
@@ -170,6 +177,17 @@ pub fn restored_status(before: Option<AdStatus>, close_date: Option<i64>, now: i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listed_state_counts_once() {
+        use AdStatus::*;
+        let named = listed_statuses(Some(" online,draft,online ,draft")).unwrap();
+        assert_eq!(named, [Draft, Online]);
+        let many = vec!["paused"; 40_000].join(",");
+        assert_eq!(listed_statuses(Some(&many)).unwrap(), [Paused]);
+        assert!(listed_statuses(Some("online,deleted")).is_err());
+        assert!(!listed_statuses(None).unwrap().contains(&Deleted));
+    }
 
     #[test]
     fn lifecycle() {

@@ -155,12 +155,14 @@ impl SearchRequest {
             distance: None,
         };
         let mut sort_order = None;
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for (name, raw) in pairs {
-            if name == "_links" {
-                continue; // the render middleware's own parameter
+            // The render middleware's own parameter, and a token sent in the query (which
+            // an error's value would echo).
+            if name == "_links" || name == "access_token" {
+                continue;
             }
-            if seen.contains(&name.as_str()) {
+            if !seen.insert(name.as_str()) {
                 errors.push(
                     FieldError::new(
                         name.clone(),
@@ -171,7 +173,6 @@ impl SearchRequest {
                 );
                 continue;
             }
-            seen.push(name);
             match name.as_str() {
                 "query" => match QueryWords::parse("query", raw) {
                     Ok(words) => request.words = words,

@@ -165,6 +165,7 @@ impl SavedRequest {
     pub fn json_of(query_string: &str) -> Value {
         let mut top = Map::new();
         let mut filters = Map::new();
+        let mut ranges: std::collections::BTreeMap<String, Map<String, Value>> = Default::default();
         for (name, value) in form_urlencoded::parse(query_string.as_bytes()) {
             let number = || value.parse::<i64>().map_or(json!(value), Value::from);
             match name.as_ref() {
@@ -185,14 +186,25 @@ impl SavedRequest {
                 }
                 other => match other.rsplit_once('.') {
                     Some((key, end @ ("from" | "to"))) => {
-                        let range = filters.entry(key).or_insert_with(|| json!({}));
-                        range[end] = number();
+                        let range = ranges.entry(key.to_owned()).or_default();
+                        range.insert(end.to_owned(), number());
                     }
                     _ => {
                         let values: Vec<&str> = value.split(',').collect();
                         filters.insert(other.to_owned(), json!(values));
                     }
                 },
+            }
+        }
+        for (key, range) in ranges {
+            if filters.contains_key(&key) {
+                // The key is a list filter too (an L1 category whose leaves define it in
+                // two kinds): each bound keeps its own name.
+                for (end, bound) in range {
+                    filters.insert(format!("{key}.{end}"), bound);
+                }
+            } else {
+                filters.insert(key, Value::Object(range));
             }
         }
         if !filters.is_empty() {
@@ -335,6 +347,17 @@ mod tests {
             )]
         );
         assert_eq!(SavedRequest::json_of(&saved.query_string()), sent);
+    }
+
+    #[test]
+    fn a_key_both_listed_and_ranged_reads_back_whole() {
+        let both = json!({"filters": {"size": ["small"], "size.from": 3, "size.to": 5}});
+        for stored in [
+            "size=small&size.from=3&size.to=5",
+            "size.from=3&size=small&size.to=5",
+        ] {
+            assert_eq!(SavedRequest::json_of(stored), both, "{stored}");
+        }
     }
 
     #[test]

@@ -150,12 +150,12 @@ fn tag(record: &AdRecord, now: i64) -> String {
     )
 }
 
-/// Whether the request's `If-Match` (if any) accepts the ad as it is at `now`.
+/// Whether the request's `If-Match` (if any) accepts the ad as it is at `now`. A value
+/// that is not text (bytes outside visible ASCII) names no ETag: it matches nothing.
 fn if_match(headers: &HeaderMap, now: i64) -> impl FnOnce(&AdRecord) -> bool + Send + 'static {
     let wanted = headers
         .get(header::IF_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+        .map(|v| v.to_str().unwrap_or_default().to_owned());
     move |record| {
         wanted
             .is_none_or(|wanted| etag_matches_strong(&wanted, &format!("\"{}\"", tag(record, now))))

@@ -1,7 +1,7 @@
 //! Who may change an ad and see what only its seller sees, and the ETags that guard changes.
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{create, created, delete, json_patch, minimal, put};
 use crate::both_backends;
@@ -173,6 +173,36 @@ async fn etags_guard_changes(app: TestApp) {
         expect_json(failed, 400).await["details"][0]["code"],
         "patch-failed"
     );
+    // A `move` that fails half way (which json-patch's undo cannot take back), copies of
+    // the whole ad into itself (each doubles it) and too many operations: refused alike,
+    // and the ad is as it was.
+    let doubling: Vec<Value> = (0..40)
+        .map(|n| json!({"op": "copy", "from": "", "path": format!("/a{n}")}))
+        .collect();
+    let many: Vec<Value> = (0..101)
+        .map(|_| json!({"op": "replace", "path": "/title", "value": "Veel"}))
+        .collect();
+    for patch in [
+        json!([{"op": "add", "path": "/location/x", "value": 1},
+               {"op": "move", "from": "/location", "path": "/nope/y"}]),
+        Value::Array(doubling),
+        Value::Array(many),
+    ] {
+        let refused = json_patch(&app, &seller.token, &path, patch, None).await;
+        let body = expect_json(refused, 400).await;
+        assert_eq!(body["details"][0]["code"], "patch-failed", "{body}");
+    }
+    // An If-Match that is not text names no ETag: it matches nothing.
+    let not_text = app
+        .put(&path)
+        .token(&seller.token)
+        .header("if-match", "\"é\"")
+        .json(&minimal("Vijfde"))
+        .send()
+        .await;
+    expect_json(not_text, 412).await;
+    let read = app.get_with(&path, &seller.token).await;
+    assert_eq!(read.headers()["etag"].to_str().unwrap(), put_tag);
 }
 
 /// What only the seller sees (drafts and other states, the rejection reason) needs a token

@@ -317,6 +317,19 @@ async fn an_image_is_seen_as_its_ad_is(app: TestApp) {
         [404; 3]
     );
     assert_eq!(image_answers(&app, &other.token, &media_id).await, [404; 3]);
+    // Ids that no image has, nor could have (PostgreSQL refuses a NUL in text).
+    for unknown in ["%00", "x%00y", &media_id.to_uppercase(), "0"] {
+        assert_eq!(
+            image_answers(&app, &seller.token, unknown).await,
+            [404; 3],
+            "{unknown}"
+        );
+        let delete = app
+            .delete(&format!("/v1/images/{unknown}"))
+            .token(&seller.token);
+        let answer = expect_json(delete.send().await, 404).await;
+        assert_eq!(answer["code"], "image-not-found", "{unknown}");
+    }
 }
 
 /// A blob answer's lookup is kept (`usecase::images::RenditionLookups`): a change made by

@@ -283,6 +283,23 @@ async fn sign_in_is_throttled_with_one_message(app: TestApp) {
     app.clock.advance(16 * 60);
     let later = attempt(EMAIL, PASSWORD).await;
     assert_eq!(later.status(), 200, "consent page after the window");
+    // A name of kilobytes of letters that do not compress (no address is so long): a
+    // failure like any other, counted under its beginning.
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let long: String = (0..4_000)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            char::from(b'a' + (seed % 26) as u8)
+        })
+        .collect();
+    let refused = app.sign_in(&query, &long, "whatever-1").await;
+    assert_eq!(refused.status(), 200);
+    assert_eq!(
+        message(&refused.text().await.unwrap()),
+        message(&wrong_page)
+    );
 }
 
 /// Case 12.
