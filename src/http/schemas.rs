@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::api::ITEM_ID_PATTERN;
 use crate::domain::search::request::MAX_DISTANCE;
+use crate::usecase::advertisements::{PATCH_MAX_OPERATIONS, PATCHED_MAX_BYTES};
 
 mod commerce;
 
@@ -523,7 +524,8 @@ pub fn all(prefix: &str) -> Value {
         ),
         "JsonPatch": {
             "type": "array",
-            "description": "RFC 6902, applied to the advertisement as a read shows it; `replace` of an absent member acts as `add`. The result is then checked as a PUT.",
+            "maxItems": PATCH_MAX_OPERATIONS,
+            "description": format!("RFC 6902, applied to the advertisement as a read shows it; `replace` of an absent member acts as `add`. The result is then checked as a PUT. At most {PATCH_MAX_OPERATIONS} operations, and a result of at most {PATCHED_MAX_BYTES} bytes as JSON."),
             "items": object(
                 json!({
                     "op": {"type": "string", "enum": ["add", "remove", "replace", "move", "copy", "test"]},
