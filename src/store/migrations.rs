@@ -69,6 +69,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(46, "0046_advertisement_place"),
     migration!(47, "0047_search_fts_pending"),
     migration!(48, "0048_advertisement_parent_category"),
+    migration!(49, "0049_sign_in_attempts"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

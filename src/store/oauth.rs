@@ -353,10 +353,30 @@ pub async fn sign_in_session(
     .await
 }
 
-pub async fn record_login_failure(conn: &mut dyn Conn, key: &str, now: i64) -> Result<(), DbError> {
+/// Counts sign-in attempt `attempt` under `key` as a failure until it is taken back
+/// ([`take_back_attempt`]).
+pub async fn record_login_attempt(
+    conn: &mut dyn Conn,
+    key: &str,
+    attempt: &str,
+    now: i64,
+) -> Result<(), DbError> {
     conn.run(
-        "INSERT INTO login_failures (throttle_key, failed_at) VALUES ($1, $2)",
-        params![key, now],
+        "INSERT INTO login_failures (throttle_key, failed_at, attempt_id) VALUES ($1, $2, $3)",
+        params![key, now, attempt],
+    )
+    .await
+}
+
+/// Takes back what [`record_login_attempt`] counted under `key` for `attempt`.
+pub async fn take_back_attempt(
+    conn: &mut dyn Conn,
+    key: &str,
+    attempt: &str,
+) -> Result<(), DbError> {
+    conn.run(
+        "DELETE FROM login_failures WHERE throttle_key = $1 AND attempt_id = $2",
+        params![key, attempt],
     )
     .await
 }

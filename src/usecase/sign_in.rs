@@ -56,9 +56,10 @@ pub enum SignIn {
     SignedIn { user_id: i64, session: Session },
 }
 
-/// Signs in with an address and password from `address`: checks the throttle, then the
-/// password (slowed down after a few failures), and counts or clears the failures. Runs in
-/// several steps, as the password check must not hold a transaction.
+/// Signs in with an address and password from `address`: counts the attempt, checks the
+/// throttle, then the password (slowed down after a few failures), and leaves the attempt
+/// counted as a failure or takes it back. Runs in several steps, as the password check must
+/// not hold a transaction.
 pub async fn sign_in(
     db: &Db,
     username: &str,
@@ -67,9 +68,22 @@ pub async fn sign_in(
     now: i64,
 ) -> Result<SignIn, DbError> {
     let keys = session::throttle_keys(username, address);
-    let counted = keys.clone();
-    let since = now - session::THROTTLE_WINDOW;
-    let failures = db
+    // Counted first, then the count read in a transaction of its own: of attempts made at
+    // the same moment, the one that counts last sees them all, so no more than the lockout
+    // allows are checked, however many run in parallel (on one replica or several).
+    let attempt = secret::new_token();
+    let (recorded, attempt_id) = (keys.clone(), attempt.clone());
+    db.write(move |conn| {
+        Box::pin(async move {
+            for key in recorded.both() {
+                store::record_login_attempt(conn, key, &attempt_id, now).await?;
+            }
+            Ok::<_, DbError>(())
+        })
+    })
+    .await?;
+    let (counted, since) = (keys.clone(), now - session::THROTTLE_WINDOW);
+    let counts = db
         .read(move |conn| {
             Box::pin(async move {
                 let mut most = 0;
@@ -80,8 +94,14 @@ pub async fn sign_in(
             })
         })
         .await?;
-    match session::throttle(failures) {
-        Throttle::Locked { retry_after } => return Ok(SignIn::Locked { retry_after }),
+    // The failures before this attempt: all but its own.
+    match session::throttle(counts - 1) {
+        Throttle::Locked { retry_after } => {
+            // Not counted: an account under attack is free again a window after the
+            // attempts that locked it, however long the attack goes on.
+            take_back(db, keys, attempt).await?;
+            return Ok(SignIn::Locked { retry_after });
+        }
         Throttle::Slow(pause) => tokio::time::sleep(pause).await,
         Throttle::Allow => {}
     }
@@ -98,30 +118,36 @@ pub async fn sign_in(
         })
         .await?;
     let ok = password::verify(password, user.as_ref().map(|u| u.password_hash.clone())).await;
-    match user.filter(|_| ok) {
-        None => {
-            db.write(move |conn| Box::pin(async move { count_failure(conn, &keys, now).await }))
-                .await?;
-            Ok(SignIn::Refused)
-        }
-        Some(user) => {
-            let user_id = user.id;
-            let session = db
-                .write(move |conn| {
-                    Box::pin(async move {
-                        store::clear_login_failures(conn, &keys.account).await?;
-                        open_session(conn, Some(user_id), now).await
-                    })
-                })
-                .await?;
-            Ok(SignIn::SignedIn { user_id, session })
-        }
-    }
+    let Some(user) = user.filter(|_| ok) else {
+        // The attempt stays counted: it is the failure.
+        return Ok(SignIn::Refused);
+    };
+    let user_id = user.id;
+    let session = db
+        .write(move |conn| {
+            Box::pin(async move {
+                take_back_in(conn, &keys, &attempt).await?;
+                store::clear_login_failures(conn, &keys.account).await?;
+                open_session(conn, Some(user_id), now).await
+            })
+        })
+        .await?;
+    Ok(SignIn::SignedIn { user_id, session })
 }
 
-async fn count_failure(conn: &mut dyn Conn, keys: &ThrottleKeys, now: i64) -> Result<(), DbError> {
+async fn take_back(db: &Db, keys: ThrottleKeys, attempt: String) -> Result<(), DbError> {
+    db.write(move |conn| Box::pin(async move { take_back_in(conn, &keys, &attempt).await }))
+        .await
+}
+
+/// Takes back what an attempt counted: it was no failure.
+async fn take_back_in(
+    conn: &mut dyn Conn,
+    keys: &ThrottleKeys,
+    attempt: &str,
+) -> Result<(), DbError> {
     for key in keys.both() {
-        store::record_login_failure(conn, key, now).await?;
+        store::take_back_attempt(conn, key, attempt).await?;
     }
     Ok(())
 }

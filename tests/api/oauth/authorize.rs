@@ -16,6 +16,7 @@ both_backends!(
     authorize_defaults_scopes_and_honours_denial,
     consent_needs_csrf_and_session,
     sign_in_is_throttled_with_one_message,
+    guesses_at_the_same_moment_meet_the_lockout,
     pages_carry_no_store_and_anti_framing,
     control_characters_are_unknown_not_errors,
 );
@@ -300,6 +301,29 @@ async fn sign_in_is_throttled_with_one_message(app: TestApp) {
         message(&refused.text().await.unwrap()),
         message(&wrong_page)
     );
+}
+
+/// Twelve guesses sent at once: no more passwords are checked than the lockout allows (each
+/// counted before it is checked, so they count each other), the rest are locked out.
+async fn guesses_at_the_same_moment_meet_the_lockout(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let query = authorize_query(&app.app_client, "");
+    let guesses: Vec<String> = (0..12).map(|n| format!("guess-{n}")).collect();
+    let racing = guesses.iter().map(|guess| {
+        let (app, query) = (&app, &query);
+        async move { app.sign_in(query, EMAIL, guess).await.status().as_u16() }
+    });
+    let statuses = futures_util::future::join_all(racing).await;
+    let checked = statuses.iter().filter(|s| **s == 200).count();
+    let locked = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(checked + locked, 12, "{statuses:?}");
+    let most = usize::try_from(souk::oauth::session::LOCK_AFTER).unwrap();
+    assert!(checked <= most, "{checked} checked: {statuses:?}");
+    // The checked guesses stay counted, the locked ones do not: the right password is let
+    // in only while the checked ones are fewer than the lockout's number.
+    let right = app.sign_in(&query, EMAIL, PASSWORD).await;
+    let expected = if checked < most { 200 } else { 429 };
+    assert_eq!(right.status(), expected, "{checked} checked");
 }
 
 /// Case 12.
