@@ -87,6 +87,20 @@ pub async fn reindex_search(db: &Db) -> Result<usize, crate::store::DbError> {
     }
 }
 
+/// [`reindex_search`] at start and every `period` after, as a task of its own: after a new
+/// tokenizer it may take minutes, which the rest of the upkeep does not wait for.
+pub async fn reindex_periodically(db: Db, period: std::time::Duration) {
+    let mut every = tokio::time::interval(period);
+    loop {
+        every.tick().await;
+        match reindex_search(&db).await {
+            Ok(0) => {}
+            Ok(ads) => tracing::info!(ads, "ads indexed for search"),
+            Err(e) => tracing::error!(error = ?e, "re-indexing ads for search failed"),
+        }
+    }
+}
+
 /// Serves until SIGTERM or SIGINT, then stops accepting, finishes the requests in flight
 /// and returns (the SQLite writer finishes its queue when the last handle drops).
 pub async fn serve(config: Config) -> anyhow::Result<()> {
@@ -101,10 +115,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }
     let state = AppState::new(config.clone(), db, clock)?;
-    tokio::spawn(sweep_periodically(
-        state.clone(),
-        std::time::Duration::from_secs(60),
-    ));
+    let minute = std::time::Duration::from_secs(60);
+    tokio::spawn(reindex_periodically(state.db.clone(), minute));
+    tokio::spawn(sweep_periodically(state.clone(), minute));
     tokio::spawn(flush_views_periodically(state.clone()));
     tokio::spawn(alert_periodically(state.clone()));
     start_rendition_workers(&state).await?;
@@ -250,10 +263,8 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     Ok(())
 }
 
-/// Background upkeep, every `period` (a minute when serving; tests take less), the first
-/// time at start: gives ads with outdated search terms new ones ([`reindex_search`]),
-/// writes down the expiry of ads whose `closeDate` has passed (reads already show them
-/// expired), folds the changes of the kept search counts (PostgreSQL,
+/// Background upkeep, every `period` (a minute when serving; tests take less): writes down
+/// the expiry of ads whose `closeDate` has passed (reads already show them expired), folds the changes of the kept search counts (PostgreSQL,
 /// `store::search::fold_counts`), and every 60th time (hourly) forgets idempotency keys
 /// older than a day and the tokens nothing needs any more. On PostgreSQL every replica does
 /// it; the statements are idempotent.
@@ -261,11 +272,6 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     let mut every = tokio::time::interval(period);
     for tick in 0_u64.. {
         every.tick().await;
-        match reindex_search(&state.db).await {
-            Ok(0) => {}
-            Ok(ads) => tracing::info!(ads, "ads indexed for search"),
-            Err(e) => tracing::error!(error = ?e, "re-indexing ads for search failed"),
-        }
         let now = state.clock.now();
         let expired = state
             .db

@@ -247,7 +247,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 // Ads of moved categories are out of search until this is done; should it
                 // fail, the servers' upkeep does it within a minute.
                 let ads = app::reindex_search(&db).await?;
-                println!("{ads} ads of moved categories indexed for search again");
+                println!("{ads} ads with outdated search terms indexed again");
             }
             Ok(())
         }

@@ -447,8 +447,8 @@ pub const PATCH_MAX_OPERATIONS: usize = 100;
 /// bound on what `copy` operations, each of which may double the document, can build.
 pub const PATCHED_MAX_BYTES: usize = 1 << 20;
 
-/// RFC 6902, with the original's allowance: `replace` of an absent member acts as `add`.
-/// Applied to `view`, a copy of the ad that a failure leaves half patched: the caller
+/// RFC 6902, with the original's allowance: `replace` of a member absent when the operation
+/// comes acts as `add`. Applied to `view`, a copy of the ad that a failure leaves half patched: the caller
 /// drops it.
 fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldError> {
     if patch.0.len() > PATCH_MAX_OPERATIONS {
@@ -457,7 +457,7 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldE
             patch.0.len()
         )));
     }
-    for operation in &patch.0 {
+    for (index, operation) in patch.0.iter().enumerate() {
         let operation = match operation {
             json_patch::PatchOperation::Replace(replace)
                 if view.pointer(replace.path.as_str()).is_none() =>
@@ -471,8 +471,12 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldE
         };
         let copies = matches!(operation, json_patch::PatchOperation::Copy(_));
         // Without undo: json_patch::patch panics where it cannot undo a failed `move`.
-        json_patch::patch_unsafe(view, std::slice::from_ref(&operation))
-            .map_err(|e| patch_refused(e.to_string()))?;
+        json_patch::patch_unsafe(view, std::slice::from_ref(&operation)).map_err(|e| {
+            let json_patch::PatchError { path, kind, .. } = e;
+            patch_refused(format!(
+                "operation '/{index}' failed at path '{path}': {kind}"
+            ))
+        })?;
         if copies && serde_json::to_vec(view).map_or(true, |v| v.len() > PATCHED_MAX_BYTES) {
             return Err(patch_refused(format!(
                 "the patched advertisement is over {PATCHED_MAX_BYTES} bytes"

@@ -368,9 +368,10 @@ fn stored_content(record: &AdRecord) -> AdContent {
     }
 }
 
-/// Makes the search terms of up to `limit` ads whose terms an older tokenizer made (or
-/// none: ads from before search), so that they are found again; returns how many. Run in
-/// batches after start until it answers 0.
+/// Makes the search terms of up to `limit` ads whose terms are outdated (made by an older
+/// tokenizer, none: ads from before search, or before their category moved), so that they
+/// are found again; returns how many it read. `app::reindex_search` runs it in batches
+/// until it answers 0.
 pub async fn reindex_outdated(conn: &mut dyn Conn, limit: i64) -> Result<usize, DbError> {
     let outdated = ads::with_search_before(conn, TOKENIZER_VERSION, limit).await?;
     for record in &outdated {
@@ -379,7 +380,7 @@ pub async fn reindex_outdated(conn: &mut dyn Conn, limit: i64) -> Result<usize, 
             record.seller_id,
             record.parent_category_id,
         );
-        ads::set_search_terms(conn, record.number, &terms).await?;
+        ads::set_search_terms(conn, record.number, &terms, record.parent_category_id).await?;
     }
     Ok(outdated.len())
 }

@@ -343,9 +343,6 @@ async fn import_extends_and_replace_closes(app: TestApp) {
     );
 }
 
-/// The database keeps each ad's parent category (migration 0048), whoever writes: on
-/// insert, on a change of category, and when an import moves a category to another parent,
-/// which moves the category's ads and no other.
 /// Runs `souk categories import` on a file that puts Damesfietsen (402), as the default
 /// taxonomy has it, under a new L1 category, 990.
 fn move_ladies_bikes_under_a_new_parent(app: &TestApp) {
@@ -372,6 +369,9 @@ fn move_ladies_bikes_under_a_new_parent(app: &TestApp) {
     );
 }
 
+/// The database keeps each ad's parent category (migration 0048), whoever writes: on
+/// insert, on a change of category, and when an import moves a category to another parent,
+/// which moves the category's ads and no other.
 async fn the_database_keeps_each_ads_parent_category(app: TestApp) {
     let seller = app.user("verkoper@souk.test").await;
     let bike = created(&app, &seller.token, &minimal("Damesfiets")).await;

@@ -36,24 +36,28 @@ pub async fn outdate_search_terms(conn: &mut dyn Conn, category: i64) -> Result<
     .await
 }
 
-/// Stores an ad's search terms (the index follows by trigger), unless terms of their
-/// version were stored since they were read (a change of the ad that came first). Not a
-/// change of the ad: its version and ETag stay.
+/// Stores an ad's search terms (the index follows by trigger), made with `parent` as its
+/// category's parent, unless terms of their version were stored since they were read (a
+/// change of the ad that came first) or its category moved since (an import: the ad stays
+/// outdated, for the next round). Not a change of the ad: its version and ETag stay.
 pub async fn set_search_terms(
     conn: &mut dyn Conn,
     number: i64,
     terms: &AdTerms,
+    parent: Option<i64>,
 ) -> Result<(), DbError> {
     conn.run(
         "UPDATE advertisements SET price_cents = $2, search_title = $3, search_body = $4, \
-         search_tags = $5, search_version = $6 WHERE item_number = $1 AND search_version < $6",
+         search_tags = $5, search_version = $6 WHERE item_number = $1 AND search_version < $6 \
+         AND COALESCE(parent_category_id, 0) = COALESCE($7, 0)",
         params![
             number,
             terms.price_cents,
             terms.title_words.as_str(),
             terms.body_words.as_str(),
             terms.tags.as_str(),
-            terms.version
+            terms.version,
+            parent
         ],
     )
     .await

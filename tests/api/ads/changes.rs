@@ -188,9 +188,17 @@ async fn etags_guard_changes(app: TestApp) {
         Value::Array(doubling),
         Value::Array(many),
     ] {
+        let moves = patch[1]["op"] == "move";
         let refused = json_patch(&app, &seller.token, &path, patch, None).await;
         let body = expect_json(refused, 400).await;
         assert_eq!(body["details"][0]["code"], "patch-failed", "{body}");
+        if moves {
+            let said = body["details"][0].to_string();
+            assert!(
+                said.contains("operation '/1'"),
+                "names the failed one: {said}"
+            );
+        }
     }
     // An If-Match that is not text names no ETag: it matches nothing.
     let not_text = app

@@ -636,7 +636,12 @@ async fn ads_from_before_search_are_indexed_by_the_backfill(app: TestApp) {
     };
     app.db
         .write(move |conn| {
-            Box::pin(async move { souk::store::ads::set_search_terms(conn, number, &stale).await })
+            Box::pin(async move {
+                let parent = souk::store::ads::get(conn, number)
+                    .await?
+                    .and_then(|ad| ad.parent_category_id);
+                souk::store::ads::set_search_terms(conn, number, &stale, parent).await
+            })
         })
         .await
         .unwrap();
@@ -648,10 +653,8 @@ async fn ads_from_before_search_are_indexed_by_the_backfill(app: TestApp) {
     app.execute("UPDATE advertisements SET search_version = 0", vec![])
         .await;
     assert!(titles(&app, "query=klok").await.is_empty());
-    let state =
-        souk::state::AppState::new(app.config.clone(), app.db.clone(), app.clock.clone()).unwrap();
-    let upkeep = tokio::spawn(souk::app::sweep_periodically(
-        state,
+    let upkeep = tokio::spawn(souk::app::reindex_periodically(
+        app.db.clone(),
         std::time::Duration::from_secs(3600),
     ));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
