@@ -63,8 +63,10 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let scope_key = format!("{}/{user}/{key}", caller.client_id);
     let now = state.clock.now();
     let (claim_key, claim_fingerprint) = (scope_key.clone(), fingerprint.clone());
-    // No request runs longer than the timeout (the timeout layer ends it and frees its key);
-    // a claim pending for twice that belongs to a replica that stopped midway. Running the
+    // No request's work runs longer than twice the timeout (below: the timeout answers the
+    // client, the work goes on to keep its answer, and is given up at twice the timeout,
+    // which frees its key); a claim pending for longer belongs to a replica that stopped
+    // midway. Running the
     // retry then risks a second effect only if that replica stopped in the moment between
     // its commit and keeping the answer; refusing every retry for a day would be worse.
     let forget = store::Forget {
@@ -100,30 +102,53 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
                 db: Some(state.db.clone()),
                 scope_key: scope_key.clone(),
             };
-            let response = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
-            let kept = to_keep(&response);
-            let result = state
-                .db
-                .write(move |conn| {
-                    Box::pin(async move {
-                        match kept {
-                            Some((status, text)) => {
-                                store::complete(conn, &scope_key, status, &text).await
-                            }
-                            None => store::release(conn, &scope_key).await,
-                        }
-                    })
-                })
-                .await;
-            pending.settled();
-            if let Err(e) = result {
-                // The request itself succeeded; a retry would run it again.
-                tracing::error!(error = %e, "cannot keep an idempotent response");
+            let request = Request::from_parts(parts, Body::from(bytes));
+            let db = state.db.clone();
+            let longest = std::time::Duration::from_secs(
+                abandoned_after(state.config.request_timeout_secs).unsigned_abs(),
+            );
+            // A task of its own, so that the request runs to its end when this one is
+            // dropped (the timeout answered 408, or the client hung up): a write it began
+            // may commit all the same, and its answer is then kept for the retry, where
+            // freeing the key at once let the retry make a second one. Bounded by the
+            // time after which its claim counts as abandoned (the guard frees it then).
+            let run = tokio::spawn(async move {
+                let response = tokio::time::timeout(longest, next.run(request))
+                    .await
+                    .ok()?;
+                keep(&db, scope_key, to_keep(&response)).await;
+                pending.settled();
+                Some(response)
+            });
+            match run.await {
+                Ok(Some(response)) => response,
+                Ok(None) => ApiError::new(ErrorCode::RequestTimeout).into_response(),
+                // The panic goes on to the layer that answers panics.
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => {
+                    ApiError::internal(format!("a request's task ended: {e}")).into_response()
+                }
             }
-            response
         }
+    }
+}
+
+/// Keeps a claimed key's answer (`kept`, see [`to_keep`]), or frees the key of a request
+/// that did not succeed.
+async fn keep(db: &Db, scope_key: String, kept: Option<(u16, String)>) {
+    let result = db
+        .write(move |conn| {
+            Box::pin(async move {
+                match kept {
+                    Some((status, text)) => store::complete(conn, &scope_key, status, &text).await,
+                    None => store::release(conn, &scope_key).await,
+                }
+            })
+        })
+        .await;
+    if let Err(e) = result {
+        // The request itself succeeded; a retry would run it again.
+        tracing::error!(error = %e, "cannot keep an idempotent response");
     }
 }
 
@@ -217,7 +242,7 @@ mod tests {
     use super::*;
     use crate::store::{DbOptions, migrations};
 
-    /// A request that panics or is dropped (a timeout, a client gone) holding a claimed
+    /// A request whose work panics or is given up (at twice the timeout) holding a claimed
     /// key frees it: the layers that catch those sit outside this middleware.
     #[tokio::test]
     async fn a_claimed_key_is_freed_when_its_request_ends_early() {

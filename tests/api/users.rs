@@ -417,9 +417,10 @@ async fn user_brands(app: TestApp) {
     assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
 }
 
-/// A request that ends before its answer is kept (here: the request timeout, while the mail
-/// server does not answer) frees its Idempotency-Key: the retry runs again instead of
-/// meeting 409 for a day. While the first request runs, the same key is 409.
+/// A request whose work never ends (here: the mail server does not answer) frees its
+/// Idempotency-Key when its work is given up, at twice the request timeout (the client had
+/// its 408 at the timeout): the retry runs again instead of meeting 409 for a day. While
+/// the first request's work runs, the same key is 409.
 async fn a_request_that_times_out_frees_its_key(backend: Backend, test: &str) {
     // A mail server that accepts connections and never says a word.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -467,7 +468,7 @@ async fn a_request_that_times_out_frees_its_key(backend: Backend, test: &str) {
     );
     let first = first.await.unwrap();
     assert_eq!(expect_json(first, 408).await["code"], "request-timeout");
-    // The key is freed (by a task of its own, right after the request ended).
+    // The key is freed (by a task of its own, once the work is given up).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while keys().await != 0 {
         assert!(
@@ -493,6 +494,75 @@ mod a_request_that_times_out_frees_its_key {
     #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
     async fn postgres() {
         super::a_request_that_times_out_frees_its_key(Backend::Postgres, module_path!()).await;
+    }
+}
+
+/// A write that ends after the request timeout (its user's row is held by another
+/// connection for 1.8 s; the timeout is 1 s) still commits, and its answer is kept for its
+/// Idempotency-Key: the retry replays it instead of making a second saved search. (When the
+/// key was freed as the request was dropped, the write rolled back on PostgreSQL and the
+/// retry was no replay; on SQLite, whose queued write committed, the retry made a second.)
+async fn a_write_that_outlasts_the_timeout_keeps_its_answer(backend: Backend, test: &str) {
+    let app = TestApp::start_with(backend, test, &[("SOUK_REQUEST_TIMEOUT_SECS", "1")]).await;
+    let user = app.user("geduldig@souk.test").await;
+    let elsewhere = souk::store::Db::open(&app.database_url, &Default::default())
+        .await
+        .unwrap();
+    let id = user.id;
+    let blocker = tokio::spawn(async move {
+        elsewhere
+            .write(move |conn| {
+                Box::pin(async move {
+                    conn.execute(
+                        "UPDATE users SET name = name WHERE user_id = $1",
+                        &[souk::store::Value::Int(id)],
+                    )
+                    .await?;
+                    tokio::time::sleep(std::time::Duration::from_millis(1_800)).await;
+                    Ok::<_, souk::store::DbError>(())
+                })
+            })
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let post = || {
+        app.post("/v1/savedsearches")
+            .token(&user.token)
+            .header("idempotency-key", "geduld")
+            .json(&json!({"searchRequest": {"query": "fiets"}}))
+            .send()
+    };
+    let first = post().await;
+    assert_eq!(expect_json(first, 408).await["code"], "request-timeout");
+    blocker.await.unwrap().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let retry = loop {
+        let retry = post().await;
+        if retry.status() != 409 {
+            break retry;
+        }
+        assert!(std::time::Instant::now() < deadline, "still running");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(retry.headers()["idempotency-replayed"], "true");
+    expect_json(retry, 201).await;
+    let listed = expect_json(app.get_with("/v1/savedsearches", &user.token).await, 200).await;
+    assert_eq!(listed["totalCount"], 1);
+}
+
+/// The write above runs on the other connection's row lock, which SQLite has not (its
+/// one writer would hold up the request's claim of the key too).
+mod a_write_that_outlasts_the_timeout_keeps_its_answer {
+    use crate::helpers::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+    async fn postgres() {
+        super::a_write_that_outlasts_the_timeout_keeps_its_answer(
+            Backend::Postgres,
+            module_path!(),
+        )
+        .await;
     }
 }
 
