@@ -66,9 +66,9 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     // No request's work runs longer than twice the timeout (below: the timeout answers the
     // client, the work goes on to keep its answer, and is given up at twice the timeout,
     // which frees its key); a claim pending for longer belongs to a replica that stopped
-    // midway. Running the
-    // retry then risks a second effect only if that replica stopped in the moment between
-    // its commit and keeping the answer; refusing every retry for a day would be worse.
+    // midway. Running the retry then risks a second effect only if that replica stopped in
+    // the moment between its commit and keeping the answer; refusing every retry for a day
+    // would be worse.
     let forget = store::Forget {
         expired_before: now - KEEP_SECONDS,
         abandoned_before: now - abandoned_after(state.config.request_timeout_secs),
