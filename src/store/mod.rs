@@ -104,10 +104,10 @@ impl dyn Conn + '_ {
     /// key takes: it does not wait for the key-share locks that inserting a row which
     /// refers to this one takes, so two transactions that each inserted such a row (an
     /// order's product of the ad) and then lock it do not deadlock.
-    pub async fn lock_row(&mut self, select: &str, key: i64) -> DbResult<()> {
+    pub async fn lock_row(&mut self, select: &str, key: impl Into<Value>) -> DbResult<()> {
         match self.backend() {
             Backend::Postgres => self
-                .query(&format!("{select} FOR NO KEY UPDATE"), &[Value::Int(key)])
+                .query(&format!("{select} FOR NO KEY UPDATE"), &[key.into()])
                 .await
                 .map(drop),
             Backend::Sqlite => Ok(()),

@@ -117,6 +117,10 @@ pub enum RecordError {
 /// the job must still be in `phase` (else [`Recorded::NoJob`]); each blob gains a
 /// reference. The caller then moves the job on. On an error the caller's transaction must
 /// roll back (return the error from `Db::write`).
+///
+/// The job's row is held until the transaction ends ([`hold_job`]): a removal of the image
+/// ends its job before it removes renditions, so it either waits for these and removes
+/// them too, or ended the job first and nothing is recorded.
 pub async fn record(
     conn: &mut dyn Conn,
     media_id: &str,
@@ -124,6 +128,7 @@ pub async fn record(
     renditions: &[NewRendition],
 ) -> Result<Recorded, RecordError> {
     register_blobs(conn, renditions).await?;
+    hold_job(conn, media_id).await?;
     let job = conn
         .query_opt(
             "SELECT media_id FROM image_jobs WHERE media_id = $1 AND phase = $2",
@@ -158,6 +163,15 @@ pub async fn record(
         .await?;
     }
     Ok(Recorded::Done)
+}
+
+/// Holds `media_id`'s job row, if it has one, until the transaction ends (`lock_row`).
+async fn hold_job(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
+    conn.lock_row(
+        "SELECT media_id FROM image_jobs WHERE media_id = $1",
+        media_id,
+    )
+    .await
 }
 
 /// Removes the renditions of `media_id` and their blob references (a blob left with none is

@@ -219,14 +219,17 @@ fn too_many(max: usize, kept: usize) -> FieldError {
     .with_value(max as i64)
 }
 
-/// Removes an image in the caller's transaction: its row, its renditions' references and
-/// its job. Returns the key of its original if it was still being processed.
-/// Rows are locked in the order a rendition worker locks them (blobs, the image, its job),
-/// so that the two never wait for each other in a circle on PostgreSQL.
-async fn remove(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String>, DbError> {
+/// Removes an image in the caller's transaction: its job, its renditions' references and
+/// its row. Returns the key of its original if it was still being processed.
+/// The job goes first: a rendition worker recording a phase holds the job's row
+/// (`renditions::record`), so this waits for its renditions and removes them too, and
+/// neither waits for a row the other holds, as the worker takes the job's before the
+/// image's.
+pub(crate) async fn remove(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String>, DbError> {
+    let original = renditions::finish(conn, media_id).await?;
     renditions::remove_all(conn, media_id).await?;
     stored::delete(conn, media_id).await?;
-    renditions::finish(conn, media_id).await
+    Ok(original)
 }
 
 /// Deletes originals that are no longer needed (a failure only leaves bytes behind).

@@ -179,12 +179,7 @@ async fn record(
 async fn drop_image(db: &Db, blobs: &Blobs, job: &Job) -> Result<(), RunError> {
     let media_id = job.media_id.clone();
     db.write(move |conn| {
-        Box::pin(async move {
-            renditions::remove_all(conn, &media_id).await?;
-            images::delete(conn, &media_id).await?;
-            renditions::finish(conn, &media_id).await?;
-            Ok::<_, DbError>(())
-        })
+        Box::pin(async move { crate::usecase::images::remove(conn, &media_id).await })
     })
     .await?;
     blobs.delete_original(&job.original_key).await?;

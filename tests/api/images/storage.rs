@@ -6,8 +6,9 @@ use souk::store::renditions::{
     NewRendition, RecordError, Recorded, claim, claim_unreferenced, enqueue, forget, record,
     references, remove_all,
 };
-use souk::store::{Conn, DbError};
+use souk::store::{Backend, Conn, DbError};
 
+use super::{available_image, new_ad};
 use crate::both_backends;
 use crate::helpers::TestApp;
 
@@ -15,6 +16,7 @@ both_backends!(
     jobs_are_claimed_once_and_again_after_their_lease,
     concurrent_workers_take_each_job_once,
     the_last_reference_frees_a_blob,
+    an_image_deleted_while_renditions_are_recorded_keeps_none,
 );
 
 async fn write<T, E>(
@@ -220,4 +222,87 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
     .await;
     assert_eq!(again, Recorded::Done);
     assert_eq!(refs(&app, "a").await, Some(1));
+}
+
+/// How many rendition rows `media_id` has.
+async fn renditions_of(app: &TestApp, media_id: String) -> i64 {
+    app.db
+        .read(move |conn| {
+            Box::pin(async move {
+                conn.query_one(
+                    "SELECT COUNT(*) AS n FROM image_renditions WHERE media_id = $1",
+                    souk::params![media_id],
+                )
+                .await?
+                .get::<i64>("n")
+            })
+        })
+        .await
+        .unwrap()
+}
+
+/// A rendition worker records a phase while the seller deletes the image: the deletion
+/// waits for the worker's transaction and removes what it recorded. On PostgreSQL it
+/// used to commit in between, leaving renditions of no image and a blob referenced for
+/// ever (never swept).
+async fn an_image_deleted_while_renditions_are_recorded_keeps_none(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap().to_owned();
+    let media_id = available_image(&app, &seller.token, &item).await;
+    // The image as it is while a worker makes it anew: a job and no renditions. The job
+    // is leased far ahead, so that the server's own workers leave it to this test.
+    let (now, hidden_until, media) = (app.clock.now(), later(&app), media_id.clone());
+    write(&app, move |conn| {
+        Box::pin(async move {
+            // The server's worker may still be finishing the WebP phase: its job then goes.
+            conn.run(
+                "DELETE FROM image_jobs WHERE media_id = $1",
+                souk::params![media.as_str()],
+            )
+            .await?;
+            remove_all(conn, &media).await?;
+            enqueue(conn, &media, "originals/racing", now).await?;
+            conn.run(
+                "UPDATE image_jobs SET claimed_until = $1 WHERE media_id = $2",
+                souk::params![hidden_until, media.as_str()],
+            )
+            .await
+        })
+    })
+    .await;
+    let (recorded_tx, recorded_rx) = tokio::sync::oneshot::channel();
+    let (db, media) = (app.db.clone(), media_id.clone());
+    let worker = tokio::spawn(async move {
+        db.write(move |conn| {
+            Box::pin(async move {
+                let recorded = record(
+                    conn,
+                    &media,
+                    Format::Jpeg,
+                    &[rendition(Size::Small, "racing")],
+                )
+                .await?;
+                let _ = recorded_tx.send(());
+                // Still in the transaction: time for the deletion to reach the rows (on
+                // SQLite it waits for the one writer, whose thread has no timer).
+                if conn.backend() == Backend::Postgres {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                }
+                Ok::<_, RecordError>(recorded)
+            })
+        })
+        .await
+        .unwrap()
+    });
+    recorded_rx.await.unwrap();
+    let deleted = app
+        .delete(&format!("/v1/images/{media_id}"))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(worker.await.unwrap(), Recorded::Done);
+    assert_eq!(renditions_of(&app, media_id).await, 0);
+    let left = refs(&app, "racing").await;
+    assert!(matches!(left, None | Some(0)), "refs {left:?}");
 }
