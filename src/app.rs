@@ -294,8 +294,9 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
                 forget_spent_tokens(&state.db, now).await,
                 "cannot delete spent tokens",
             );
-            // Blobs a crash left unreferenced (deletions free theirs at once).
-            crate::usecase::images::sweep(&state.db, &state.blobs).await;
+            // Blobs a crash left unreferenced, or held for a rendition never recorded
+            // (deletions free theirs at once).
+            crate::usecase::images::sweep(&state.db, &state.blobs, now).await;
         }
     }
 }

@@ -195,7 +195,7 @@ pub async fn seed_ads(
     now: i64,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(!sellers.is_empty(), "no sellers to seed ads for");
-    let pictures = pictures::store(blobs).await?;
+    let pictures = pictures::store(db, blobs, now).await?;
     let bar = ProgressBar::new(ads);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} ads ({per_sec}, {eta} left)")

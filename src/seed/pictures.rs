@@ -8,6 +8,7 @@ use image::{Rgb, RgbImage};
 use crate::domain::image::Format;
 use crate::images::blobs::Blobs;
 use crate::images::render;
+use crate::store::Db;
 use crate::store::renditions::NewRendition;
 use crate::usecase::renditions;
 
@@ -33,9 +34,10 @@ const PICTURES: &[(u32, u32, [u8; 3])] = &[
     (900, 1200, [60, 60, 60]),
 ];
 
-/// Draws the pictures, renders their JPEG renditions and stores the bytes (storing them
-/// again is harmless: a blob's name is its content).
-pub async fn store(blobs: &Blobs) -> anyhow::Result<Vec<Picture>> {
+/// Draws the pictures, renders their JPEG renditions and stores the bytes, held until the
+/// seeded renditions refer to them (storing them again is harmless: a blob's name is its
+/// content).
+pub async fn store(db: &Db, blobs: &Blobs, now: i64) -> anyhow::Result<Vec<Picture>> {
     let rendered = tokio::task::spawn_blocking(|| {
         PICTURES
             .iter()
@@ -48,7 +50,9 @@ pub async fn store(blobs: &Blobs) -> anyhow::Result<Vec<Picture>> {
     .await??;
     let mut pictures = Vec::with_capacity(rendered.len());
     for (width, height, made) in rendered {
-        let renditions = renditions::store_blobs(blobs, made).await?;
+        let renditions = renditions::store_blobs(db, blobs, made, now)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("a picture's blob is being deleted: seed again"))?;
         let largest = renditions
             .last()
             .ok_or_else(|| anyhow::anyhow!("a picture without renditions"))?;
@@ -104,12 +108,16 @@ fn draw(width: u32, height: u32, colour: [u8; 3]) -> RgbImage {
 mod tests {
     use super::*;
     use crate::images::blobs::sha256_hex;
+    use crate::store::{DbOptions, migrations, renditions};
 
     #[tokio::test]
     async fn pictures_are_stored_once_with_four_renditions() {
         let dir = tempfile::tempdir().unwrap();
         let blobs = Blobs::local(dir.path()).unwrap();
-        let pictures = store(&blobs).await.unwrap();
+        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
+        migrations::run(&db).await.unwrap();
+        let pictures = store(&db, &blobs, 0).await.unwrap();
         assert_eq!(pictures.len(), PICTURES.len());
         for picture in &pictures {
             assert_eq!(picture.renditions.len(), 4);
@@ -117,9 +125,24 @@ mod tests {
                 let stored = blobs.get_blob(&rendition.sha256).await.unwrap();
                 assert_eq!(sha256_hex(&stored), rendition.sha256);
                 assert_eq!(stored.len(), rendition.bytes);
+                // Held, so that no sweep deletes it before the seed refers to it.
+                let sha256 = rendition.sha256.clone();
+                let held = db
+                    .read(move |conn| {
+                        Box::pin(async move {
+                            conn.column::<i64>(
+                                "SELECT held_until FROM image_blobs WHERE sha256 = $1",
+                                crate::params![sha256],
+                            )
+                            .await
+                        })
+                    })
+                    .await
+                    .unwrap();
+                assert_eq!(held, [renditions::BLOB_HOLD_SECS]);
             }
         }
-        let again = store(&blobs).await.unwrap();
+        let again = store(&db, &blobs, 0).await.unwrap();
         assert_eq!(
             again[0].sha256, pictures[0].sha256,
             "the same bytes every time"

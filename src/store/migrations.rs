@@ -70,6 +70,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(47, "0047_search_fts_pending"),
     migration!(48, "0048_advertisement_parent_category"),
     migration!(49, "0049_sign_in_attempts"),
+    migration!(50, "0050_image_blob_holds"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -76,19 +76,38 @@ pub struct NewRendition {
     pub bytes: usize,
 }
 
-/// Registers each blob (refs 0 if it is new) so that it is either referenced or swept.
-async fn register_blobs(conn: &mut dyn Conn, renditions: &[NewRendition]) -> Result<(), DbError> {
+/// How long a blob is held ([`hold_blobs`], [`claim_unreferenced`]): far longer than
+/// writing its bytes and recording a rendition, or deleting them, take.
+pub const BLOB_HOLD_SECS: i64 = 3600;
+
+/// Registers each blob of `renditions`, held until [`BLOB_HOLD_SECS`] from `now` (a new one
+/// with refs 0), before its bytes are written: no sweep claims it until then, and
+/// [`record`] refers only to a blob still registered. Fails if one is being deleted (its
+/// bytes must not be written now: the job runs again later). A blob that no rendition
+/// comes to refer to is swept once its hold ends.
+pub async fn hold_blobs(
+    conn: &mut dyn Conn,
+    renditions: &[NewRendition],
+    now: i64,
+) -> Result<(), RecordError> {
     for rendition in renditions {
-        conn.execute(
-            "INSERT INTO image_blobs (sha256, content_type, bytes, refs) VALUES ($1, $2, $3, 0) \
-             ON CONFLICT (sha256) DO NOTHING",
-            params![
-                rendition.sha256.as_str(),
-                rendition.format.content_type(),
-                rendition.bytes as i64
-            ],
-        )
-        .await?;
+        let held = conn
+            .query_opt(
+                "INSERT INTO image_blobs (sha256, content_type, bytes, refs, held_until) \
+                 VALUES ($1, $2, $3, 0, $4) \
+                 ON CONFLICT (sha256) DO UPDATE SET held_until = excluded.held_until \
+                 WHERE image_blobs.refs >= 0 RETURNING sha256",
+                params![
+                    rendition.sha256.as_str(),
+                    rendition.format.content_type(),
+                    rendition.bytes as i64,
+                    now + BLOB_HOLD_SECS
+                ],
+            )
+            .await?;
+        if held.is_none() {
+            return Err(RecordError::BlobBeingDeleted);
+        }
     }
     Ok(())
 }
@@ -99,14 +118,15 @@ pub enum Recorded {
     /// The renditions are the image's now.
     Done,
     /// The image is gone, or another worker recorded this phase already: nothing to do
-    /// (the blobs were registered unreferenced, so the sweep frees them).
+    /// (the blobs are held unreferenced, so a sweep frees them when the hold ends).
     NoJob,
 }
 
 /// Why renditions could not be recorded: the transaction must roll back.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    /// A blob is being deleted right now: try again later.
+    /// A blob is being deleted right now, or was deleted since it was held: try again
+    /// later.
     #[error("a blob is being deleted")]
     BlobBeingDeleted,
     #[error(transparent)]
@@ -114,8 +134,9 @@ pub enum RecordError {
 }
 
 /// Records the renditions of one phase of `media_id`'s job in the caller's transaction:
-/// the job must still be in `phase` (else [`Recorded::NoJob`]); each blob gains a
-/// reference. The caller then moves the job on. On an error the caller's transaction must
+/// the job must still be in `phase` (else [`Recorded::NoJob`]); each blob, held by
+/// [`hold_blobs`] before its bytes were written, gains a reference and needs its hold no
+/// more. The caller then moves the job on. On an error the caller's transaction must
 /// roll back (return the error from `Db::write`).
 ///
 /// The job's row is held until the transaction ends ([`hold_job`]): a removal of the image
@@ -127,7 +148,6 @@ pub async fn record(
     phase: Format,
     renditions: &[NewRendition],
 ) -> Result<Recorded, RecordError> {
-    register_blobs(conn, renditions).await?;
     hold_job(conn, media_id).await?;
     let job = conn
         .query_opt(
@@ -141,7 +161,8 @@ pub async fn record(
     for rendition in renditions {
         let referenced = conn
             .execute(
-                "UPDATE image_blobs SET refs = refs + 1 WHERE sha256 = $1 AND refs >= 0",
+                "UPDATE image_blobs SET refs = refs + 1, held_until = 0 \
+                 WHERE sha256 = $1 AND refs >= 0",
                 params![rendition.sha256.as_str()],
             )
             .await?;
@@ -193,30 +214,24 @@ pub async fn remove_all(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbErr
     Ok(())
 }
 
-/// Claims up to `limit` blobs that nothing references for deletion (refs -1: from now on
-/// none can be referenced), together with those a crashed sweep claimed before; the caller
-/// deletes their bytes, then [`forget`]s them.
-pub async fn claim_unreferenced(conn: &mut dyn Conn, limit: i64) -> Result<Vec<String>, DbError> {
-    let mut claimed: Vec<String> = conn
-        .column(
-            "UPDATE image_blobs SET refs = -1 WHERE sha256 IN \
-             (SELECT sha256 FROM image_blobs WHERE refs = 0 LIMIT $1) AND refs = 0 \
-             RETURNING sha256",
-            params![limit],
-        )
-        .await?;
-    let left = conn
-        .column::<String>(
-            "SELECT sha256 FROM image_blobs WHERE refs = -1 LIMIT $1",
-            params![limit],
-        )
-        .await?;
-    for sha256 in left {
-        if !claimed.contains(&sha256) {
-            claimed.push(sha256);
-        }
-    }
-    Ok(claimed)
+/// Claims up to `limit` blobs for deletion: those nothing references nor holds (refs 0),
+/// and those whose earlier claim ran out (a sweep that stopped). A claim sets refs -1, so
+/// that from now on none can be referenced, and holds the blob for [`BLOB_HOLD_SECS`], so
+/// that no other sweep takes it over meanwhile. The caller deletes their bytes, then
+/// [`forget`]s them.
+pub async fn claim_unreferenced(
+    conn: &mut dyn Conn,
+    now: i64,
+    limit: i64,
+) -> Result<Vec<String>, DbError> {
+    conn.column(
+        "UPDATE image_blobs SET refs = -1, held_until = $2 WHERE sha256 IN \
+         (SELECT sha256 FROM image_blobs WHERE refs <= 0 AND held_until <= $1 LIMIT $3) \
+         AND refs <= 0 AND held_until <= $1 \
+         RETURNING sha256",
+        params![now, now + BLOB_HOLD_SECS, limit],
+    )
+    .await
 }
 
 /// Drops the row of a blob whose bytes were deleted.
@@ -246,8 +261,9 @@ const RENDITIONS_PER_STATEMENT: usize = 1000;
 
 /// Gives many images renditions whose bytes are stored already, in bulk (`souk seed`: a few
 /// blobs shared by every seeded image): `(media_id, rendition)` rows, and each blob's
-/// reference count raised once by the number of rows that use it. Fails if a blob is being
-/// deleted (refs -1): the caller's transaction must roll back.
+/// reference count raised once by the number of rows that use it. Each blob must be held
+/// ([`hold_blobs`]) or referenced already; else it fails as [`record`] does, and the
+/// caller's transaction must roll back.
 pub async fn add_many(
     conn: &mut dyn Conn,
     renditions: &[(String, NewRendition)],
@@ -259,12 +275,11 @@ pub async fn add_many(
             None => uses.push((rendition, 1)),
         }
     }
-    let blobs: Vec<NewRendition> = uses.iter().map(|(r, _)| (*r).clone()).collect();
-    register_blobs(conn, &blobs).await?;
     for (rendition, count) in &uses {
         let referenced = conn
             .execute(
-                "UPDATE image_blobs SET refs = refs + $2 WHERE sha256 = $1 AND refs >= 0",
+                "UPDATE image_blobs SET refs = refs + $2, held_until = 0 \
+                 WHERE sha256 = $1 AND refs >= 0",
                 params![rendition.sha256.as_str(), *count],
             )
             .await?;

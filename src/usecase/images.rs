@@ -108,7 +108,7 @@ pub async fn add<R: Send + 'static>(
     match written {
         Ok((added, replaced_originals)) => {
             forget_originals(blobs, &replaced_originals).await;
-            sweep(db, blobs).await;
+            sweep(db, blobs, now).await;
             Ok(Added { item, added })
         }
         Err(e) => {
@@ -241,11 +241,14 @@ async fn forget_originals(blobs: &Blobs, keys: &[String]) {
     }
 }
 
-/// Frees the blobs nothing references any more (`store::renditions::claim_unreferenced`):
-/// after a deletion, and in the upkeep for what a crash left.
-pub async fn sweep(db: &Db, blobs: &Blobs) {
+/// Frees the blobs nothing references nor holds any more
+/// (`store::renditions::claim_unreferenced`): after a deletion, and in the upkeep for what
+/// a crash left and for blobs held for renditions that were never recorded.
+pub async fn sweep(db: &Db, blobs: &Blobs, now: i64) {
     let claimed = db
-        .write(|conn| Box::pin(async move { renditions::claim_unreferenced(conn, 500).await }))
+        .write(move |conn| {
+            Box::pin(async move { renditions::claim_unreferenced(conn, now, 500).await })
+        })
         .await;
     let claimed = match claimed {
         Ok(claimed) => claimed,
@@ -451,7 +454,7 @@ pub async fn delete(
         })
         .await?;
     forget_originals(blobs, &original.into_iter().collect::<Vec<_>>()).await;
-    sweep(db, blobs).await;
+    sweep(db, blobs, now).await;
     Ok(())
 }
 

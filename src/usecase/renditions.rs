@@ -42,11 +42,11 @@ pub async fn run_next(db: &Db, blobs: &Blobs, now: i64, lease: i64) -> Result<Ra
     let Some(job) = job else {
         return Ok(Ran::Idle);
     };
-    run(db, blobs, job).await?;
+    run(db, blobs, job, now).await?;
     Ok(Ran::Worked)
 }
 
-async fn run(db: &Db, blobs: &Blobs, job: Job) -> Result<(), RunError> {
+async fn run(db: &Db, blobs: &Blobs, job: Job, now: i64) -> Result<(), RunError> {
     let original = match blobs.get_original(&job.original_key).await {
         Ok(bytes) => bytes,
         Err(BlobError::NotFound) => {
@@ -54,7 +54,7 @@ async fn run(db: &Db, blobs: &Blobs, job: Job) -> Result<(), RunError> {
                 media_id = job.media_id,
                 "an image's original is gone; removing it"
             );
-            return drop_image(db, blobs, &job).await;
+            return drop_image(db, blobs, &job, now).await;
         }
         Err(e) => return Err(e.into()),
     };
@@ -71,13 +71,13 @@ async fn run(db: &Db, blobs: &Blobs, job: Job) -> Result<(), RunError> {
         Ok(made) => made,
         Err(e) => {
             tracing::warn!(media_id = job.media_id, error = %e, "an image does not decode; removing it");
-            return drop_image(db, blobs, &job).await;
+            return drop_image(db, blobs, &job, now).await;
         }
     };
-    if !record(db, blobs, &job, phase, made).await? || phase == Format::Webp {
+    if !record(db, blobs, &job, phase, made, now).await? || phase == Format::Webp {
         return Ok(());
     }
-    webp_phase(db, blobs, &job, resized).await
+    webp_phase(db, blobs, &job, resized, now).await
 }
 
 /// The WebP phase right after the JPEG one, from the sizes already made.
@@ -86,13 +86,14 @@ async fn webp_phase(
     blobs: &Blobs,
     job: &Job,
     resized: Vec<Resized>,
+    now: i64,
 ) -> Result<(), RunError> {
     let made = tokio::task::spawn_blocking(move || render::encode(&resized, Format::Webp))
         .await
         .map_err(|e| RunError::Thread(e.to_string()))?;
     match made {
         Ok(made) => {
-            record(db, blobs, job, Format::Webp, made).await?;
+            record(db, blobs, job, Format::Webp, made, now).await?;
             Ok(())
         }
         // JPEG worked, so this is a bug of the encoder: the job stays for another try.
@@ -104,26 +105,42 @@ async fn webp_phase(
 }
 
 /// Writes rendered bytes to blob storage, each under its SHA-256, and returns what the
-/// database records of them. Storing a blob again is harmless: its name is its content.
+/// database records of them. Each blob is held first (`renditions::hold_blobs`), so that
+/// no sweep deletes the bytes before a rendition refers to them. Storing a blob again is
+/// harmless: its name is its content. None if a blob is being deleted: nothing was
+/// written, and the caller tries again later.
 pub async fn store_blobs(
+    db: &Db,
     blobs: &Blobs,
     made: Vec<Rendered>,
-) -> Result<Vec<NewRendition>, BlobError> {
-    let mut stored = Vec::with_capacity(made.len());
-    for rendition in made {
-        let sha256 = sha256_hex(&rendition.bytes);
-        let bytes = rendition.bytes.len();
-        blobs.put_blob(&sha256, rendition.bytes.into()).await?;
-        stored.push(NewRendition {
+    now: i64,
+) -> Result<Option<Vec<NewRendition>>, RunError> {
+    let new: Vec<NewRendition> = made
+        .iter()
+        .map(|rendition| NewRendition {
             size: rendition.size,
             format: rendition.format,
             width: rendition.width,
             height: rendition.height,
-            sha256,
-            bytes,
-        });
+            sha256: sha256_hex(&rendition.bytes),
+            bytes: rendition.bytes.len(),
+        })
+        .collect();
+    let held = new.clone();
+    let holding = db
+        .write(move |conn| Box::pin(async move { renditions::hold_blobs(conn, &held, now).await }))
+        .await;
+    match holding {
+        Ok(()) => {}
+        Err(RecordError::BlobBeingDeleted) => return Ok(None),
+        Err(RecordError::Db(e)) => return Err(e.into()),
     }
-    Ok(stored)
+    for (rendition, stored) in made.into_iter().zip(&new) {
+        blobs
+            .put_blob(&stored.sha256, rendition.bytes.into())
+            .await?;
+    }
+    Ok(Some(new))
 }
 
 /// Writes the renditions' bytes, then records them in one transaction and moves the job
@@ -135,8 +152,12 @@ async fn record(
     job: &Job,
     phase: Format,
     made: Vec<Rendered>,
+    now: i64,
 ) -> Result<bool, RunError> {
-    let new = store_blobs(blobs, made).await?;
+    // The lease runs out, and the job runs again once the blob is gone.
+    let Some(new) = store_blobs(db, blobs, made, now).await? else {
+        return Ok(false);
+    };
     let media_id = job.media_id.clone();
     let recorded = db
         .write(move |conn| {
@@ -164,11 +185,9 @@ async fn record(
             }
             Ok(true)
         }
-        Ok(None) => {
-            // The image went meanwhile: its bytes were registered unreferenced.
-            crate::usecase::images::sweep(db, blobs).await;
-            Ok(false)
-        }
+        // The image went meanwhile: its blobs are held unreferenced, and the upkeep's
+        // sweep frees them once the hold ends.
+        Ok(None) => Ok(false),
         // The lease runs out, and the job runs again once the blob is gone.
         Err(RecordError::BlobBeingDeleted) => Ok(false),
         Err(RecordError::Db(e)) => Err(e.into()),
@@ -176,14 +195,14 @@ async fn record(
 }
 
 /// Removes an image whose original cannot become renditions (the API then answers 404).
-async fn drop_image(db: &Db, blobs: &Blobs, job: &Job) -> Result<(), RunError> {
+async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, now: i64) -> Result<(), RunError> {
     let media_id = job.media_id.clone();
     db.write(move |conn| {
         Box::pin(async move { crate::usecase::images::remove(conn, &media_id).await })
     })
     .await?;
     blobs.delete_original(&job.original_key).await?;
-    crate::usecase::images::sweep(db, blobs).await;
+    crate::usecase::images::sweep(db, blobs, now).await;
     Ok(())
 }
 

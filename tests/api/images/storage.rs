@@ -3,8 +3,8 @@
 
 use souk::domain::image::{Format, Size};
 use souk::store::renditions::{
-    NewRendition, RecordError, Recorded, claim, claim_unreferenced, enqueue, forget, record,
-    references, remove_all,
+    BLOB_HOLD_SECS, NewRendition, RecordError, Recorded, claim, claim_unreferenced, enqueue,
+    forget, hold_blobs, record, references, remove_all,
 };
 use souk::store::{Backend, Conn, DbError};
 
@@ -16,6 +16,7 @@ both_backends!(
     jobs_are_claimed_once_and_again_after_their_lease,
     concurrent_workers_take_each_job_once,
     the_last_reference_frees_a_blob,
+    a_rendition_is_not_recorded_on_a_blob_deleted_since_its_hold,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
 );
 
@@ -143,40 +144,52 @@ async fn refs(app: &TestApp, sha256: &'static str) -> Option<i64> {
     .await
 }
 
+/// Holds the blobs of `shas` at `now`, as a worker does before it writes their bytes.
+async fn hold(app: &TestApp, shas: &[&str], now: i64) -> Result<(), RecordError> {
+    let held: Vec<NewRendition> = shas.iter().map(|sha| rendition(Size::Small, sha)).collect();
+    app.db
+        .write(move |conn| Box::pin(async move { hold_blobs(conn, &held, now).await }))
+        .await
+}
+
+/// Records the renditions of `media`'s JPEG phase, one per blob of `shas`.
+async fn record_jpeg(
+    app: &TestApp,
+    media: &'static str,
+    shas: &[&'static str],
+) -> Result<Recorded, RecordError> {
+    let sizes = [Size::Small, Size::Medium, Size::Large, Size::Xlarge];
+    let made: Vec<NewRendition> = shas
+        .iter()
+        .zip(sizes)
+        .map(|(sha, size)| rendition(size, sha))
+        .collect();
+    app.db
+        .write(move |conn| Box::pin(async move { record(conn, media, Format::Jpeg, &made).await }))
+        .await
+}
+
+async fn claim_blobs_at(app: &TestApp, now: i64) -> Vec<String> {
+    let mut claimed = write(app, move |conn| {
+        Box::pin(async move { claim_unreferenced(conn, now, 100).await })
+    })
+    .await;
+    claimed.sort();
+    claimed
+}
+
 async fn the_last_reference_frees_a_blob(app: TestApp) {
+    let now = later(&app);
     enqueue_jobs(&app, &["a", "b"]).await;
     // Two images with an identical small rendition share one blob.
     for media in ["a", "b"] {
-        let recorded = write(&app, move |conn| {
-            Box::pin(async move {
-                record(
-                    conn,
-                    media,
-                    Format::Jpeg,
-                    &[
-                        rendition(Size::Small, "same"),
-                        rendition(Size::Large, media),
-                    ],
-                )
-                .await
-            })
-        })
-        .await;
+        hold(&app, &["same", media], now).await.unwrap();
+        let recorded = record_jpeg(&app, media, &["same", media]).await.unwrap();
         assert_eq!(recorded, Recorded::Done);
     }
     assert_eq!(refs(&app, "same").await, Some(2));
-    let no_job = write(&app, |conn| {
-        Box::pin(async move {
-            record(
-                conn,
-                "gone",
-                Format::Jpeg,
-                &[rendition(Size::Small, "orphan")],
-            )
-            .await
-        })
-    })
-    .await;
+    hold(&app, &["orphan"], now).await.unwrap();
+    let no_job = record_jpeg(&app, "gone", &["orphan"]).await.unwrap();
     assert_eq!(no_job, Recorded::NoJob);
     assert_eq!(refs(&app, "orphan").await, Some(0), "left for the sweep");
     write(&app, |conn| {
@@ -185,22 +198,30 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
     .await;
     assert_eq!(refs(&app, "same").await, Some(1), "b still uses it");
     assert_eq!(refs(&app, "a").await, Some(0));
-    let mut claimed = write(&app, |conn| {
-        Box::pin(async move { claim_unreferenced(conn, 100).await })
-    })
-    .await;
-    claimed.sort();
-    assert_eq!(claimed, ["a", "orphan"]);
-    // A blob claimed for deletion cannot be referenced until it is gone.
+    assert_eq!(
+        claim_blobs_at(&app, now).await,
+        ["a"],
+        "orphan is held for the rendition its bytes were written for"
+    );
+    assert!(
+        claim_blobs_at(&app, now + 1).await.is_empty(),
+        "a's claim is held: no other sweep takes it over"
+    );
+    let claimed = claim_blobs_at(&app, now + BLOB_HOLD_SECS).await;
+    assert_eq!(
+        claimed,
+        ["a", "orphan"],
+        "the claim of a sweep that stopped, and orphan's hold, ran out"
+    );
+    // A blob claimed for deletion can be neither held (its bytes are not written) nor
+    // referenced until it is gone.
     enqueue_jobs(&app, &["c"]).await;
-    let blocked = app
-        .db
-        .write(|conn| {
-            Box::pin(async move {
-                record(conn, "c", Format::Jpeg, &[rendition(Size::Small, "a")]).await
-            })
-        })
-        .await;
+    let blocked = hold(&app, &["a"], now).await;
+    assert!(
+        matches!(blocked, Err(RecordError::BlobBeingDeleted)),
+        "{blocked:?}"
+    );
+    let blocked = record_jpeg(&app, "c", &["a"]).await;
     assert!(
         matches!(blocked, Err(RecordError::BlobBeingDeleted)),
         "{blocked:?}"
@@ -214,14 +235,41 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
     }
     assert_eq!(refs(&app, "a").await, None);
     assert_eq!(refs(&app, "orphan").await, None);
-    let again = write(&app, |conn| {
-        Box::pin(
-            async move { record(conn, "c", Format::Jpeg, &[rendition(Size::Small, "a")]).await },
-        )
+    hold(&app, &["a"], now).await.unwrap();
+    assert_eq!(
+        record_jpeg(&app, "c", &["a"]).await.unwrap(),
+        Recorded::Done
+    );
+    assert_eq!(refs(&app, "a").await, Some(1));
+}
+
+/// A worker held a blob and wrote its bytes, but took so long that its hold ran out and a
+/// sweep deleted the bytes and dropped the row: the rendition is not recorded (the job
+/// runs again), where it used to register the blob anew and point at deleted bytes.
+async fn a_rendition_is_not_recorded_on_a_blob_deleted_since_its_hold(app: TestApp) {
+    let now = later(&app);
+    enqueue_jobs(&app, &["slow"]).await;
+    hold(&app, &["fresh"], now).await.unwrap();
+    assert!(claim_blobs_at(&app, now).await.is_empty(), "held");
+    let claimed = claim_blobs_at(&app, now + BLOB_HOLD_SECS).await;
+    assert_eq!(claimed, ["fresh"]);
+    write(&app, |conn| {
+        Box::pin(async move { forget(conn, "fresh").await })
     })
     .await;
-    assert_eq!(again, Recorded::Done);
-    assert_eq!(refs(&app, "a").await, Some(1));
+    let late = record_jpeg(&app, "slow", &["fresh"]).await;
+    assert!(
+        matches!(late, Err(RecordError::BlobBeingDeleted)),
+        "{late:?}"
+    );
+    assert_eq!(refs(&app, "fresh").await, None);
+    // Once the worker holds it again (and writes the bytes again), it records.
+    hold(&app, &["fresh"], now + BLOB_HOLD_SECS).await.unwrap();
+    assert_eq!(
+        record_jpeg(&app, "slow", &["fresh"]).await.unwrap(),
+        Recorded::Done
+    );
+    assert_eq!(refs(&app, "fresh").await, Some(1));
 }
 
 /// How many rendition rows `media_id` has.
@@ -270,6 +318,7 @@ async fn an_image_deleted_while_renditions_are_recorded_keeps_none(app: TestApp)
         })
     })
     .await;
+    hold(&app, &["racing"], now).await.unwrap();
     let (recorded_tx, recorded_rx) = tokio::sync::oneshot::channel();
     let (db, media) = (app.db.clone(), media_id.clone());
     let worker = tokio::spawn(async move {
