@@ -214,10 +214,16 @@ impl std::fmt::Debug for Cells {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Cells::Decoded(values) => values.fmt(f),
-            Cells::Postgres(row) => f
-                .debug_list()
-                .entries((0..row.len()).map(|i| super::postgres::from_pg(row, i)))
-                .finish(),
+            Cells::Postgres(row) => {
+                let mut list = f.debug_list();
+                for i in 0..row.len() {
+                    match super::postgres::from_pg(row, i) {
+                        Ok(value) => list.entry(&value),
+                        Err(e) => list.entry(&format_args!("<{e}>")),
+                    };
+                }
+                list.finish()
+            }
         }
     }
 }

@@ -111,6 +111,12 @@ async fn placeholders_bind_by_number(app: TestApp) {
     assert_eq!(row.get::<i64>("id").unwrap(), 7);
     assert_eq!(row.get::<String>("payload").unwrap(), "seven");
     assert_eq!(row.get::<i64>("n").unwrap(), 49);
+    // A row shows its values, as PostgreSQL's are decoded lazily too (for error messages).
+    let shown = format!("{row:?}");
+    assert!(
+        shown.contains(r#"[Int(7), Text("seven"), Int(49)]"#),
+        "{shown}"
+    );
     let found = read_one(
         &app,
         "SELECT payload FROM probe WHERE n = $2 AND id = $1",
