@@ -323,7 +323,7 @@ async fn make_renditions(state: AppState) {
     loop {
         // Made before looking, so that an upload in between still wakes this worker.
         let woken = state.renditions.notified();
-        match run_next(&state.db, &state.blobs, state.clock.now(), lease).await {
+        match run_next(&state.db, &state.blobs, &state.clock, lease).await {
             Ok(Ran::Worked) => {}
             Ok(Ran::Idle) => {
                 tokio::select! {

@@ -1,10 +1,14 @@
--- A blob is held from before its bytes are written until a rendition refers to it, and
--- while a sweep deletes its bytes: `held_until` (seconds) is when that hold ends.
+-- Blobs are held while their bytes are written and while they are deleted.
 --
--- A rendition worker registers each blob, held, before it writes the bytes, and records
--- a rendition only on a blob that is still registered. Before, it registered after the
+-- A rendition worker registers each blob before it writes the bytes, and holds it:
+-- `holds` counts the workers that will refer to it, each until at most `held_until`
+-- (seconds; a crashed worker's hold runs out). It then refers only to the registration it
+-- held (`generation`, a number of each row's own). Before, it registered after the
 -- write, so a sweep that had claimed the same content a moment earlier could delete the
 -- bytes just written and drop the row, and the worker's rendition then pointed at
--- nothing. A sweep claims only unheld blobs; a claim (refs -1) is held too, so another
--- replica's sweep takes it over only once it has run out (its sweep stopped).
+-- nothing. A sweep claims only blobs that nothing references nor holds; its claim
+-- (refs -1) is held until `held_until` too, so that another replica's sweep takes it
+-- over only once it has run out, and that claim's end tells it from a later one.
+ALTER TABLE image_blobs ADD COLUMN holds INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE image_blobs ADD COLUMN held_until INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE image_blobs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;

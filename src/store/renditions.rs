@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use super::images::ImageHolder;
 use super::record::record;
-use super::{Conn, DbError, Record, Value};
+use super::{Backend, Conn, DbError, Record, Value};
 use crate::domain::image::{Format, ImageStatus, Size};
 use crate::params;
 
@@ -74,42 +74,87 @@ pub struct NewRendition {
     pub height: u32,
     pub sha256: String,
     pub bytes: usize,
+    /// The registration of its blob that [`hold_blobs`] held (0 before): it is recorded
+    /// only on that one, not on a row a sweep dropped and another worker registered anew.
+    pub generation: i64,
 }
 
-/// How long a blob is held ([`hold_blobs`], [`claim_unreferenced`]): far longer than
-/// writing its bytes and recording a rendition, or deleting them, take.
+/// How long a worker's hold on a blob lasts ([`hold_blobs`]): far longer than writing its
+/// bytes and recording a rendition take. A hold that a crash left is over by then.
 pub const BLOB_HOLD_SECS: i64 = 3600;
 
-/// Registers each blob of `renditions`, held until [`BLOB_HOLD_SECS`] from `now` (a new one
-/// with refs 0), before its bytes are written: no sweep claims it until then, and
-/// [`record`] refers only to a blob still registered. Fails if one is being deleted (its
-/// bytes must not be written now: the job runs again later). A blob that no rendition
-/// comes to refer to is swept once its hold ends.
+/// How long a sweep's claim on a blob lasts ([`claim_unreferenced`]): longer than deleting
+/// its bytes takes; then another sweep takes over what a stopped one left.
+pub const CLAIM_HOLD_SECS: i64 = 300;
+
+/// The blobs of `renditions`, each once, in the order every writer locks them (by
+/// SHA-256), with how many of the renditions use each and the generation they hold.
+fn distinct_blobs<'a>(
+    renditions: impl IntoIterator<Item = &'a NewRendition>,
+) -> Vec<(&'a NewRendition, i64)> {
+    let mut sorted: Vec<&NewRendition> = renditions.into_iter().collect();
+    sorted.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+    let mut distinct: Vec<(&NewRendition, i64)> = Vec::new();
+    for rendition in sorted {
+        match distinct.last_mut() {
+            Some((last, uses)) if last.sha256 == rendition.sha256 => *uses += 1,
+            _ => distinct.push((rendition, 1)),
+        }
+    }
+    distinct
+}
+
+/// Registers each blob of `renditions` before its bytes are written, and holds it: a new
+/// one with refs 0 and a generation of its own, an existing one counted as held once more
+/// (`holds`) until at least [`BLOB_HOLD_SECS`] from `now`. No sweep claims a held blob, and
+/// [`record`] refers only to the registration held here, whose generation it sets in
+/// `renditions`. Fails if a blob is being deleted: its bytes must not be written now, and
+/// the job runs again later.
 pub async fn hold_blobs(
     conn: &mut dyn Conn,
-    renditions: &[NewRendition],
+    renditions: &mut [NewRendition],
     now: i64,
 ) -> Result<(), RecordError> {
-    for rendition in renditions {
-        let held = conn
-            .query_opt(
-                "INSERT INTO image_blobs (sha256, content_type, bytes, refs, held_until) \
-                 VALUES ($1, $2, $3, 0, $4) \
-                 ON CONFLICT (sha256) DO UPDATE SET held_until = excluded.held_until \
-                 WHERE image_blobs.refs >= 0 RETURNING sha256",
+    let mut generations = Vec::new();
+    for (rendition, _) in distinct_blobs(renditions.iter()) {
+        let generation: Option<i64> = conn
+            .column(
+                "INSERT INTO image_blobs \
+                 (sha256, content_type, bytes, refs, holds, held_until, generation) \
+                 VALUES ($1, $2, $3, 0, 1, $4, $5) \
+                 ON CONFLICT (sha256) DO UPDATE SET holds = image_blobs.holds + 1, \
+                 held_until = CASE WHEN image_blobs.held_until > excluded.held_until \
+                 THEN image_blobs.held_until ELSE excluded.held_until END \
+                 WHERE image_blobs.refs >= 0 RETURNING generation",
                 params![
                     rendition.sha256.as_str(),
                     rendition.format.content_type(),
                     rendition.bytes as i64,
-                    now + BLOB_HOLD_SECS
+                    now + BLOB_HOLD_SECS,
+                    new_generation()
                 ],
             )
-            .await?;
-        if held.is_none() {
+            .await?
+            .into_iter()
+            .next();
+        let Some(generation) = generation else {
             return Err(RecordError::BlobBeingDeleted);
+        };
+        generations.push((rendition.sha256.clone(), generation));
+    }
+    for rendition in renditions.iter_mut() {
+        if let Some((_, generation)) = generations.iter().find(|(s, _)| *s == rendition.sha256) {
+            rendition.generation = *generation;
         }
     }
     Ok(())
+}
+
+/// A number that tells one registration of a blob from another.
+fn new_generation() -> i64 {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    i64::from_le_bytes(bytes)
 }
 
 /// What recording renditions did.
@@ -118,15 +163,15 @@ pub enum Recorded {
     /// The renditions are the image's now.
     Done,
     /// The image is gone, or another worker recorded this phase already: nothing to do
-    /// (the blobs are held unreferenced, so a sweep frees them when the hold ends).
+    /// (the holds on the blobs are given back, so a sweep frees those nothing else uses).
     NoJob,
 }
 
 /// Why renditions could not be recorded: the transaction must roll back.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    /// A blob is being deleted right now, or was deleted since it was held: try again
-    /// later.
+    /// A blob is being deleted right now, or the registration held for it is gone (a
+    /// sweep deleted it once the hold ran out): try again later.
     #[error("a blob is being deleted")]
     BlobBeingDeleted,
     #[error(transparent)]
@@ -135,8 +180,8 @@ pub enum RecordError {
 
 /// Records the renditions of one phase of `media_id`'s job in the caller's transaction:
 /// the job must still be in `phase` (else [`Recorded::NoJob`]); each blob, held by
-/// [`hold_blobs`] before its bytes were written, gains a reference and needs its hold no
-/// more. The caller then moves the job on. On an error the caller's transaction must
+/// [`hold_blobs`] before its bytes were written, gains its references on the registration
+/// held, and the hold is given back. The caller then moves the job on. On an error the caller's transaction must
 /// roll back (return the error from `Db::write`).
 ///
 /// The job's row is held until the transaction ends ([`hold_job`]): a removal of the image
@@ -156,19 +201,22 @@ pub async fn record(
         )
         .await?;
     if job.is_none() {
+        release_holds(conn, renditions).await?;
         return Ok(Recorded::NoJob);
     }
-    for rendition in renditions {
+    for (rendition, uses) in distinct_blobs(renditions) {
         let referenced = conn
             .execute(
-                "UPDATE image_blobs SET refs = refs + 1, held_until = 0 \
-                 WHERE sha256 = $1 AND refs >= 0",
-                params![rendition.sha256.as_str()],
+                "UPDATE image_blobs SET refs = refs + $2, holds = holds - 1 \
+                 WHERE sha256 = $1 AND generation = $3 AND refs >= 0",
+                params![rendition.sha256.as_str(), uses, rendition.generation],
             )
             .await?;
         if referenced == 0 {
             return Err(RecordError::BlobBeingDeleted);
         }
+    }
+    for rendition in renditions {
         conn.execute(
             "INSERT INTO image_renditions (media_id, size, format, width, height, sha256) \
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -186,6 +234,20 @@ pub async fn record(
     Ok(Recorded::Done)
 }
 
+/// Gives up the holds of [`hold_blobs`] on the blobs of `renditions` that none of them
+/// will refer to: a blob nothing else holds or references is then swept at once.
+async fn release_holds(conn: &mut dyn Conn, renditions: &[NewRendition]) -> Result<(), DbError> {
+    for (rendition, _) in distinct_blobs(renditions) {
+        conn.run(
+            "UPDATE image_blobs SET holds = holds - 1 \
+             WHERE sha256 = $1 AND generation = $2 AND refs >= 0 AND holds > 0",
+            params![rendition.sha256.as_str(), rendition.generation],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Holds `media_id`'s job row, if it has one, until the transaction ends (`lock_row`).
 async fn hold_job(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
     conn.lock_row(
@@ -195,50 +257,86 @@ async fn hold_job(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
     .await
 }
 
-/// Removes the renditions of `media_id` and their blob references (a blob left with none is
-/// swept: [`claim_unreferenced`]).
-pub async fn remove_all(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
-    let blobs: Vec<String> = conn
-        .column(
-            "DELETE FROM image_renditions WHERE media_id = $1 RETURNING sha256",
-            params![media_id],
-        )
-        .await?;
-    for sha256 in blobs {
+/// Removes the renditions of `media_ids` and their blob references (a blob left with none
+/// is swept: [`claim_unreferenced`]). Blobs are updated in SHA-256 order, as every writer
+/// locks them.
+pub async fn remove_all(conn: &mut dyn Conn, media_ids: &[&str]) -> Result<(), DbError> {
+    let mut blobs: Vec<String> = Vec::new();
+    for media_id in media_ids {
+        let removed: Vec<String> = conn
+            .column(
+                "DELETE FROM image_renditions WHERE media_id = $1 RETURNING sha256",
+                params![*media_id],
+            )
+            .await?;
+        blobs.extend(removed);
+    }
+    blobs.sort();
+    for run in blobs.chunk_by(|a, b| a == b) {
         conn.execute(
-            "UPDATE image_blobs SET refs = refs - 1 WHERE sha256 = $1 AND refs > 0",
-            params![sha256],
+            "UPDATE image_blobs SET refs = refs - $2 WHERE sha256 = $1 AND refs >= $2",
+            params![run[0].as_str(), run.len() as i64],
         )
         .await?;
     }
     Ok(())
 }
 
-/// Claims up to `limit` blobs for deletion: those nothing references nor holds (refs 0),
-/// and those whose earlier claim ran out (a sweep that stopped). A claim sets refs -1, so
-/// that from now on none can be referenced, and holds the blob for [`BLOB_HOLD_SECS`], so
-/// that no other sweep takes it over meanwhile. The caller deletes their bytes, then
-/// [`forget`]s them.
+/// Blobs one sweep claimed for deletion, and when its claim runs out (which also tells
+/// its claim from a later one).
+#[derive(Debug)]
+pub struct Claim {
+    pub until: i64,
+    pub blobs: Vec<String>,
+}
+
+/// Claims up to `limit` blobs for deletion: those nothing references nor holds (refs 0,
+/// and no hold of [`hold_blobs`] left that has not run out), and those whose earlier claim
+/// ran out (a sweep that stopped). A claim sets refs -1, so that from now on none can be
+/// held or referenced, and holds the blob for [`CLAIM_HOLD_SECS`], so that no other sweep
+/// takes it over meanwhile. The caller deletes their bytes, then [`forget`]s them. On
+/// PostgreSQL a blob another transaction has locked is left for the next sweep, so that
+/// a claim waits for no one.
 pub async fn claim_unreferenced(
     conn: &mut dyn Conn,
     now: i64,
     limit: i64,
-) -> Result<Vec<String>, DbError> {
-    conn.column(
-        "UPDATE image_blobs SET refs = -1, held_until = $2 WHERE sha256 IN \
-         (SELECT sha256 FROM image_blobs WHERE refs <= 0 AND held_until <= $1 LIMIT $3) \
-         AND refs <= 0 AND held_until <= $1 \
-         RETURNING sha256",
-        params![now, now + BLOB_HOLD_SECS, limit],
+) -> Result<Claim, DbError> {
+    let skip_locked = match conn.backend() {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let until = now + CLAIM_HOLD_SECS;
+    let claimable = "refs <= 0 AND (held_until <= $1 OR (refs = 0 AND holds = 0))";
+    let blobs = conn
+        .column(
+            &format!(
+                "UPDATE image_blobs SET refs = -1, holds = 0, held_until = $2 WHERE sha256 IN \
+                 (SELECT sha256 FROM image_blobs WHERE {claimable} LIMIT $3{skip_locked}) \
+                 AND {claimable} RETURNING sha256"
+            ),
+            params![now, until, limit],
+        )
+        .await?;
+    Ok(Claim { until, blobs })
+}
+
+/// Lets the next sweep take over a claimed blob at once (its bytes could not be deleted).
+pub async fn release_claim(conn: &mut dyn Conn, sha256: &str, until: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE image_blobs SET held_until = 0 \
+         WHERE sha256 = $1 AND refs = -1 AND held_until = $2",
+        params![sha256, until],
     )
     .await
 }
 
-/// Drops the row of a blob whose bytes were deleted.
-pub async fn forget(conn: &mut dyn Conn, sha256: &str) -> Result<(), DbError> {
+/// Drops the row of a blob whose bytes were deleted under the claim that runs out at
+/// `until` (a sweep that stalled past it finds its claim taken over, and drops nothing).
+pub async fn forget(conn: &mut dyn Conn, sha256: &str, until: i64) -> Result<(), DbError> {
     conn.run(
-        "DELETE FROM image_blobs WHERE sha256 = $1 AND refs = -1",
-        params![sha256],
+        "DELETE FROM image_blobs WHERE sha256 = $1 AND refs = -1 AND held_until = $2",
+        params![sha256, until],
     )
     .await
 }
@@ -261,26 +359,20 @@ const RENDITIONS_PER_STATEMENT: usize = 1000;
 
 /// Gives many images renditions whose bytes are stored already, in bulk (`souk seed`: a few
 /// blobs shared by every seeded image): `(media_id, rendition)` rows, and each blob's
-/// reference count raised once by the number of rows that use it. Each blob must be held
-/// ([`hold_blobs`]) or referenced already; else it fails as [`record`] does, and the
-/// caller's transaction must roll back.
+/// reference count raised once by the number of rows that use it. Each blob must be still
+/// registered as [`hold_blobs`] held it; else it fails as [`record`] does, and the
+/// caller's transaction must roll back. The holds are left to run out: the seed refers
+/// to its blobs batch after batch.
 pub async fn add_many(
     conn: &mut dyn Conn,
     renditions: &[(String, NewRendition)],
 ) -> Result<(), RecordError> {
-    let mut uses: Vec<(&NewRendition, i64)> = Vec::new();
-    for (_, rendition) in renditions {
-        match uses.iter_mut().find(|(r, _)| r.sha256 == rendition.sha256) {
-            Some((_, count)) => *count += 1,
-            None => uses.push((rendition, 1)),
-        }
-    }
-    for (rendition, count) in &uses {
+    for (rendition, uses) in distinct_blobs(renditions.iter().map(|(_, r)| r)) {
         let referenced = conn
             .execute(
-                "UPDATE image_blobs SET refs = refs + $2, held_until = 0 \
-                 WHERE sha256 = $1 AND refs >= 0",
-                params![rendition.sha256.as_str(), *count],
+                "UPDATE image_blobs SET refs = refs + $2 \
+                 WHERE sha256 = $1 AND generation = $3 AND refs >= 0",
+                params![rendition.sha256.as_str(), uses, rendition.generation],
             )
             .await?;
         if referenced == 0 {

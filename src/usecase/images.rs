@@ -187,9 +187,8 @@ async fn record_added<R>(
     let mut replaced_originals = Vec::new();
     let mut last_position = ad.images.iter().map(|i| i.position).max().unwrap_or(0);
     if replace_all {
-        for image in &ad.images {
-            replaced_originals.extend(remove(conn, &image.media_id).await?);
-        }
+        let media_ids: Vec<&str> = ad.images.iter().map(|i| i.media_id.as_str()).collect();
+        replaced_originals = remove(conn, &media_ids).await?;
         last_position = 0;
     }
     let kept = if replace_all { 0 } else { ad.images.len() };
@@ -219,17 +218,28 @@ fn too_many(max: usize, kept: usize) -> FieldError {
     .with_value(max as i64)
 }
 
-/// Removes an image in the caller's transaction: its job, its renditions' references and
-/// its row. Returns the key of its original if it was still being processed.
-/// The job goes first: a rendition worker recording a phase holds the job's row
-/// (`renditions::record`), so this waits for its renditions and removes them too, and
-/// neither waits for a row the other holds, as the worker takes the job's before the
-/// image's.
-pub(crate) async fn remove(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String>, DbError> {
-    let original = renditions::finish(conn, media_id).await?;
-    renditions::remove_all(conn, media_id).await?;
-    stored::delete(conn, media_id).await?;
-    Ok(original)
+/// Removes images in the caller's transaction: their jobs, their renditions' references
+/// and their rows. Returns the keys of the originals of those still being processed.
+///
+/// The jobs go first, in media-id order: a rendition worker recording a phase holds its
+/// image's job row (`renditions::record`), so a removal waits for its renditions and
+/// removes them too. Both then take blobs in SHA-256 order and the image row last, so
+/// neither waits for a row the other holds.
+pub(crate) async fn remove(
+    conn: &mut dyn Conn,
+    media_ids: &[&str],
+) -> Result<Vec<String>, DbError> {
+    let mut sorted = media_ids.to_vec();
+    sorted.sort_unstable();
+    let mut originals = Vec::new();
+    for media_id in &sorted {
+        originals.extend(renditions::finish(conn, media_id).await?);
+    }
+    renditions::remove_all(conn, &sorted).await?;
+    for media_id in &sorted {
+        stored::delete(conn, media_id).await?;
+    }
+    Ok(originals)
 }
 
 /// Deletes originals that are no longer needed (a failure only leaves bytes behind).
@@ -250,23 +260,34 @@ pub async fn sweep(db: &Db, blobs: &Blobs, now: i64) {
             Box::pin(async move { renditions::claim_unreferenced(conn, now, 500).await })
         })
         .await;
-    let claimed = match claimed {
-        Ok(claimed) => claimed,
+    let claim = match claimed {
+        Ok(claim) => claim,
         Err(e) => {
             tracing::warn!(error = %e, "cannot claim unreferenced blobs");
             return;
         }
     };
-    for sha256 in claimed {
+    let until = claim.until;
+    for sha256 in claim.blobs {
         if let Err(e) = blobs.delete_blob(&sha256).await {
             tracing::warn!(error = %e, sha256, "cannot delete a blob; the next sweep retries");
+            let released = db
+                .write(move |conn| {
+                    Box::pin(async move { renditions::release_claim(conn, &sha256, until).await })
+                })
+                .await;
+            if let Err(e) = released {
+                tracing::warn!(error = %e, "cannot release a blob's claim; it runs out");
+            }
             continue;
         }
         let forgotten = db
-            .write(move |conn| Box::pin(async move { renditions::forget(conn, &sha256).await }))
+            .write(move |conn| {
+                Box::pin(async move { renditions::forget(conn, &sha256, until).await })
+            })
             .await;
         if let Err(e) = forgotten {
-            tracing::warn!(error = %e, "cannot forget a deleted blob; the next sweep retries");
+            tracing::warn!(error = %e, "cannot forget a deleted blob; a sweep retries once its claim runs out");
         }
     }
 }
@@ -444,7 +465,7 @@ pub async fn delete(
                     .ok_or(Error::NotFound(Thing::Image))?;
                 let item = ItemId::from_number(ad.item_number);
                 match own_existing(conn, seller, item, now).await {
-                    Ok(_) => Ok(remove(conn, &media_id).await?),
+                    Ok(_) => Ok(remove(conn, &[media_id.as_str()]).await?),
                     // An image of someone else's online ad is 403, like the ad; of an ad
                     // not shown, as unknown as a missing one.
                     Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),
@@ -453,7 +474,7 @@ pub async fn delete(
             })
         })
         .await?;
-    forget_originals(blobs, &original.into_iter().collect::<Vec<_>>()).await;
+    forget_originals(blobs, &original).await;
     sweep(db, blobs, now).await;
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! (of any replica) does it again. Nothing is visible before its transaction commits, and
 //! rendition bytes are content-addressed, so doing a phase twice is harmless.
 
+use crate::clock::Clock;
 use crate::domain::image::{Format, Size};
 use crate::images::blobs::{BlobError, Blobs, sha256_hex};
 use crate::images::render::{self, Rendered, Resized};
@@ -34,19 +35,20 @@ pub enum RunError {
     Thread(String),
 }
 
-/// Claims the next due job and does it: `now` and `lease` in seconds.
-pub async fn run_next(db: &Db, blobs: &Blobs, now: i64, lease: i64) -> Result<Ran, RunError> {
+/// Claims the next due job and does it: `lease` in seconds.
+pub async fn run_next(db: &Db, blobs: &Blobs, clock: &Clock, lease: i64) -> Result<Ran, RunError> {
+    let now = clock.now();
     let job = db
         .write(move |conn| Box::pin(async move { renditions::claim(conn, now, now + lease).await }))
         .await?;
     let Some(job) = job else {
         return Ok(Ran::Idle);
     };
-    run(db, blobs, job, now).await?;
+    run(db, blobs, job, clock).await?;
     Ok(Ran::Worked)
 }
 
-async fn run(db: &Db, blobs: &Blobs, job: Job, now: i64) -> Result<(), RunError> {
+async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunError> {
     let original = match blobs.get_original(&job.original_key).await {
         Ok(bytes) => bytes,
         Err(BlobError::NotFound) => {
@@ -54,7 +56,7 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, now: i64) -> Result<(), RunError>
                 media_id = job.media_id,
                 "an image's original is gone; removing it"
             );
-            return drop_image(db, blobs, &job, now).await;
+            return drop_image(db, blobs, &job, clock).await;
         }
         Err(e) => return Err(e.into()),
     };
@@ -71,13 +73,13 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, now: i64) -> Result<(), RunError>
         Ok(made) => made,
         Err(e) => {
             tracing::warn!(media_id = job.media_id, error = %e, "an image does not decode; removing it");
-            return drop_image(db, blobs, &job, now).await;
+            return drop_image(db, blobs, &job, clock).await;
         }
     };
-    if !record(db, blobs, &job, phase, made, now).await? || phase == Format::Webp {
+    if !record(db, blobs, &job, phase, made, clock).await? || phase == Format::Webp {
         return Ok(());
     }
-    webp_phase(db, blobs, &job, resized, now).await
+    webp_phase(db, blobs, &job, resized, clock).await
 }
 
 /// The WebP phase right after the JPEG one, from the sizes already made.
@@ -86,14 +88,14 @@ async fn webp_phase(
     blobs: &Blobs,
     job: &Job,
     resized: Vec<Resized>,
-    now: i64,
+    clock: &Clock,
 ) -> Result<(), RunError> {
     let made = tokio::task::spawn_blocking(move || render::encode(&resized, Format::Webp))
         .await
         .map_err(|e| RunError::Thread(e.to_string()))?;
     match made {
         Ok(made) => {
-            record(db, blobs, job, Format::Webp, made, now).await?;
+            record(db, blobs, job, Format::Webp, made, clock).await?;
             Ok(())
         }
         // JPEG worked, so this is a bug of the encoder: the job stays for another try.
@@ -115,7 +117,7 @@ pub async fn store_blobs(
     made: Vec<Rendered>,
     now: i64,
 ) -> Result<Option<Vec<NewRendition>>, RunError> {
-    let new: Vec<NewRendition> = made
+    let mut new: Vec<NewRendition> = made
         .iter()
         .map(|rendition| NewRendition {
             size: rendition.size,
@@ -124,17 +126,22 @@ pub async fn store_blobs(
             height: rendition.height,
             sha256: sha256_hex(&rendition.bytes),
             bytes: rendition.bytes.len(),
+            generation: 0,
         })
         .collect();
-    let held = new.clone();
     let holding = db
-        .write(move |conn| Box::pin(async move { renditions::hold_blobs(conn, &held, now).await }))
+        .write(move |conn| {
+            Box::pin(async move {
+                renditions::hold_blobs(conn, &mut new, now).await?;
+                Ok::<_, RecordError>(new)
+            })
+        })
         .await;
-    match holding {
-        Ok(()) => {}
+    let new = match holding {
+        Ok(new) => new,
         Err(RecordError::BlobBeingDeleted) => return Ok(None),
         Err(RecordError::Db(e)) => return Err(e.into()),
-    }
+    };
     for (rendition, stored) in made.into_iter().zip(&new) {
         blobs
             .put_blob(&stored.sha256, rendition.bytes.into())
@@ -152,10 +159,10 @@ async fn record(
     job: &Job,
     phase: Format,
     made: Vec<Rendered>,
-    now: i64,
+    clock: &Clock,
 ) -> Result<bool, RunError> {
     // The lease runs out, and the job runs again once the blob is gone.
-    let Some(new) = store_blobs(db, blobs, made, now).await? else {
+    let Some(new) = store_blobs(db, blobs, made, clock.now()).await? else {
         return Ok(false);
     };
     let media_id = job.media_id.clone();
@@ -185,9 +192,12 @@ async fn record(
             }
             Ok(true)
         }
-        // The image went meanwhile: its blobs are held unreferenced, and the upkeep's
-        // sweep frees them once the hold ends.
-        Ok(None) => Ok(false),
+        Ok(None) => {
+            // The image went meanwhile: its blobs are no longer held, and those nothing
+            // else uses go now.
+            crate::usecase::images::sweep(db, blobs, clock.now()).await;
+            Ok(false)
+        }
         // The lease runs out, and the job runs again once the blob is gone.
         Err(RecordError::BlobBeingDeleted) => Ok(false),
         Err(RecordError::Db(e)) => Err(e.into()),
@@ -195,14 +205,14 @@ async fn record(
 }
 
 /// Removes an image whose original cannot become renditions (the API then answers 404).
-async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, now: i64) -> Result<(), RunError> {
+async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Result<(), RunError> {
     let media_id = job.media_id.clone();
     db.write(move |conn| {
-        Box::pin(async move { crate::usecase::images::remove(conn, &media_id).await })
+        Box::pin(async move { crate::usecase::images::remove(conn, &[media_id.as_str()]).await })
     })
     .await?;
     blobs.delete_original(&job.original_key).await?;
-    crate::usecase::images::sweep(db, blobs, now).await;
+    crate::usecase::images::sweep(db, blobs, clock.now()).await;
     Ok(())
 }
 

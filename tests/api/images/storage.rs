@@ -3,7 +3,7 @@
 
 use souk::domain::image::{Format, Size};
 use souk::store::renditions::{
-    BLOB_HOLD_SECS, NewRendition, RecordError, Recorded, claim, claim_unreferenced, enqueue,
+    BLOB_HOLD_SECS, Claim, NewRendition, RecordError, Recorded, claim, claim_unreferenced, enqueue,
     forget, hold_blobs, record, references, remove_all,
 };
 use souk::store::{Backend, Conn, DbError};
@@ -16,7 +16,8 @@ both_backends!(
     jobs_are_claimed_once_and_again_after_their_lease,
     concurrent_workers_take_each_job_once,
     the_last_reference_frees_a_blob,
-    a_rendition_is_not_recorded_on_a_blob_deleted_since_its_hold,
+    a_blob_held_by_one_worker_outlives_another_workers_image,
+    a_rendition_is_recorded_only_on_the_registration_it_held,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
 );
 
@@ -134,6 +135,7 @@ fn rendition(size: Size, sha256: &str) -> NewRendition {
         height: 10,
         sha256: sha256.to_owned(),
         bytes: 100,
+        generation: 0,
     }
 }
 
@@ -144,38 +146,63 @@ async fn refs(app: &TestApp, sha256: &'static str) -> Option<i64> {
     .await
 }
 
-/// Holds the blobs of `shas` at `now`, as a worker does before it writes their bytes.
-async fn hold(app: &TestApp, shas: &[&str], now: i64) -> Result<(), RecordError> {
-    let held: Vec<NewRendition> = shas.iter().map(|sha| rendition(Size::Small, sha)).collect();
-    app.db
-        .write(move |conn| Box::pin(async move { hold_blobs(conn, &held, now).await }))
-        .await
-}
-
-/// Records the renditions of `media`'s JPEG phase, one per blob of `shas`.
-async fn record_jpeg(
-    app: &TestApp,
-    media: &'static str,
-    shas: &[&'static str],
-) -> Result<Recorded, RecordError> {
+/// Renditions of the blobs of `shas` (one size each), held at `now` as a worker holds
+/// them before it writes their bytes.
+async fn hold(app: &TestApp, shas: &[&str], now: i64) -> Result<Vec<NewRendition>, RecordError> {
     let sizes = [Size::Small, Size::Medium, Size::Large, Size::Xlarge];
-    let made: Vec<NewRendition> = shas
+    let mut made: Vec<NewRendition> = shas
         .iter()
         .zip(sizes)
         .map(|(sha, size)| rendition(size, sha))
         .collect();
     app.db
-        .write(move |conn| Box::pin(async move { record(conn, media, Format::Jpeg, &made).await }))
+        .write(move |conn| {
+            Box::pin(async move {
+                hold_blobs(conn, &mut made, now).await?;
+                Ok(made)
+            })
+        })
         .await
 }
 
-async fn claim_blobs_at(app: &TestApp, now: i64) -> Vec<String> {
-    let mut claimed = write(app, move |conn| {
+/// Records `held` as the renditions of `media`'s JPEG phase.
+async fn record_jpeg(
+    app: &TestApp,
+    media: &'static str,
+    held: Vec<NewRendition>,
+) -> Result<Recorded, RecordError> {
+    app.db
+        .write(move |conn| Box::pin(async move { record(conn, media, Format::Jpeg, &held).await }))
+        .await
+}
+
+async fn claim_blobs_at(app: &TestApp, now: i64) -> Claim {
+    let mut claim = write(app, move |conn| {
         Box::pin(async move { claim_unreferenced(conn, now, 100).await })
     })
     .await;
-    claimed.sort();
-    claimed
+    claim.blobs.sort();
+    claim
+}
+
+async fn forget_claimed(app: &TestApp, claim: &Claim) {
+    let (blobs, until) = (claim.blobs.clone(), claim.until);
+    write(app, move |conn| {
+        Box::pin(async move {
+            for sha in blobs {
+                forget(conn, &sha, until).await?;
+            }
+            Ok::<_, DbError>(())
+        })
+    })
+    .await;
+}
+
+async fn remove_renditions(app: &TestApp, media: &'static str) {
+    write(app, move |conn| {
+        Box::pin(async move { remove_all(conn, &[media]).await })
+    })
+    .await;
 }
 
 async fn the_last_reference_frees_a_blob(app: TestApp) {
@@ -183,35 +210,31 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
     enqueue_jobs(&app, &["a", "b"]).await;
     // Two images with an identical small rendition share one blob.
     for media in ["a", "b"] {
-        hold(&app, &["same", media], now).await.unwrap();
-        let recorded = record_jpeg(&app, media, &["same", media]).await.unwrap();
-        assert_eq!(recorded, Recorded::Done);
+        let held = hold(&app, &["same", media], now).await.unwrap();
+        assert_eq!(
+            record_jpeg(&app, media, held).await.unwrap(),
+            Recorded::Done
+        );
     }
     assert_eq!(refs(&app, "same").await, Some(2));
-    hold(&app, &["orphan"], now).await.unwrap();
-    let no_job = record_jpeg(&app, "gone", &["orphan"]).await.unwrap();
+    let held = hold(&app, &["orphan"], now).await.unwrap();
+    let no_job = record_jpeg(&app, "gone", held).await.unwrap();
     assert_eq!(no_job, Recorded::NoJob);
     assert_eq!(refs(&app, "orphan").await, Some(0), "left for the sweep");
-    write(&app, |conn| {
-        Box::pin(async move { remove_all(conn, "a").await })
-    })
-    .await;
+    remove_renditions(&app, "a").await;
     assert_eq!(refs(&app, "same").await, Some(1), "b still uses it");
     assert_eq!(refs(&app, "a").await, Some(0));
-    assert_eq!(
-        claim_blobs_at(&app, now).await,
-        ["a"],
-        "orphan is held for the rendition its bytes were written for"
-    );
+    let first = claim_blobs_at(&app, now).await;
+    assert_eq!(first.blobs, ["a", "orphan"]);
     assert!(
-        claim_blobs_at(&app, now + 1).await.is_empty(),
-        "a's claim is held: no other sweep takes it over"
+        claim_blobs_at(&app, now + 1).await.blobs.is_empty(),
+        "a live claim is not taken over"
     );
-    let claimed = claim_blobs_at(&app, now + BLOB_HOLD_SECS).await;
+    let taken_over = claim_blobs_at(&app, first.until).await;
     assert_eq!(
-        claimed,
+        taken_over.blobs,
         ["a", "orphan"],
-        "the claim of a sweep that stopped, and orphan's hold, ran out"
+        "the claim of a sweep that stopped ran out"
     );
     // A blob claimed for deletion can be neither held (its bytes are not written) nor
     // referenced until it is gone.
@@ -221,52 +244,77 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
         matches!(blocked, Err(RecordError::BlobBeingDeleted)),
         "{blocked:?}"
     );
-    let blocked = record_jpeg(&app, "c", &["a"]).await;
+    let blocked = record_jpeg(&app, "c", vec![rendition(Size::Small, "a")]).await;
     assert!(
         matches!(blocked, Err(RecordError::BlobBeingDeleted)),
         "{blocked:?}"
     );
     assert_eq!(refs(&app, "a").await, Some(-1), "rolled back");
-    for sha in claimed {
-        write(&app, move |conn| {
-            Box::pin(async move { forget(conn, &sha).await })
-        })
-        .await;
-    }
+    forget_claimed(&app, &first).await;
+    assert_eq!(
+        refs(&app, "a").await,
+        Some(-1),
+        "a sweep that stalled past its claim drops nothing"
+    );
+    forget_claimed(&app, &taken_over).await;
     assert_eq!(refs(&app, "a").await, None);
     assert_eq!(refs(&app, "orphan").await, None);
-    hold(&app, &["a"], now).await.unwrap();
-    assert_eq!(
-        record_jpeg(&app, "c", &["a"]).await.unwrap(),
-        Recorded::Done
-    );
+    let held = hold(&app, &["a"], now).await.unwrap();
+    assert_eq!(record_jpeg(&app, "c", held).await.unwrap(), Recorded::Done);
     assert_eq!(refs(&app, "a").await, Some(1));
 }
 
-/// A worker held a blob and wrote its bytes, but took so long that its hold ran out and a
-/// sweep deleted the bytes and dropped the row: the rendition is not recorded (the job
-/// runs again), where it used to register the blob anew and point at deleted bytes.
-async fn a_rendition_is_not_recorded_on_a_blob_deleted_since_its_hold(app: TestApp) {
+/// Two workers make renditions of the same content at once; the first records, and its
+/// image is deleted before the second records: the blob stays, held by the second.
+async fn a_blob_held_by_one_worker_outlives_another_workers_image(app: TestApp) {
     let now = later(&app);
-    enqueue_jobs(&app, &["slow"]).await;
-    hold(&app, &["fresh"], now).await.unwrap();
-    assert!(claim_blobs_at(&app, now).await.is_empty(), "held");
-    let claimed = claim_blobs_at(&app, now + BLOB_HOLD_SECS).await;
-    assert_eq!(claimed, ["fresh"]);
-    write(&app, |conn| {
-        Box::pin(async move { forget(conn, "fresh").await })
-    })
-    .await;
-    let late = record_jpeg(&app, "slow", &["fresh"]).await;
+    enqueue_jobs(&app, &["first", "second"]).await;
+    let second = hold(&app, &["shared"], now).await.unwrap();
+    let first = hold(&app, &["shared"], now).await.unwrap();
+    assert_eq!(
+        record_jpeg(&app, "first", first).await.unwrap(),
+        Recorded::Done
+    );
+    remove_renditions(&app, "first").await;
+    assert_eq!(refs(&app, "shared").await, Some(0));
+    assert!(
+        claim_blobs_at(&app, now).await.blobs.is_empty(),
+        "the second worker holds it: its bytes are written"
+    );
+    assert_eq!(
+        record_jpeg(&app, "second", second).await.unwrap(),
+        Recorded::Done
+    );
+    assert_eq!(refs(&app, "shared").await, Some(1));
+    remove_renditions(&app, "second").await;
+    assert_eq!(
+        claim_blobs_at(&app, now).await.blobs,
+        ["shared"],
+        "nothing holds it any more"
+    );
+}
+
+/// A worker held a blob and wrote its bytes, but stalled until its hold ran out; a sweep
+/// deleted the bytes and dropped the row, and another worker registered the blob anew
+/// (its bytes not written yet). The stalled worker's rendition is not recorded on that
+/// registration (its job runs again), where it would point at bytes that may never come.
+async fn a_rendition_is_recorded_only_on_the_registration_it_held(app: TestApp) {
+    let now = later(&app);
+    enqueue_jobs(&app, &["stalled"]).await;
+    let stalled = hold(&app, &["fresh"], now).await.unwrap();
+    assert!(claim_blobs_at(&app, now).await.blobs.is_empty(), "held");
+    let claim = claim_blobs_at(&app, now + BLOB_HOLD_SECS).await;
+    assert_eq!(claim.blobs, ["fresh"]);
+    forget_claimed(&app, &claim).await;
+    let anew = hold(&app, &["fresh"], now + BLOB_HOLD_SECS).await.unwrap();
+    let late = record_jpeg(&app, "stalled", stalled).await;
     assert!(
         matches!(late, Err(RecordError::BlobBeingDeleted)),
         "{late:?}"
     );
-    assert_eq!(refs(&app, "fresh").await, None);
-    // Once the worker holds it again (and writes the bytes again), it records.
-    hold(&app, &["fresh"], now + BLOB_HOLD_SECS).await.unwrap();
+    assert_eq!(refs(&app, "fresh").await, Some(0));
     assert_eq!(
-        record_jpeg(&app, "slow", &["fresh"]).await.unwrap(),
+        record_jpeg(&app, "stalled", anew).await.unwrap(),
         Recorded::Done
     );
     assert_eq!(refs(&app, "fresh").await, Some(1));
@@ -308,7 +356,7 @@ async fn an_image_deleted_while_renditions_are_recorded_keeps_none(app: TestApp)
                 souk::params![media.as_str()],
             )
             .await?;
-            remove_all(conn, &media).await?;
+            remove_all(conn, &[media.as_str()]).await?;
             enqueue(conn, &media, "originals/racing", now).await?;
             conn.run(
                 "UPDATE image_jobs SET claimed_until = $1 WHERE media_id = $2",
@@ -318,24 +366,24 @@ async fn an_image_deleted_while_renditions_are_recorded_keeps_none(app: TestApp)
         })
     })
     .await;
-    hold(&app, &["racing"], now).await.unwrap();
+    let held = hold(&app, &["racing"], now).await.unwrap();
     let (recorded_tx, recorded_rx) = tokio::sync::oneshot::channel();
     let (db, media) = (app.db.clone(), media_id.clone());
     let worker = tokio::spawn(async move {
+        let watcher = db.clone();
         db.write(move |conn| {
             Box::pin(async move {
-                let recorded = record(
-                    conn,
-                    &media,
-                    Format::Jpeg,
-                    &[rendition(Size::Small, "racing")],
-                )
-                .await?;
+                let recorded = record(conn, &media, Format::Jpeg, &held).await?;
                 let _ = recorded_tx.send(());
-                // Still in the transaction: time for the deletion to reach the rows (on
-                // SQLite it waits for the one writer, whose thread has no timer).
+                // Still in the transaction: on PostgreSQL, until the deletion waits for it
+                // (at most two seconds: without the lock it never does). On SQLite it waits
+                // for the one writer anyway.
                 if conn.backend() == Backend::Postgres {
-                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    let pid = conn
+                        .query_one("SELECT CAST(pg_backend_pid() AS BIGINT) AS pid", &[])
+                        .await?
+                        .get::<i64>("pid")?;
+                    wait_until_blocking(&watcher, pid).await;
                 }
                 Ok::<_, RecordError>(recorded)
             })
@@ -354,4 +402,29 @@ async fn an_image_deleted_while_renditions_are_recorded_keeps_none(app: TestApp)
     assert_eq!(renditions_of(&app, media_id).await, 0);
     let left = refs(&app, "racing").await;
     assert!(matches!(left, None | Some(0)), "refs {left:?}");
+}
+
+/// Waits until a PostgreSQL session waits for a lock that backend `pid` holds, for at most
+/// two seconds.
+async fn wait_until_blocking(db: &souk::store::Db, pid: i64) {
+    for _ in 0..100 {
+        let blocked = db
+            .read(move |conn| {
+                Box::pin(async move {
+                    conn.query_one(
+                        "SELECT COUNT(*) AS n FROM pg_stat_activity \
+                         WHERE CAST($1 AS BIGINT) = ANY(pg_blocking_pids(pid))",
+                        souk::params![pid],
+                    )
+                    .await?
+                    .get::<i64>("n")
+                })
+            })
+            .await
+            .unwrap();
+        if blocked > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
