@@ -296,7 +296,7 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
             );
             // Blobs a crash left unreferenced, or held for a rendition never recorded
             // (deletions free theirs at once).
-            crate::usecase::images::sweep(&state.db, &state.blobs, now).await;
+            crate::usecase::images::sweep(&state.db, &state.blobs, &state.clock).await;
         }
     }
 }

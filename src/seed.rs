@@ -259,19 +259,21 @@ async fn insert_batch(
             })
             .collect();
         images::insert_many(conn, &by_ad, now).await?;
-        let rendered: Vec<(String, NewRendition)> = images
-            .iter()
-            .flatten()
-            .flat_map(|seeded| {
-                seeded
-                    .renditions
-                    .iter()
-                    .map(|rendition| (seeded.image.media_id.clone(), rendition.clone()))
-            })
-            .collect();
-        renditions::add_many(conn, &rendered).await?;
         all_numbers.extend(numbers);
     }
+    // Once for the batch: the blobs' references are raised together, in the order every
+    // writer takes blob rows.
+    let rendered: Vec<(String, NewRendition)> = images
+        .iter()
+        .flatten()
+        .flat_map(|seeded| {
+            seeded
+                .renditions
+                .iter()
+                .map(|rendition| (seeded.image.media_id.clone(), rendition.clone()))
+        })
+        .collect();
+    renditions::add_many(conn, &rendered).await?;
     Ok(all_numbers)
 }
 

@@ -1,9 +1,10 @@
 -- Blobs are held while their bytes are written and while they are deleted.
 --
 -- A rendition worker registers each blob before it writes the bytes, and holds it:
--- `holds` counts the workers that will refer to it, each until at most `held_until`
--- (seconds; a crashed worker's hold runs out). It then refers only to the registration it
--- held (`generation`, a number of each row's own). Before, it registered after the
+-- `holds` counts the holds taken on it, which last until `held_until` at the most
+-- (seconds). A worker gives its hold back when it records or gives up; a crashed worker's,
+-- and the seed's, run out. The worker refers only to the registration it held
+-- (`generation`, a number of each row's own). Before, it registered after the
 -- write, so a sweep that had claimed the same content a moment earlier could delete the
 -- bytes just written and drop the row, and the worker's rendition then pointed at
 -- nothing. A sweep claims only blobs that nothing references nor holds; its claim

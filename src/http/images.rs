@@ -163,7 +163,7 @@ async fn upload(
         uploads,
         replace_all,
         rules(&state.config),
-        now,
+        &state.clock,
     )
     .await?;
     state.renditions.notify_waiters();
@@ -408,8 +408,7 @@ async fn remove(
     UserWith(seller, _): UserWith<need::Write>,
     MediaPath(MediaId(media_id)): MediaPath,
 ) -> Result<Response, ApiError> {
-    let now = state.clock.now();
-    images::delete(&state.db, &state.blobs, seller, media_id, now).await?;
+    images::delete(&state.db, &state.blobs, seller, media_id, &state.clock).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

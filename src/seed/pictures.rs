@@ -34,9 +34,9 @@ const PICTURES: &[(u32, u32, [u8; 3])] = &[
     (900, 1200, [60, 60, 60]),
 ];
 
-/// Draws the pictures, renders their JPEG renditions and stores the bytes, held until the
-/// seeded renditions refer to them (storing them again is harmless: a blob's name is its
-/// content).
+/// Draws the pictures, renders their JPEG renditions and stores the bytes, each blob held
+/// first (for `renditions::BLOB_HOLD_SECS`) so that no sweep frees it before the seeded
+/// renditions refer to it (storing them again is harmless: a blob's name is its content).
 pub async fn store(db: &Db, blobs: &Blobs, now: i64) -> anyhow::Result<Vec<Picture>> {
     let rendered = tokio::task::spawn_blocking(|| {
         PICTURES

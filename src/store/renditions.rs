@@ -193,14 +193,7 @@ pub async fn record(
     phase: Format,
     renditions: &[NewRendition],
 ) -> Result<Recorded, RecordError> {
-    hold_job(conn, media_id).await?;
-    let job = conn
-        .query_opt(
-            "SELECT media_id FROM image_jobs WHERE media_id = $1 AND phase = $2",
-            params![media_id, phase.as_str()],
-        )
-        .await?;
-    if job.is_none() {
+    if !hold_job(conn, media_id, phase).await? {
         release_holds(conn, renditions).await?;
         return Ok(Recorded::NoJob);
     }
@@ -236,7 +229,10 @@ pub async fn record(
 
 /// Gives up the holds of [`hold_blobs`] on the blobs of `renditions` that none of them
 /// will refer to: a blob nothing else holds or references is then swept at once.
-async fn release_holds(conn: &mut dyn Conn, renditions: &[NewRendition]) -> Result<(), DbError> {
+pub async fn release_holds(
+    conn: &mut dyn Conn,
+    renditions: &[NewRendition],
+) -> Result<(), DbError> {
     for (rendition, _) in distinct_blobs(renditions) {
         conn.run(
             "UPDATE image_blobs SET holds = holds - 1 \
@@ -248,13 +244,22 @@ async fn release_holds(conn: &mut dyn Conn, renditions: &[NewRendition]) -> Resu
     Ok(())
 }
 
-/// Holds `media_id`'s job row, if it has one, until the transaction ends (`lock_row`).
-async fn hold_job(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
+/// Holds `media_id`'s job row, if it has one, until the transaction ends (`lock_row`), and
+/// tells whether the job is still in `phase`: a worker whose lease ran out finds it moved
+/// on, or ended, by the worker that took it over.
+pub async fn hold_job(conn: &mut dyn Conn, media_id: &str, phase: Format) -> Result<bool, DbError> {
     conn.lock_row(
         "SELECT media_id FROM image_jobs WHERE media_id = $1",
         media_id,
     )
-    .await
+    .await?;
+    let job = conn
+        .query_opt(
+            "SELECT media_id FROM image_jobs WHERE media_id = $1 AND phase = $2",
+            params![media_id, phase.as_str()],
+        )
+        .await?;
+    Ok(job.is_some())
 }
 
 /// Removes the renditions of `media_ids` and their blob references (a blob left with none
@@ -311,24 +316,16 @@ pub async fn claim_unreferenced(
     let blobs = conn
         .column(
             &format!(
-                "UPDATE image_blobs SET refs = -1, holds = 0, held_until = $2 WHERE sha256 IN \
+                "WITH picked AS \
                  (SELECT sha256 FROM image_blobs WHERE {claimable} LIMIT $3{skip_locked}) \
-                 AND {claimable} RETURNING sha256"
+                 UPDATE image_blobs SET refs = -1, holds = 0, held_until = $2 \
+                 WHERE sha256 IN (SELECT sha256 FROM picked) AND {claimable} \
+                 RETURNING sha256"
             ),
             params![now, until, limit],
         )
         .await?;
     Ok(Claim { until, blobs })
-}
-
-/// Lets the next sweep take over a claimed blob at once (its bytes could not be deleted).
-pub async fn release_claim(conn: &mut dyn Conn, sha256: &str, until: i64) -> Result<(), DbError> {
-    conn.run(
-        "UPDATE image_blobs SET held_until = 0 \
-         WHERE sha256 = $1 AND refs = -1 AND held_until = $2",
-        params![sha256, until],
-    )
-    .await
 }
 
 /// Drops the row of a blob whose bytes were deleted under the claim that runs out at

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parking_lot::Mutex;
 
+use crate::clock::Clock;
 use crate::domain::advertisement::{AdStatus, ItemId};
 use crate::domain::field_error::FieldError;
 use crate::domain::image::media_id;
@@ -64,8 +65,9 @@ pub async fn add<R: Send + 'static>(
     uploads: Result<Vec<Upload>, R>,
     replace_all: bool,
     rules: Rules,
-    now: i64,
+    clock: &Clock,
 ) -> Result<Added, Error<R>> {
+    let now = clock.now();
     check_seller(db, seller, item, now).await?;
     let uploads = uploads.map_err(Error::Request)?;
     if uploads.is_empty() {
@@ -108,7 +110,7 @@ pub async fn add<R: Send + 'static>(
     match written {
         Ok((added, replaced_originals)) => {
             forget_originals(blobs, &replaced_originals).await;
-            sweep(db, blobs, now).await;
+            sweep(db, blobs, clock).await;
             Ok(Added { item, added })
         }
         Err(e) => {
@@ -224,7 +226,7 @@ fn too_many(max: usize, kept: usize) -> FieldError {
 /// The jobs go first, in media-id order: a rendition worker recording a phase holds its
 /// image's job row (`renditions::record`), so a removal waits for its renditions and
 /// removes them too. Both then take blobs in SHA-256 order and the image row last, so
-/// neither waits for a row the other holds.
+/// they never wait for each other in a circle.
 pub(crate) async fn remove(
     conn: &mut dyn Conn,
     media_ids: &[&str],
@@ -251,43 +253,61 @@ async fn forget_originals(blobs: &Blobs, keys: &[String]) {
     }
 }
 
+/// How many blobs one sweep frees at most.
+const SWEEP_MOST: usize = 500;
+
+/// How long deleting one blob's bytes may take: well within its claim
+/// (`renditions::CLAIM_HOLD_SECS`), so that no other sweep takes the blob over, and no
+/// worker writes its bytes anew, while they are being deleted.
+const BLOB_DELETE_SECS: u64 = 60;
+
 /// Frees the blobs nothing references nor holds any more
 /// (`store::renditions::claim_unreferenced`): after a deletion, and in the upkeep for what
-/// a crash left and for blobs held for renditions that were never recorded.
-pub async fn sweep(db: &Db, blobs: &Blobs, now: i64) {
-    let claimed = db
-        .write(move |conn| {
-            Box::pin(async move { renditions::claim_unreferenced(conn, now, 500).await })
-        })
-        .await;
-    let claim = match claimed {
-        Ok(claim) => claim,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot claim unreferenced blobs");
-            return;
-        }
-    };
-    let until = claim.until;
-    for sha256 in claim.blobs {
-        if let Err(e) = blobs.delete_blob(&sha256).await {
-            tracing::warn!(error = %e, sha256, "cannot delete a blob; the next sweep retries");
-            let released = db
-                .write(move |conn| {
-                    Box::pin(async move { renditions::release_claim(conn, &sha256, until).await })
-                })
-                .await;
-            if let Err(e) = released {
-                tracing::warn!(error = %e, "cannot release a blob's claim; it runs out");
+/// a crash left and for blobs whose holds ran out. Each blob is claimed just before its
+/// bytes are deleted, and the deletion is given up before the claim could run out. The
+/// first blob that cannot be deleted ends the sweep (the object store is likely unwell): it
+/// stays claimed until its claim runs out, and a later sweep tries again.
+pub async fn sweep(db: &Db, blobs: &Blobs, clock: &Clock) {
+    for _ in 0..SWEEP_MOST {
+        let now = clock.now();
+        let claimed = db
+            .write(move |conn| {
+                Box::pin(async move { renditions::claim_unreferenced(conn, now, 1).await })
+            })
+            .await;
+        let claim = match claimed {
+            Ok(claim) => claim,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot claim unreferenced blobs");
+                return;
             }
-            continue;
+        };
+        let Some(sha256) = claim.blobs.into_iter().next() else {
+            return;
+        };
+        let limit = std::time::Duration::from_secs(BLOB_DELETE_SECS);
+        match tokio::time::timeout(limit, blobs.delete_blob(&sha256)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, sha256, "cannot delete a blob; a later sweep retries");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    sha256,
+                    "deleting a blob took too long; a later sweep retries"
+                );
+                return;
+            }
         }
+        let until = claim.until;
         let forgotten = db
             .write(move |conn| {
                 Box::pin(async move { renditions::forget(conn, &sha256, until).await })
             })
             .await;
         if let Err(e) = forgotten {
-            tracing::warn!(error = %e, "cannot forget a deleted blob; a sweep retries once its claim runs out");
+            tracing::warn!(error = %e, "cannot forget a deleted blob; a later sweep retries");
         }
     }
 }
@@ -455,8 +475,9 @@ pub async fn delete(
     blobs: &Blobs,
     seller: i64,
     media_id: String,
-    now: i64,
+    clock: &Clock,
 ) -> Result<(), Error> {
+    let now = clock.now();
     let original = db
         .write(move |conn| {
             Box::pin(async move {
@@ -475,7 +496,7 @@ pub async fn delete(
         })
         .await?;
     forget_originals(blobs, &original).await;
-    sweep(db, blobs, now).await;
+    sweep(db, blobs, clock).await;
     Ok(())
 }
 

@@ -143,9 +143,19 @@ pub async fn store_blobs(
         Err(RecordError::Db(e)) => return Err(e.into()),
     };
     for (rendition, stored) in made.into_iter().zip(&new) {
-        blobs
-            .put_blob(&stored.sha256, rendition.bytes.into())
-            .await?;
+        if let Err(e) = blobs.put_blob(&stored.sha256, rendition.bytes.into()).await {
+            // No rendition will refer to these: the sweep may free them at once. Should
+            // this fail too, the holds run out on their own.
+            let released = db
+                .write(move |conn| {
+                    Box::pin(async move { renditions::release_holds(conn, &new).await })
+                })
+                .await;
+            if let Err(e) = released {
+                tracing::warn!(error = %e, "cannot give back the holds on blobs");
+            }
+            return Err(e.into());
+        }
     }
     Ok(Some(new))
 }
@@ -193,9 +203,10 @@ async fn record(
             Ok(true)
         }
         Ok(None) => {
-            // The image went meanwhile: its blobs are no longer held, and those nothing
-            // else uses go now.
-            crate::usecase::images::sweep(db, blobs, clock.now()).await;
+            // The image went meanwhile, or the worker that took over this job's lease
+            // recorded the phase first: the holds were given back, and blobs nothing else
+            // uses go now.
+            crate::usecase::images::sweep(db, blobs, clock).await;
             Ok(false)
         }
         // The lease runs out, and the job runs again once the blob is gone.
@@ -204,15 +215,27 @@ async fn record(
     }
 }
 
-/// Removes an image whose original cannot become renditions (the API then answers 404).
-async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Result<(), RunError> {
-    let media_id = job.media_id.clone();
-    db.write(move |conn| {
-        Box::pin(async move { crate::usecase::images::remove(conn, &[media_id.as_str()]).await })
-    })
-    .await?;
-    blobs.delete_original(&job.original_key).await?;
-    crate::usecase::images::sweep(db, blobs, clock.now()).await;
+/// Removes the image of `job`, whose original is gone or cannot become renditions (the
+/// API then answers 404), if the job is still where this worker found it: a worker whose
+/// lease ran out may find the original gone because the one that took the job over
+/// finished it, and the image is then whole.
+pub async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Result<(), RunError> {
+    let (media_id, phase) = (job.media_id.clone(), job.phase);
+    let dropped = db
+        .write(move |conn| {
+            Box::pin(async move {
+                if !renditions::hold_job(conn, &media_id, phase).await? {
+                    return Ok(false);
+                }
+                crate::usecase::images::remove(conn, &[media_id.as_str()]).await?;
+                Ok::<_, DbError>(true)
+            })
+        })
+        .await?;
+    if dropped {
+        blobs.delete_original(&job.original_key).await?;
+        crate::usecase::images::sweep(db, blobs, clock).await;
+    }
     Ok(())
 }
 

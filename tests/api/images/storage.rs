@@ -3,14 +3,15 @@
 
 use souk::domain::image::{Format, Size};
 use souk::store::renditions::{
-    BLOB_HOLD_SECS, Claim, NewRendition, RecordError, Recorded, claim, claim_unreferenced, enqueue,
-    forget, hold_blobs, record, references, remove_all,
+    BLOB_HOLD_SECS, Claim, Job, NewRendition, RecordError, Recorded, claim, claim_unreferenced,
+    enqueue, forget, hold_blobs, record, references, remove_all,
 };
 use souk::store::{Backend, Conn, DbError};
+use souk::usecase::renditions::drop_image;
 
 use super::{available_image, new_ad};
 use crate::both_backends;
-use crate::helpers::TestApp;
+use crate::helpers::{TestApp, expect_json};
 
 both_backends!(
     jobs_are_claimed_once_and_again_after_their_lease,
@@ -18,6 +19,7 @@ both_backends!(
     the_last_reference_frees_a_blob,
     a_blob_held_by_one_worker_outlives_another_workers_image,
     a_rendition_is_recorded_only_on_the_registration_it_held,
+    a_worker_that_lost_its_lease_leaves_a_finished_image_whole,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
 );
 
@@ -209,8 +211,12 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
     let now = later(&app);
     enqueue_jobs(&app, &["a", "b"]).await;
     // Two images with an identical small rendition share one blob.
+    let mut held_by_a = Vec::new();
     for media in ["a", "b"] {
         let held = hold(&app, &["same", media], now).await.unwrap();
+        if media == "a" {
+            held_by_a = held.clone();
+        }
         assert_eq!(
             record_jpeg(&app, media, held).await.unwrap(),
             Recorded::Done
@@ -244,7 +250,9 @@ async fn the_last_reference_frees_a_blob(app: TestApp) {
         matches!(blocked, Err(RecordError::BlobBeingDeleted)),
         "{blocked:?}"
     );
-    let blocked = record_jpeg(&app, "c", vec![rendition(Size::Small, "a")]).await;
+    // Of the very registration "a" held, so that only the claim refuses it.
+    held_by_a.retain(|rendition| rendition.sha256 == "a");
+    let blocked = record_jpeg(&app, "c", held_by_a).await;
     assert!(
         matches!(blocked, Err(RecordError::BlobBeingDeleted)),
         "{blocked:?}"
@@ -427,4 +435,56 @@ async fn wait_until_blocking(db: &souk::store::Db, pid: i64) {
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// A worker whose lease ran out in the WebP phase finds the original gone, because the
+/// worker that took the job over finished it: it leaves the image, now whole, alone (it
+/// used to remove it).
+async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap().to_owned();
+    let media_id = available_image(&app, &seller.token, &item).await;
+    for _ in 0..300 {
+        let media = media_id.clone();
+        let jobs = app
+            .db
+            .read(move |conn| {
+                Box::pin(async move {
+                    conn.query_one(
+                        "SELECT COUNT(*) AS n FROM image_jobs WHERE media_id = $1",
+                        souk::params![media],
+                    )
+                    .await?
+                    .get::<i64>("n")
+                })
+            })
+            .await
+            .unwrap();
+        if jobs == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let renditions = renditions_of(&app, media_id.clone()).await;
+    assert_eq!(
+        renditions, 8,
+        "four sizes in JPEG and WebP: the job is done"
+    );
+    let late = Job {
+        media_id: media_id.clone(),
+        phase: Format::Webp,
+        original_key: "originals/finished".to_owned(),
+        attempts: 1,
+    };
+    drop_image(&app.db, &app.blobs, &late, &app.clock)
+        .await
+        .unwrap();
+    let image = expect_json(
+        app.get_with(&format!("/v1/images/{media_id}"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(image["status"], "available");
+    assert_eq!(renditions_of(&app, media_id).await, renditions);
 }
