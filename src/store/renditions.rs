@@ -181,8 +181,8 @@ pub enum RecordError {
 /// Records the renditions of one phase of `media_id`'s job in the caller's transaction:
 /// the job must still be in `phase` (else [`Recorded::NoJob`]); each blob, held by
 /// [`hold_blobs`] before its bytes were written, gains its references on the registration
-/// held, and the hold is given back. The caller then moves the job on. On an error the caller's transaction must
-/// roll back (return the error from `Db::write`).
+/// held, and the hold is given back. The caller then moves the job on. On an error the
+/// caller's transaction must roll back (return the error from `Db::write`).
 ///
 /// The job's row is held until the transaction ends ([`hold_job`]): a removal of the image
 /// ends its job before it removes renditions, so it either waits for these and removes

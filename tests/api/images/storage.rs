@@ -328,13 +328,13 @@ async fn a_rendition_is_recorded_only_on_the_registration_it_held(app: TestApp) 
     assert_eq!(refs(&app, "fresh").await, Some(1));
 }
 
-/// How many rendition rows `media_id` has.
-async fn renditions_of(app: &TestApp, media_id: String) -> i64 {
+/// How many rows of `table` (of `image_renditions` or `image_jobs`) `media_id` has.
+async fn rows_of(app: &TestApp, table: &'static str, media_id: String) -> i64 {
     app.db
         .read(move |conn| {
             Box::pin(async move {
                 conn.query_one(
-                    "SELECT COUNT(*) AS n FROM image_renditions WHERE media_id = $1",
+                    &format!("SELECT COUNT(*) AS n FROM {table} WHERE media_id = $1"),
                     souk::params![media_id],
                 )
                 .await?
@@ -343,6 +343,11 @@ async fn renditions_of(app: &TestApp, media_id: String) -> i64 {
         })
         .await
         .unwrap()
+}
+
+/// How many rendition rows `media_id` has.
+async fn renditions_of(app: &TestApp, media_id: String) -> i64 {
+    rows_of(app, "image_renditions", media_id).await
 }
 
 /// A rendition worker records a phase while the seller deletes the image: the deletion
@@ -445,22 +450,7 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
     let item = ad.rsplit('/').next().unwrap().to_owned();
     let media_id = available_image(&app, &seller.token, &item).await;
     for _ in 0..300 {
-        let media = media_id.clone();
-        let jobs = app
-            .db
-            .read(move |conn| {
-                Box::pin(async move {
-                    conn.query_one(
-                        "SELECT COUNT(*) AS n FROM image_jobs WHERE media_id = $1",
-                        souk::params![media],
-                    )
-                    .await?
-                    .get::<i64>("n")
-                })
-            })
-            .await
-            .unwrap();
-        if jobs == 0 {
+        if rows_of(&app, "image_jobs", media_id.clone()).await == 0 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
