@@ -3,7 +3,8 @@
 //! writes their bytes, and in one transaction records them and marks the image
 //! `available`; the WebP phase follows at once with the resized pixels still in memory (or,
 //! after a crash, decodes again). The original is deleted when both are done: it may carry
-//! a GPS position. An original that does not decode removes its image.
+//! a GPS position. An original that does not decode, or is gone, removes its image in the
+//! JPEG phase; in the WebP phase the image keeps its JPEG renditions.
 //!
 //! A crash at any point leaves the job claimed until its lease runs out; then a worker
 //! (of any replica) does it again. Nothing is visible before its transaction commits, and
@@ -52,11 +53,8 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunE
     let original = match blobs.get_original(&job.original_key).await {
         Ok(bytes) => bytes,
         Err(BlobError::NotFound) => {
-            tracing::warn!(
-                media_id = job.media_id,
-                "an image's original is gone; removing it"
-            );
-            return drop_image(db, blobs, &job, clock).await;
+            tracing::warn!(media_id = job.media_id, phase = %job.phase.as_str(), "an image's original is gone");
+            return unrenderable(db, blobs, &job, clock).await;
         }
         Err(e) => return Err(e.into()),
     };
@@ -72,8 +70,8 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunE
     let (resized, made) = match made {
         Ok(made) => made,
         Err(e) => {
-            tracing::warn!(media_id = job.media_id, error = %e, "an image does not decode; removing it");
-            return drop_image(db, blobs, &job, clock).await;
+            tracing::warn!(media_id = job.media_id, phase = %job.phase.as_str(), error = %e, "an image does not decode");
+            return unrenderable(db, blobs, &job, clock).await;
         }
     };
     if !record(db, blobs, &job, phase, made, clock).await? || phase == Format::Webp {
@@ -213,6 +211,35 @@ async fn record(
         Err(RecordError::BlobBeingDeleted) => Ok(false),
         Err(RecordError::Db(e)) => Err(e.into()),
     }
+}
+
+/// What becomes of an image whose original is gone or does not decode. Before its JPEG
+/// renditions exist, the image goes ([`drop_image`]). After, clients may already show it:
+/// it stays, with JPEG renditions only (served where WebP is asked for), and the job ends.
+async fn unrenderable(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Result<(), RunError> {
+    if job.phase == Format::Jpeg {
+        return drop_image(db, blobs, job, clock).await;
+    }
+    tracing::warn!(
+        media_id = job.media_id,
+        "the image keeps its JPEG renditions only"
+    );
+    let media_id = job.media_id.clone();
+    let original = db
+        .write(move |conn| {
+            Box::pin(async move {
+                // Unless a worker that took the job over has ended it meanwhile.
+                if !renditions::hold_job(conn, &media_id, Format::Webp).await? {
+                    return Ok(None);
+                }
+                renditions::finish(conn, &media_id).await
+            })
+        })
+        .await?;
+    if let Some(key) = original {
+        blobs.delete_original(&key).await?;
+    }
+    Ok(())
 }
 
 /// Removes the image of `job`, whose original is gone or cannot become renditions (the

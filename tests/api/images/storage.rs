@@ -20,6 +20,7 @@ both_backends!(
     a_blob_held_by_one_worker_outlives_another_workers_image,
     a_rendition_is_recorded_only_on_the_registration_it_held,
     a_worker_that_lost_its_lease_leaves_a_finished_image_whole,
+    an_image_whose_original_is_lost_after_its_jpegs_keeps_them,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
 );
 
@@ -449,12 +450,7 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
     let (seller, ad) = new_ad(&app).await;
     let item = ad.rsplit('/').next().unwrap().to_owned();
     let media_id = available_image(&app, &seller.token, &item).await;
-    for _ in 0..300 {
-        if rows_of(&app, "image_jobs", media_id.clone()).await == 0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    until_no_job(&app, &media_id).await;
     let renditions = renditions_of(&app, media_id.clone()).await;
     assert_eq!(
         renditions, 8,
@@ -469,6 +465,52 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
     drop_image(&app.db, &app.blobs, &late, &app.clock)
         .await
         .unwrap();
+    let image = expect_json(
+        app.get_with(&format!("/v1/images/{media_id}"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(image["status"], "available");
+    assert_eq!(renditions_of(&app, media_id).await, renditions);
+}
+
+/// Waits (up to 30 s) until the server's workers have ended the job of `media_id`.
+async fn until_no_job(app: &TestApp, media_id: &str) {
+    for _ in 0..300 {
+        if rows_of(app, "image_jobs", media_id.to_owned()).await == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the job of {media_id} did not end within 30 s");
+}
+
+/// A worker in the WebP phase finds the original gone (lost by the object store, say): the
+/// image, which clients may already show, keeps its JPEG renditions and the job ends. It
+/// used to remove the whole image.
+async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap().to_owned();
+    let media_id = available_image(&app, &seller.token, &item).await;
+    until_no_job(&app, &media_id).await;
+    let renditions = renditions_of(&app, media_id.clone()).await;
+    // The job as it stands between the phases, with its original gone; the server's own
+    // workers take it.
+    let (now, media) = (app.clock.now(), media_id.clone());
+    write(&app, move |conn| {
+        Box::pin(async move {
+            enqueue(conn, &media, "originals/lost", now).await?;
+            conn.execute(
+                "UPDATE image_jobs SET phase = $1 WHERE media_id = $2",
+                souk::params![Format::Webp.as_str(), media],
+            )
+            .await?;
+            Ok::<_, DbError>(())
+        })
+    })
+    .await;
+    until_no_job(&app, &media_id).await;
     let image = expect_json(
         app.get_with(&format!("/v1/images/{media_id}"), &seller.token)
             .await,
