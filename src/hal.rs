@@ -42,7 +42,7 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Me = ("me", "The user of the access token (answers 302 to that user's resource).");
     Locations = ("locations", "Look up a location by postcode (templated: `{?postcode}`).");
     Search = ("search", "Full-text search over online advertisements.");
-    SearchResult = ("search-result", "One result of a search: an online advertisement, in the results' order.");
+    SearchResult = ("search-result", "One result of a search: an online advertisement, in the results' order, its images embedded once more directly under `advertisement-image`.");
     SavedSearch = ("saved-search", "A saved search of the calling user; in the collection's `_embedded`, each of them, newest first.");
     Owner = ("owner", "The user who owns this resource.");
     Category = ("category", "A category. On an L1 category, `_embedded` holds its L2 children under this rel.");
@@ -57,7 +57,7 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Advertisement = ("advertisement", "An advertisement; in a collection's `_embedded`, each of its items.");
     Seller = ("seller", "The user who placed the advertisement.");
     AdvertisementImages = ("advertisement-images", "The images of an advertisement (embedded in the advertisement; each under `advertisement-image`).");
-    AdvertisementImage = ("advertisement-image", "One image of an advertisement, with a link per rendition size.");
+    AdvertisementImage = ("advertisement-image", "One image of an advertisement, with its own `self` and a link per rendition size.");
     ImageBlob = ("image-blob", "The bytes of an image in one size (templated: `{size}` is small, medium, large or xlarge).");
     ImageMeta = ("image-meta", "The description of an image in one size: width, height, contentType, bytes, sha256 (templated: `{size}` is small, medium, large or xlarge).");
     AdvertisementFeatures = ("advertisement-features", "The paid features that can be bought for the advertisement.");

@@ -347,10 +347,9 @@ fn image_list(hal: &Hal, item: ItemId, images: &[ImageRecord]) -> Value {
     list_of_ad(hal, item, "images", kind, items)
 }
 
-/// An image with its own `self` and its ad's link beside the embedded form's.
+/// An image with its ad's link beside the embedded form's.
 fn image_with_links(hal: &Hal, item: ItemId, image: &ImageRecord) -> Value {
     let mut value = image_value(hal, image);
-    value["_links"]["self"] = json!({"href": hal.path(&format!("/images/{}", image.media_id))});
     value["_links"][hal.rel(Rel::Advertisement)] =
         json!({"href": hal.path(&format!("/advertisements/{item}"))});
     value

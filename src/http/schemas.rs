@@ -210,6 +210,10 @@ pub fn all(prefix: &str) -> Value {
                             }),
                             &[],
                         ),
+                        format!("{prefix}:advertisement-image"): described(
+                            "Search results only: the images once more, as a list of their own.",
+                            list_of("Image"),
+                        ),
                     }),
                     &[],
                 ),
@@ -259,12 +263,13 @@ pub fn all(prefix: &str) -> Value {
             json!({
                 "_links": object(
                     json!({
+                        "self": link,
                         "small": link, "medium": link, "large": link, "xlarge": link,
                         format!("{prefix}:image-blob"): link,
                         format!("{prefix}:image-meta"): link,
                         "describedby": link,
                     }),
-                    &[],
+                    &["self"],
                 ),
                 "mediaId": {"type": "string", "format": "uuid"},
                 "imageId": {"type": "integer", "minimum": 1, "deprecated": true},

@@ -125,7 +125,7 @@ async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Resu
     let items = found
         .results
         .iter()
-        .map(|r| AdJson::new(&hal, &r.record, now, false).with_distance(r.distance))
+        .map(|r| AdJson::new(&hal, &r.record, now, false).search_result(r.distance))
         .collect();
     Ok(Json::ok(AdPageJson {
         links: links(&hal, &pairs, &request, found.total),

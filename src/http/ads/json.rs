@@ -26,6 +26,8 @@ pub struct AdJson<'a> {
     status: AdStatus,
     now: i64,
     for_seller: bool,
+    /// A search result: its images are embedded once more, directly.
+    search_result: bool,
     /// Metres from the postcode a search was given (search results only).
     distance: Option<i64>,
 }
@@ -38,13 +40,18 @@ impl<'a> AdJson<'a> {
             status: record.status_at(now),
             now,
             for_seller,
+            search_result: false,
             distance: None,
         }
     }
 
     /// A search result, with its distance when the search had a postcode.
-    pub fn with_distance(self, distance: Option<i64>) -> Self {
-        AdJson { distance, ..self }
+    pub fn search_result(self, distance: Option<i64>) -> Self {
+        AdJson {
+            search_result: true,
+            distance,
+            ..self
+        }
     }
 }
 
@@ -132,17 +139,16 @@ impl Serialize for AdJson<'_> {
         if let Some(distance) = self.distance {
             map.serialize_entry("distance", &distance)?;
         }
-        let images_key = self.hal.rel(Rel::AdvertisementImages);
         map.serialize_entry(
             "_embedded",
-            &Embedded::new(
-                images_key,
-                AdImages {
+            &AdEmbedded {
+                images: AdImages {
                     hal: self.hal,
                     path: &path,
                     images: &record.images,
                 },
-            ),
+                search_result: self.search_result,
+            },
         )?;
         map.end()
     }
@@ -248,6 +254,26 @@ struct Seller<'a> {
     show_email: bool,
 }
 
+/// An ad's `_embedded`: its images collection; in a search result, the images again as a
+/// list of their own (`<prefix>:advertisement-image`), where the original's search results
+/// carried them.
+struct AdEmbedded<'a> {
+    images: AdImages<'a>,
+    search_result: bool,
+}
+
+impl Serialize for AdEmbedded<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let hal = self.images.hal;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(hal.rel(Rel::AdvertisementImages), &self.images)?;
+        if self.search_result {
+            map.serialize_entry(hal.rel(Rel::AdvertisementImage), &self.images.list())?;
+        }
+        map.end()
+    }
+}
+
 /// The embedded images collection: `{_links: {self}, _embedded: {<image rel>: [...]}}`.
 struct AdImages<'a> {
     hal: &'a Hal,
@@ -264,19 +290,23 @@ impl Serialize for AdImages<'_> {
                 link: Href::new(Joined(self.path, "/images")),
             },
         )?;
-        let images: Vec<ImageJson<'_>> = self
-            .images
+        map.serialize_entry(
+            "_embedded",
+            &Embedded::new(self.hal.rel(Rel::AdvertisementImage), self.list()),
+        )?;
+        map.end()
+    }
+}
+
+impl AdImages<'_> {
+    fn list(&self) -> Vec<ImageJson<'_>> {
+        self.images
             .iter()
             .map(|image| ImageJson {
                 hal: self.hal,
                 image,
             })
-            .collect();
-        map.serialize_entry(
-            "_embedded",
-            &Embedded::new(self.hal.rel(Rel::AdvertisementImage), images),
-        )?;
-        map.end()
+            .collect()
     }
 }
 
@@ -292,8 +322,8 @@ pub(crate) fn image_value(hal: &Hal, image: &ImageRecord) -> serde_json::Value {
     serde_json::to_value(ImageJson { hal, image }).unwrap_or_default()
 }
 
-/// An image as embedded in its ad: a link per size to the bytes, and the templated links to
-/// any size's bytes and description.
+/// An image as embedded in its ad: its own `self`, a link per size to the bytes, and the
+/// templated links to any size's bytes and description.
 struct ImageJson<'a> {
     hal: &'a Hal,
     image: &'a ImageRecord,
@@ -316,7 +346,8 @@ impl Serialize for ImageLinks<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let ImageJson { hal, image } = self.0;
         let base = format!("/{}/images/{}", hal.version, image.media_id);
-        let mut map = serializer.serialize_map(Some(Size::ALL.len() + 3))?;
+        let mut map = serializer.serialize_map(Some(Size::ALL.len() + 4))?;
+        map.serialize_entry("self", &Href::new(&base))?;
         for size in Size::ALL {
             let tail = match size {
                 Size::Small => "/small/blob",

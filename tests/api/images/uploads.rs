@@ -52,8 +52,26 @@ async fn an_upload_answers_with_the_new_images(app: TestApp) {
     assert_eq!(one["mediaId"], media_id);
     assert_eq!(one["_links"]["svc:advertisement"]["href"], ad);
     let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    let embedded =
+        &read["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"][0];
+    assert_eq!(embedded["mediaId"], media_id);
+    assert_eq!(embedded["_links"]["self"]["href"], location, "its own link");
+    // A search result carries the images once more, directly (as api.md and the
+    // original's search results have them).
+    let found = expect_json(
+        app.get_with("/v1/search?query=fiets&withImages=true", &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    let result = &found["_embedded"]["svc:search-result"][0];
+    assert_eq!(result["_links"]["self"]["href"], ad);
     assert_eq!(
-        read["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"][0]["mediaId"],
+        result["_embedded"]["svc:advertisement-image"],
+        result["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"]
+    );
+    assert_eq!(
+        result["_embedded"]["svc:advertisement-image"][0]["mediaId"],
         media_id
     );
     let second = uploaded(&app, &seller.token, &ad, "image/png", png(20, 20)).await;
