@@ -153,6 +153,7 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Locations", "description": "Postcodes: their place, province and province code."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
+            {"name": "Website", "description": "The pages people reach from links in answers and mails: an advertisement's page."},
             {"name": "Operations", "description": "Health, readiness, metrics and this document."},
         ],
         "paths": paths,

@@ -203,5 +203,24 @@ async fn authorization_code_flow_in_a_real_browser() {
         );
     }
     std::fs::write(shots.join("docs.png"), browser.screenshot().await.unwrap()).unwrap();
+
+    // An ad's page, where its website link leads, shows it with the stylesheet applied.
+    let seller = app.user("verkoper@souk.test").await;
+    let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Stadsfiets")).await;
+    let link = ad["_links"]["svc:advertisement-website-link"]["href"]
+        .as_str()
+        .unwrap();
+    browser.goto(link).await.unwrap();
+    let title = browser.find(Locator::Css("h1")).await.unwrap();
+    assert_eq!(title.text().await.unwrap(), "Stadsfiets");
+    let weight = browser
+        .execute(
+            "return getComputedStyle(document.querySelector('.price')).fontWeight",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(weight, "700", "the stylesheet applies");
+    std::fs::write(shots.join("ad.png"), browser.screenshot().await.unwrap()).unwrap();
     browser.close().await.unwrap();
 }

@@ -26,3 +26,4 @@ mod search;
 mod storage;
 mod transactions;
 mod users;
+mod website;

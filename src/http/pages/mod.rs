@@ -1,8 +1,10 @@
 //! The pages a person sees at the authorization endpoint, rendered by the server in the
 //! deployment's language, usable without JavaScript: sign-in and consent (`authorize`),
-//! the mailed confirmation links (`confirm`) and the sandbox's demo callback (`demo`), in
+//! the mailed confirmation links (`confirm`) and the sandbox's demo callback (`demo`); and
+//! the one page of the website, an advertisement's (`ad`, in the ad's language). All in
 //! the one layout of `layout`.
 
+mod ad;
 mod authorize;
 mod confirm;
 mod demo;
@@ -76,6 +78,14 @@ pub fn routes(api: Api) -> Api {
         demo::demo_callback,
     )
     .route(
+        page(get("/a/{itemId}", "advertisementPage"), "The advertisement's page on the website (HTML): where `advertisement-website-link` and mailed links lead")
+            .tag("Website")
+            .path_text_param("itemId", "The advertisement's itemId.")
+            .html(200, "An online advertisement, in its own language; no token needed")
+            .html(404, "No online advertisement has this itemId"),
+        ad::ad_page,
+    )
+    .route(
         get("/accounts/assets/accounts.css", "accountsStylesheet")
             .tag(tag)
             .summary("The stylesheet of the sign-in pages")
@@ -112,8 +122,16 @@ fn t(language: Language, dutch: &'static str, french: &'static str) -> &'static 
 
 /// A page of the authorization server: `body` in a card, never cached or framed.
 fn page(state: &AppState, status: StatusCode, title: &str, body: Markup) -> Response {
+    page_in(state.config.region.language(), status, title, body)
+}
+
+/// A page in language `l`, as [`page`].
+fn page_in(l: Language, status: StatusCode, title: &str, body: Markup) -> Response {
     let site = Site {
-        lang: &state.config.region.as_str()[..2],
+        lang: match l {
+            Language::Dutch => "nl",
+            Language::French => "fr",
+        },
         stylesheet: "/accounts/assets/accounts.css",
         title_suffix: " · Souk",
         header: html! { div class="topbar" { span class="logo" { "Souk" } } },

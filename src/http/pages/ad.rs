@@ -1,0 +1,163 @@
+//! The advertisement's page on the website: where `svc:advertisement-website-link` and the
+//! mailed links (bids, saved-search alerts) lead. Anyone may read it, without a token; it
+//! shows an online ad as a person sees it, in the ad's language, and is not found otherwise.
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
+
+use crate::domain::advertisement::ItemId;
+use crate::domain::advertisement::{ModelType, PriceModel};
+use crate::domain::locale::Language;
+use crate::domain::time::Timestamp;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::usecase;
+use crate::usecase::advertisements::{self, Reader};
+
+use super::{page_in, t};
+
+/// Anything but an online ad's itemId (a path that is not even UTF-8 included) is a page
+/// not found.
+pub(super) async fn ad_page(
+    State(state): State<AppState>,
+    item: Result<Path<String>, PathRejection>,
+) -> Response {
+    let Some(item) = item.ok().and_then(|Path(item)| ItemId::parse(&item)) else {
+        return not_found(&state);
+    };
+    let now = state.clock.now();
+    let anyone = Reader {
+        user: None,
+        private: false,
+    };
+    let shown = state
+        .db
+        .read(move |conn| Box::pin(advertisements::read(conn, item, anyone, now)))
+        .await;
+    let shown = match shown {
+        Ok(shown) => shown,
+        Err(usecase::Error::NotFound(_)) => return not_found(&state),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    state.views.record(shown.record.number);
+    let record = &shown.record;
+    let l = record.locale.language();
+    // Place, seller (whose name may be empty) and day placed.
+    let mut facts = vec![record.city_name.clone().unwrap_or(record.postcode.clone())];
+    if !record.seller_name.is_empty() {
+        facts.push(record.seller_name.clone());
+    }
+    if let Some(start) = record.start_date {
+        facts.push(format!(
+            "{}{}",
+            t(l, "geplaatst op ", "publiée le "),
+            day(start)
+        ));
+    }
+    page_in(
+        l,
+        StatusCode::OK,
+        &record.title,
+        html! {
+            h1 { (record.title) }
+            p class="price" { (price(l, &record.price_model)) }
+            p class="fine" { (facts.join(" · ")) }
+            @for paragraph in record.description.split("\n\n") {
+                p class="description" { (paragraph) }
+            }
+        },
+    )
+}
+
+fn not_found(state: &AppState) -> Response {
+    let l = state.config.region.language();
+    let title = t(l, "Advertentie niet gevonden", "Annonce introuvable");
+    page_in(
+        l,
+        StatusCode::NOT_FOUND,
+        title,
+        html! {
+            h1 { (title) }
+            p class="lead" {
+                (t(
+                    l,
+                    "Deze advertentie bestaat niet of staat niet meer online.",
+                    "Cette annonce n'existe pas ou n'est plus en ligne.",
+                ))
+            }
+        },
+    )
+}
+
+/// The price as a person reads it: the amount, or what the model says instead of one.
+fn price(l: Language, stored: &str) -> Markup {
+    let model = serde_json::from_str(stored)
+        .ok()
+        .and_then(|value| PriceModel::parse(Some(&value)).ok());
+    let Some(model) = model else {
+        return html! {};
+    };
+    let amount = model.asking_price.map(|cents| euros(l, cents));
+    html! {
+        @match model.model_type {
+            ModelType::Fixed | ModelType::BuyItNow => (amount.unwrap_or_default()),
+            ModelType::Bidding => {
+                (t(l, "Bieden", "Enchères"))
+                @if let Some(least) = model.minimal_bid {
+                    (t(l, " vanaf ", " à partir de ")) (euros(l, least))
+                }
+            }
+            ModelType::ToBeDiscussed => (t(l, "N.o.t.k.", "À discuter")),
+            ModelType::ByRequest => (t(l, "Op aanvraag", "Sur demande")),
+            ModelType::Trade => (t(l, "Ruilen", "À échanger")),
+            ModelType::SeeDescription => (t(l, "Zie omschrijving", "Voir la description")),
+            ModelType::Reserved => (t(l, "Gereserveerd", "Réservé")),
+        }
+    }
+}
+
+/// Euro cents as the language writes them: `€ 1.234,50` in Dutch, `1 234,50 €` in French.
+fn euros(l: Language, cents: i64) -> String {
+    let separator = match l {
+        Language::Dutch => '.',
+        // A narrow no-break space, as French typography groups thousands.
+        Language::French => '\u{202f}',
+    };
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(separator);
+        }
+        grouped.push(digit);
+    }
+    let amount = format!("{grouped},{:02}", cents % 100);
+    match l {
+        Language::Dutch => format!("€ {amount}"),
+        Language::French => format!("{amount} €"),
+    }
+}
+
+/// The day of a timestamp, `YYYY-MM-DD`.
+fn day(at: i64) -> String {
+    Timestamp(at).to_string()[..10].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_are_written_as_each_language_writes_them() {
+        assert_eq!(euros(Language::Dutch, 123_450), "€ 1.234,50");
+        assert_eq!(euros(Language::Dutch, 5), "€ 0,05");
+        assert_eq!(
+            euros(Language::French, 100_000_000),
+            "1\u{202f}000\u{202f}000,00 €"
+        );
+        assert_eq!(euros(Language::French, 99_900), "999,00 €");
+    }
+}
