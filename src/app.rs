@@ -120,7 +120,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tokio::spawn(sweep_periodically(state.clone(), minute));
     tokio::spawn(flush_views_periodically(state.clone()));
     tokio::spawn(alert_periodically(state.clone()));
-    start_rendition_workers(&state).await?;
+    start_image_workers(&state).await?;
     let shutdown = shutdown_signal()?;
     tracing::info!(
         listen = %config.listen,
@@ -305,8 +305,15 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
 /// job at a time on a blocking thread (so at most that many decoded images are in memory,
 /// whatever the burst of uploads), woken by an upload and every second otherwise (for
 /// jobs of other replicas and leases that ran out). On SQLite the one process owns every
-/// job, so leases left by a crash are given up at once.
-pub async fn start_rendition_workers(state: &AppState) -> anyhow::Result<()> {
+/// job, so leases left by a crash are given up at once. And the blob sweeper, woken by
+/// deletions (`usecase::images::sweep_when_woken`).
+pub async fn start_image_workers(state: &AppState) -> anyhow::Result<()> {
+    tokio::spawn(crate::usecase::images::sweep_when_woken(
+        state.db.clone(),
+        state.blobs.clone(),
+        state.clock.clone(),
+        state.sweeps.clone(),
+    ));
     if state.db.backend() == crate::store::Backend::Sqlite {
         crate::usecase::renditions::release_leases(&state.db).await?;
     }

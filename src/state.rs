@@ -13,7 +13,7 @@ use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::statistics::ViewCounter;
 use crate::store::Db;
-use crate::usecase::images::RenditionLookups;
+use crate::usecase::images::{RenditionLookups, Sweeps};
 
 /// Everything a request handler may need. Cheap to clone.
 #[derive(Clone)]
@@ -29,6 +29,8 @@ pub struct Shared {
     pub blobs: Blobs,
     /// Wakes the rendition workers when an upload queued a job.
     pub renditions: Arc<tokio::sync::Notify>,
+    /// Wakes the blob sweeper when a change may have left blobs unreferenced.
+    pub sweeps: Sweeps,
     /// Views of ads not yet written (see `statistics`).
     pub views: ViewCounter,
     /// Recent access token lookups (see `access`).
@@ -59,6 +61,7 @@ impl AppState {
             mailer,
             blobs,
             renditions: Arc::default(),
+            sweeps: Sweeps::default(),
             config,
             db,
             clock,

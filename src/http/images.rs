@@ -164,6 +164,7 @@ async fn upload(
         replace_all,
         rules(&state.config),
         &state.clock,
+        &state.sweeps,
     )
     .await?;
     state.renditions.notify_waiters();
@@ -407,7 +408,8 @@ async fn remove(
     UserWith(seller, _): UserWith<need::Write>,
     MediaPath(MediaId(media_id)): MediaPath,
 ) -> Result<Response, ApiError> {
-    images::delete(&state.db, &state.blobs, seller, media_id, &state.clock).await?;
+    let (db, blobs, clock) = (&state.db, &state.blobs, &state.clock);
+    images::delete(db, blobs, seller, media_id, clock, &state.sweeps).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

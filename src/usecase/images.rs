@@ -66,6 +66,7 @@ pub async fn add<R: Send + 'static>(
     replace_all: bool,
     rules: Rules,
     clock: &Clock,
+    sweeps: &Sweeps,
 ) -> Result<Added, Error<R>> {
     let now = clock.now();
     check_seller(db, seller, item, now).await?;
@@ -110,7 +111,9 @@ pub async fn add<R: Send + 'static>(
     match written {
         Ok((added, replaced_originals)) => {
             forget_originals(blobs, &replaced_originals).await;
-            sweep(db, blobs, clock).await;
+            if replace_all {
+                sweeps.wake();
+            }
             Ok(Added { item, added })
         }
         Err(e) => {
@@ -250,6 +253,27 @@ async fn forget_originals(blobs: &Blobs, keys: &[String]) {
         if let Err(e) = blobs.delete_original(key).await {
             tracing::warn!(error = %e, key, "cannot delete an image original");
         }
+    }
+}
+
+/// Wakes this replica's blob sweeper ([`sweep_when_woken`]) after a change that may have
+/// left blobs unreferenced: the request that made the change does not wait for the object
+/// store, one blob at a time. A wake while a sweep runs makes one more sweep after it.
+#[derive(Clone, Default)]
+pub struct Sweeps(Arc<tokio::sync::Notify>);
+
+impl Sweeps {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// The blob sweeper of a replica: a [`sweep`] each time it is woken, for ever. What a
+/// stopped replica was woken for is swept by the hourly upkeep of any replica.
+pub async fn sweep_when_woken(db: Db, blobs: Blobs, clock: Clock, sweeps: Sweeps) {
+    loop {
+        sweeps.0.notified().await;
+        sweep(&db, &blobs, &clock).await;
     }
 }
 
@@ -476,6 +500,7 @@ pub async fn delete(
     seller: i64,
     media_id: String,
     clock: &Clock,
+    sweeps: &Sweeps,
 ) -> Result<(), Error> {
     let now = clock.now();
     let original = db
@@ -496,7 +521,7 @@ pub async fn delete(
         })
         .await?;
     forget_originals(blobs, &original).await;
-    sweep(db, blobs, clock).await;
+    sweeps.wake();
     Ok(())
 }
 

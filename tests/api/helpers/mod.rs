@@ -112,9 +112,9 @@ impl TestApp {
         let db = prepare_database(&config, &clock).await.expect("database");
         let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
         let blobs = state.blobs.clone();
-        souk::app::start_rendition_workers(&state)
+        souk::app::start_image_workers(&state)
             .await
-            .expect("rendition workers");
+            .expect("image workers");
         tokio::spawn(async move {
             axum::serve(
                 listener,
