@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use super::images::ImageHolder;
+use super::images::{self, ImageHolder};
 use super::record::record;
 use super::{Backend, Conn, DbError, Record, Value};
 use crate::domain::image::{Format, ImageStatus, Size};
@@ -260,6 +260,30 @@ pub async fn hold_job(conn: &mut dyn Conn, media_id: &str, phase: Format) -> Res
         )
         .await?;
     Ok(job.is_some())
+}
+
+/// Removes images in the caller's transaction: their jobs, their renditions' references
+/// and their rows. Returns the keys of the originals of those still being processed.
+///
+/// The jobs go first, in media-id order: a rendition worker recording a phase holds its
+/// image's job row ([`record`]), so a removal waits for its renditions and
+/// removes them too. Both then take blobs in SHA-256 order and the image row last, so
+/// they never wait for each other in a circle.
+pub async fn remove_images(
+    conn: &mut dyn Conn,
+    media_ids: &[&str],
+) -> Result<Vec<String>, DbError> {
+    let mut sorted = media_ids.to_vec();
+    sorted.sort_unstable();
+    let mut originals = Vec::new();
+    for media_id in &sorted {
+        originals.extend(finish(conn, media_id).await?);
+    }
+    remove_all(conn, &sorted).await?;
+    for media_id in &sorted {
+        images::delete(conn, media_id).await?;
+    }
+    Ok(originals)
 }
 
 /// Removes the renditions of `media_ids` and their blob references (a blob left with none

@@ -13,7 +13,7 @@ use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Locale, Text};
 use crate::store::ads::{self, AdRecord, AdWrite, NewAd};
 use crate::store::users::User;
-use crate::store::{Conn, categories, users};
+use crate::store::{Conn, DbError, categories, images, renditions, users};
 
 use super::orders::{self, Till};
 use super::{Conflict, Error, Thing};
@@ -104,6 +104,9 @@ pub enum Edit {
 pub struct Changed {
     pub record: AdRecord,
     pub from: AdStatus,
+    /// Its images, removed because the change deleted the ad: the originals of those still
+    /// being made, for `usecase::images::forget_removed` once the change has committed.
+    pub removed_images: Option<Vec<String>>,
 }
 
 /// Changes `seller`'s ad `item` if `precondition` accepts the ad as it is (HTTP's
@@ -179,22 +182,33 @@ pub async fn change<R>(
     // Everything a read would find is at hand: no round trip to read it back.
     let parent = checked.parent_category_id;
     let record = ads::updated(record, parent, city, write, wanted, dates);
-    let record = if charged {
+    let mut record = if charged {
         charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?
     } else {
         record
     };
+    let removed_images = if wanted == AdStatus::Deleted {
+        record.images.clear();
+        Some(remove_images(conn, record.number).await?)
+    } else {
+        None
+    };
     Ok(Changed {
         record,
         from: current,
+        removed_images,
     })
 }
 
 /// What a deletion did.
 #[derive(Debug)]
 pub enum Deleted {
-    /// The ad, as it was before.
-    Now(Box<AdRecord>),
+    /// The ad, as it was before, and the originals of its images still being made, for
+    /// `usecase::images::forget_removed` once the deletion has committed.
+    Now {
+        before: Box<AdRecord>,
+        removed_images: Vec<String>,
+    },
     /// It was deleted before (deleting is idempotent).
     Already,
 }
@@ -217,7 +231,21 @@ pub async fn delete(
     if !ads::set_status(conn, &record, AdStatus::Deleted, None, now).await? {
         return Err(Error::Changed);
     }
-    Ok(Deleted::Now(Box::new(record)))
+    let removed_images = remove_images(conn, record.number).await?;
+    Ok(Deleted::Now {
+        before: Box::new(record),
+        removed_images,
+    })
+}
+
+/// Removes the images of an ad being deleted, in its transaction: a deleted ad is shown to
+/// no one, ever again, so its images would only take room. Read after the ad's row was
+/// written (and locked), so an image added meanwhile goes too. Returns the originals of
+/// those still being made.
+async fn remove_images(conn: &mut dyn Conn, item_number: i64) -> Result<Vec<String>, DbError> {
+    let found = images::of_ad(conn, item_number).await?;
+    let media_ids: Vec<&str> = found.iter().map(|i| i.media_id.as_str()).collect();
+    renditions::remove_images(conn, &media_ids).await
 }
 
 /// Who reads an ad: the user of a user token (none for a client token), and whether the

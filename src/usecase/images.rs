@@ -110,9 +110,8 @@ pub async fn add<R: Send + 'static>(
         .await;
     match written {
         Ok((added, replaced_originals)) => {
-            forget_originals(blobs, &replaced_originals).await;
             if replace_all {
-                sweeps.wake();
+                forget_removed(blobs, &replaced_originals, sweeps).await;
             }
             Ok(Added { item, added })
         }
@@ -193,7 +192,7 @@ async fn record_added<R>(
     let mut last_position = ad.images.iter().map(|i| i.position).max().unwrap_or(0);
     if replace_all {
         let media_ids: Vec<&str> = ad.images.iter().map(|i| i.media_id.as_str()).collect();
-        replaced_originals = remove(conn, &media_ids).await?;
+        replaced_originals = renditions::remove_images(conn, &media_ids).await?;
         last_position = 0;
     }
     let kept = if replace_all { 0 } else { ad.images.len() };
@@ -223,28 +222,11 @@ fn too_many(max: usize, kept: usize) -> FieldError {
     .with_value(max as i64)
 }
 
-/// Removes images in the caller's transaction: their jobs, their renditions' references
-/// and their rows. Returns the keys of the originals of those still being processed.
-///
-/// The jobs go first, in media-id order: a rendition worker recording a phase holds its
-/// image's job row (`renditions::record`), so a removal waits for its renditions and
-/// removes them too. Both then take blobs in SHA-256 order and the image row last, so
-/// they never wait for each other in a circle.
-pub(crate) async fn remove(
-    conn: &mut dyn Conn,
-    media_ids: &[&str],
-) -> Result<Vec<String>, DbError> {
-    let mut sorted = media_ids.to_vec();
-    sorted.sort_unstable();
-    let mut originals = Vec::new();
-    for media_id in &sorted {
-        originals.extend(renditions::finish(conn, media_id).await?);
-    }
-    renditions::remove_all(conn, &sorted).await?;
-    for media_id in &sorted {
-        stored::delete(conn, media_id).await?;
-    }
-    Ok(originals)
+/// Finishes a removal of images once its transaction has committed: deletes the originals
+/// of those still being made, and wakes the sweeper for their blobs.
+pub async fn forget_removed(blobs: &Blobs, originals: &[String], sweeps: &Sweeps) {
+    forget_originals(blobs, originals).await;
+    sweeps.wake();
 }
 
 /// Deletes originals that are no longer needed (a failure only leaves bytes behind).
@@ -511,7 +493,7 @@ pub async fn delete(
                     .ok_or(Error::NotFound(Thing::Image))?;
                 let item = ItemId::from_number(ad.item_number);
                 match own_existing(conn, seller, item, now).await {
-                    Ok(_) => Ok(remove(conn, &[media_id.as_str()]).await?),
+                    Ok(_) => Ok(renditions::remove_images(conn, &[media_id.as_str()]).await?),
                     // An image of someone else's online ad is 403, like the ad; of an ad
                     // not shown, as unknown as a missing one.
                     Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),
@@ -520,8 +502,7 @@ pub async fn delete(
             })
         })
         .await?;
-    forget_originals(blobs, &original).await;
-    sweeps.wake();
+    forget_removed(blobs, &original, sweeps).await;
     Ok(())
 }
 

@@ -254,7 +254,7 @@ pub async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Res
                 if !renditions::hold_job(conn, &media_id, phase).await? {
                     return Ok(false);
                 }
-                crate::usecase::images::remove(conn, &[media_id.as_str()]).await?;
+                renditions::remove_images(conn, &[media_id.as_str()]).await?;
                 Ok::<_, DbError>(true)
             })
         })

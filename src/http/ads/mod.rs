@@ -20,7 +20,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Embedded, Hal, Page, Rel, Resource};
 use crate::state::AppState;
 use crate::store::ads::AdRecord;
-use crate::usecase::advertisements::{self, AdPage, Edit, Market};
+use crate::usecase::advertisements::{self, AdPage, Deleted, Edit, Market};
+use crate::usecase::images;
 
 use super::api::{Api, Operation, delete, get, patch, post, put};
 use super::auth::{UserWith, ad_reader, need};
@@ -247,6 +248,9 @@ async fn change_ad<B: Into<Edit>>(
             ))
         })
         .await?;
+    if let Some(originals) = &changed.removed_images {
+        images::forget_removed(&state.blobs, originals, &state.sweeps).await;
+    }
     Ok(respond(&state, &hal, &changed.record, true, false))
 }
 
@@ -270,7 +274,7 @@ async fn remove(
 ) -> Result<Response, ApiError> {
     let now = state.clock.now();
     let precondition = if_match(&headers, now);
-    state
+    let deleted = state
         .db
         .write(move |conn| {
             Box::pin(advertisements::delete(
@@ -282,6 +286,9 @@ async fn remove(
             ))
         })
         .await?;
+    if let Deleted::Now { removed_images, .. } = &deleted {
+        images::forget_removed(&state.blobs, removed_images, &state.sweeps).await;
+    }
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

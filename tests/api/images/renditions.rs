@@ -6,14 +6,18 @@
 use image::ImageFormat;
 use serde_json::Value;
 
-use super::{available_image, blob_files, encoded, new_ad, uploaded, wait_until_available};
-use crate::ads::status;
+use super::{
+    available_image, blob_files, encoded, image_count, new_ad, new_image, uploaded,
+    wait_until_available,
+};
+use crate::ads::{created, minimal, status};
 use crate::every_store;
 use crate::helpers::{TestApp, expect_json};
 
 every_store!(
     a_phone_photo_comes_back_upright_without_metadata,
     deleting_an_image_frees_its_blobs,
+    deleting_an_ad_removes_its_images,
     an_image_is_seen_as_its_ad_is,
     a_change_elsewhere_reaches_blob_answers_within_the_bound,
 );
@@ -269,6 +273,47 @@ async fn deleting_an_image_frees_its_blobs(app: TestApp) {
     }
     panic!(
         "the last reference did not free them within 10 s: {:?}",
+        blob_files(&app).await
+    );
+}
+
+/// Deleting an ad, with DELETE or by setting its status, removes its images: a deleted ad
+/// is shown to no one ever again, so they would only take room. Their blobs go with the
+/// last reference, and the original of one still being made goes too.
+async fn deleting_an_ad_removes_its_images(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap().to_owned();
+    available_image(&app, &seller.token, &item).await;
+    let second = created(&app, &seller.token, &minimal("Tweede fiets")).await;
+    let second_path = second["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let second_item = second["itemId"].as_str().unwrap().to_owned();
+    new_image(&app, &seller.token, &second_item).await;
+    assert_eq!(image_count(&app).await, 2);
+
+    let deleted = app.delete(&ad).token(&seller.token).send().await;
+    assert_eq!(deleted.status(), 204);
+    let changed = expect_json(
+        status(&app, &seller.token, &second_path, "deleted").await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        changed["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"],
+        serde_json::json!([]),
+        "the deleted ad's answer shows no image"
+    );
+    assert_eq!(image_count(&app).await, 0, "no image row is left");
+    for _ in 0..100 {
+        if blob_files(&app).await.is_empty() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!(
+        "the deleted ads' bytes are still stored after 10 s: {:?}",
         blob_files(&app).await
     );
 }
