@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::advertisement::AdContent;
 use super::locale::Locale;
-use text::{Language, TOKENIZER_VERSION, fold, index_words};
+use text::{TOKENIZER_VERSION, fold, index_words};
 
 /// What an ad is found by, as stored on the ad (and copied to the index while it is online).
 #[derive(Clone, Debug, PartialEq)]
@@ -30,7 +30,7 @@ pub struct AdTerms {
 
 impl AdTerms {
     pub fn of(content: &AdContent, seller_id: i64, parent_category_id: Option<i64>) -> AdTerms {
-        let language = Language::of(content.locale);
+        let language = content.locale.language();
         let mut tags = vec![
             category_tag(content.category_id),
             seller_tag(seller_id),

@@ -18,7 +18,7 @@ use frostem::{Algorithm, Stemmer};
 use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
 
 use crate::domain::field_error::FieldError;
-use crate::domain::locale::{Locale, Text};
+use crate::domain::locale::{Language, Text};
 
 /// Bumped whenever the stemmer or these rules change what a text becomes: ads indexed with
 /// an older version are indexed again.
@@ -32,27 +32,12 @@ pub const MAX_QUERY_CHARS: usize = 100;
 /// At most this many words (after stop words) in a query.
 pub const MAX_QUERY_WORDS: usize = 8;
 
-/// The language an ad's words are stemmed in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Language {
-    Dutch,
-    French,
-}
-
-impl Language {
-    pub fn of(locale: Locale) -> Language {
-        match locale {
-            Locale::FrBe => Language::French,
-            Locale::NlNl | Locale::NlBe => Language::Dutch,
-        }
-    }
-
-    fn stemmer(self) -> Stemmer {
-        Stemmer::new(match self {
-            Language::Dutch => Algorithm::Dutch,
-            Language::French => Algorithm::French,
-        })
-    }
+/// The Snowball stemmer of a language (an ad's words are stemmed in its locale's).
+fn stemmer(language: Language) -> Stemmer {
+    Stemmer::new(match language {
+        Language::Dutch => Algorithm::Dutch,
+        Language::French => Algorithm::French,
+    })
 }
 
 /// Function words of Dutch and French (from Snowball's stop lists, folded), dropped at
@@ -106,7 +91,7 @@ fn words(text: &str) -> Vec<String> {
 /// a stemmer ever answer something else, the word is kept as it is, so that an index word
 /// is always `[a-z0-9]+` (the match expressions rely on it).
 fn stem(word: &str, language: Language) -> String {
-    let stemmed = language.stemmer().stem(word);
+    let stemmed = stemmer(language).stem(word);
     if !stemmed.is_empty() && is_index_word(&stemmed) {
         stemmed.into_owned()
     } else {
