@@ -504,16 +504,3 @@ pub async fn finish(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String
         .into_iter()
         .next())
 }
-
-/// Every job's original key (to tell which originals are still needed).
-pub async fn pending(conn: &mut dyn Conn) -> Result<Vec<(String, Format)>, DbError> {
-    let rows = conn
-        .query(
-            "SELECT media_id, phase FROM image_jobs ORDER BY created_at",
-            &[],
-        )
-        .await?;
-    rows.into_iter()
-        .map(|mut row| Ok((row.take()?, row.take()?)))
-        .collect()
-}
