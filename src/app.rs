@@ -120,7 +120,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tokio::spawn(sweep_periodically(state.clone(), minute));
     tokio::spawn(flush_views_periodically(state.clone()));
     tokio::spawn(alert_periodically(state.clone()));
-    start_image_workers(&state).await?;
+    start_workers(&state).await?;
     let shutdown = shutdown_signal()?;
     tracing::info!(
         listen = %config.listen,
@@ -301,19 +301,17 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     }
 }
 
+/// The workers that requests wake (the server's and the tests'): the rendition workers,
+/// the blob sweeper and the mail sender.
+///
 /// The rendition workers (`usecase::renditions`): `image_workers` tasks, each doing one
 /// job at a time on a blocking thread (so at most that many decoded images are in memory,
 /// whatever the burst of uploads), woken by an upload and every second otherwise (for
 /// jobs of other replicas and leases that ran out). On SQLite the one process owns every
-/// job, so leases left by a crash are given up at once. And the blob sweeper, woken by
-/// deletions (`usecase::images::sweep_when_woken`).
-pub async fn start_image_workers(state: &AppState) -> anyhow::Result<()> {
-    tokio::spawn(crate::usecase::images::sweep_when_woken(
-        state.db.clone(),
-        state.blobs.clone(),
-        state.clock.clone(),
-        state.sweeps.clone(),
-    ));
+/// job, so leases left by a crash are given up at once.
+pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
+    tokio::spawn(sweep_blobs(state.clone()));
+    tokio::spawn(send_mail(state.clone()));
     if state.db.backend() == crate::store::Backend::Sqlite {
         crate::usecase::renditions::release_leases(&state.db).await?;
     }
@@ -322,6 +320,39 @@ pub async fn start_image_workers(state: &AppState) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The blob sweeper: a sweep each time an image deletion wakes it
+/// (`usecase::images::sweep`). What a stopped replica was woken for is swept by the hourly
+/// upkeep of any replica.
+async fn sweep_blobs(state: AppState) {
+    loop {
+        state.sweeps.woken().await;
+        crate::usecase::images::sweep(&state.db, &state.blobs, &state.clock).await;
+    }
+}
+
+/// The mail sender (`usecase::mail_queue`): sends every mail due, then waits until a
+/// change that queued mail wakes it, or [`MAIL_POLL`] passes (for mail queued by other
+/// replicas, and mail due again after a failure).
+async fn send_mail(state: AppState) {
+    use crate::usecase::mail_queue::{Sent, send_next};
+    loop {
+        // Made before looking, so that mail queued in between still wakes this sender.
+        let woken = state.mail.woken();
+        match send_next(&state.db, &state.mailer, &state.clock).await {
+            Ok(Sent::Sent | Sent::Failed) => continue,
+            Ok(Sent::Idle) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot take a mail from the queue"),
+        }
+        tokio::select! {
+            _ = woken => {}
+            _ = tokio::time::sleep(MAIL_POLL) => {}
+        }
+    }
+}
+
+/// How often an idle mail sender looks for mail no wake announced.
+const MAIL_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
 async fn make_renditions(state: AppState) {
     use crate::usecase::renditions::{Ran, run_next};

@@ -13,7 +13,8 @@ use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::statistics::ViewCounter;
 use crate::store::Db;
-use crate::usecase::images::{RenditionLookups, Sweeps};
+use crate::usecase::Wake;
+use crate::usecase::images::RenditionLookups;
 
 /// Everything a request handler may need. Cheap to clone.
 #[derive(Clone)]
@@ -30,7 +31,9 @@ pub struct Shared {
     /// Wakes the rendition workers when an upload queued a job.
     pub renditions: Arc<tokio::sync::Notify>,
     /// Wakes the blob sweeper when a change may have left blobs unreferenced.
-    pub sweeps: Sweeps,
+    pub sweeps: Wake,
+    /// Wakes the mail sender when a change queued mail (`usecase::mail_queue`).
+    pub mail: Wake,
     /// Views of ads not yet written (see `statistics`).
     pub views: ViewCounter,
     /// Recent access token lookups (see `access`).
@@ -61,7 +64,8 @@ impl AppState {
             mailer,
             blobs,
             renditions: Arc::default(),
-            sweeps: Sweeps::default(),
+            sweeps: Wake::default(),
+            mail: Wake::default(),
             config,
             db,
             clock,

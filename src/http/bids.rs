@@ -11,10 +11,9 @@ use crate::domain::locale::Language;
 use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
-use crate::mail::Mail;
 use crate::oauth::scope::Scope;
 use crate::state::AppState;
-use crate::usecase::bids::{self, Asked, Shown};
+use crate::usecase::bids::{self, Shown};
 
 use super::api::{Api, Operation, delete, get, post};
 use super::auth::{UserWith, need};
@@ -194,18 +193,17 @@ async fn ask(
     body: Result<JsonBody<QuestionRequest>, ApiError>,
 ) -> Result<Json, ApiError> {
     let request = body.map(|JsonBody(request)| request);
-    let now = state.clock.now();
+    let (base_url, now) = (hal.base_url().to_owned(), state.clock.now());
     let asked = state
         .db
-        .write(move |conn| Box::pin(bids::ask(conn, item, id, seller, request, now)))
+        .write(move |conn| {
+            Box::pin(
+                async move { bids::ask(conn, item, id, seller, request, &base_url, now).await },
+            )
+        })
         .await?;
+    state.mail.wake();
     let language = asked.bidder.locale.language();
-    // The count is committed; a mail that cannot go is the server's failure (500), which
-    // the log explains, not the client's.
-    if let Err(e) = state.mailer.send(&question_mail(&hal, item, &asked)).await {
-        tracing::error!(error = %e, "cannot mail a question to a bidder");
-        return Err(ApiError::new(ErrorCode::InternalServerError));
-    }
     let bid = hal.path(&format!("/advertisements/{item}/bids/{id}"));
     let message = match language {
         Language::Dutch => "De vraag is naar de bieder gemaild.",
@@ -218,52 +216,4 @@ async fn ask(
             .build(),
         "message": message,
     })))
-}
-
-/// The mail to the bidder, in the bidder's language: the ad, the bid, the seller's name,
-/// message and phone number. The bidder's address is never shown to the seller.
-fn question_mail(hal: &Hal, item: ItemId, asked: &Asked) -> Mail {
-    let Asked {
-        ad,
-        bid,
-        bidder,
-        question,
-    } = asked;
-    let page = format!("{}/a/{item}", hal.base_url());
-    let euros = format!("{},{:02}", bid.amount / 100, bid.amount % 100);
-    let (subject, intro, phone_line) = match bidder.locale.language() {
-        Language::Dutch => (
-            format!("Vraag over je bod op \"{}\"", ad.title),
-            format!(
-                "{} heeft een vraag over je bod van € {euros} op \"{}\" ({page}):",
-                ad.seller_name, ad.title
-            ),
-            question
-                .phone_number
-                .as_ref()
-                .map(|phone| format!("Je kunt de verkoper bellen op {phone}.")),
-        ),
-        Language::French => (
-            format!("Question sur votre offre pour « {} »", ad.title),
-            format!(
-                "{} a une question sur votre offre de {euros} € pour « {} » ({page}) :",
-                ad.seller_name, ad.title
-            ),
-            question
-                .phone_number
-                .as_ref()
-                .map(|phone| format!("Vous pouvez appeler le vendeur au {phone}.")),
-        ),
-    };
-    let mut body = format!("{intro}\n\n{}\n", question.message);
-    if let Some(line) = phone_line {
-        body.push('\n');
-        body.push_str(&line);
-        body.push('\n');
-    }
-    Mail {
-        to: bidder.email.as_str().to_owned(),
-        subject,
-        body,
-    }
 }

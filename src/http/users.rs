@@ -10,16 +10,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
-use crate::domain::locale::{Language, Text};
+use crate::domain::locale::Text;
 use crate::domain::user::{Email, NewAccount, check_new_account, invalid_email, normalize_email};
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
-use crate::mail::Mail;
 use crate::oauth::password;
 use crate::oauth::scope::Scope;
 use crate::state::AppState;
 use crate::store::users::{self, User};
-use crate::usecase::accounts::{self, Registration};
+use crate::usecase::accounts::{self, LinkMail, Registration};
 
 use super::api::{Api, Operation, get, post, put};
 use super::auth::{ClientWith, UserWith, need};
@@ -134,26 +133,17 @@ async fn create(
         None => String::new(),
     };
     let (locale, now) = (state.config.region, state.clock.now());
+    let registration = Registration::SelfService(link_mail(&state));
     let registered = state
         .db
         .write(move |conn| {
             Box::pin(async move {
-                accounts::register(
-                    conn,
-                    &account,
-                    &password_hash,
-                    locale,
-                    Registration::SelfService,
-                    now,
-                )
-                .await
+                accounts::register(conn, &account, &password_hash, locale, registration, now).await
             })
         })
         .await?;
+    state.mail.wake();
     let user = registered.user;
-    if let Some(link) = registered.link {
-        send_confirmation(&state, &user.email, &link, Purpose::Account).await;
-    }
     let body = user_json(&hal, &user, true);
     Ok(Json::created(
         hal.path(&format!("/users/{}", user.id)),
@@ -161,46 +151,12 @@ async fn create(
     ))
 }
 
-enum Purpose {
-    Account,
-    EmailChange,
-}
-
-/// Mails a confirmation link. A failure is logged, not answered: the account exists, and
-/// the operator can resend (the link is in the outbox or the SMTP log).
-async fn send_confirmation(state: &AppState, to: &Email, link: &str, purpose: Purpose) {
-    let url = format!("{}/accounts/confirm?token={link}", state.config.auth_url);
-    let dutch = state.config.region.language() == Language::Dutch;
-    let (subject, intro) = match (purpose, dutch) {
-        (Purpose::Account, true) => (
-            "Bevestig je Souk-account",
-            "Welkom bij Souk! Bevestig je account via deze link:",
-        ),
-        (Purpose::Account, false) => (
-            "Confirmez votre compte Souk",
-            "Bienvenue sur Souk ! Confirmez votre compte via ce lien :",
-        ),
-        (Purpose::EmailChange, true) => (
-            "Bevestig je nieuwe e-mailadres",
-            "Bevestig via deze link dat dit je nieuwe e-mailadres voor Souk is:",
-        ),
-        (Purpose::EmailChange, false) => (
-            "Confirmez votre nouvelle adresse e-mail",
-            "Confirmez via ce lien qu'il s'agit de votre nouvelle adresse e-mail pour Souk :",
-        ),
-    };
-    let footer = if dutch {
-        "De link is een week geldig. Heb je dit niet aangevraagd? Dan kun je deze mail negeren."
-    } else {
-        "Le lien est valable une semaine. Vous n'êtes pas à l'origine de cette demande ? Ignorez ce message."
-    };
-    let mail = Mail {
-        to: to.as_str().to_owned(),
-        subject: subject.to_owned(),
-        body: format!("{intro}\n\n{url}\n\n{footer}"),
-    };
-    if let Err(e) = state.mailer.send(&mail).await {
-        tracing::error!(error = %e, "cannot send a confirmation mail");
+/// How this deployment writes confirmation links: to its authorization server, in its
+/// language.
+fn link_mail(state: &AppState) -> LinkMail {
+    LinkMail {
+        auth_url: state.config.auth_url.clone(),
+        language: state.config.region.language(),
     }
 }
 
@@ -267,15 +223,16 @@ async fn change_email(
             &normalize_email(&given),
         )]));
     };
-    let now = state.clock.now();
-    let wanted = email.clone();
-    let link = state
+    let (how, now) = (link_mail(&state), state.clock.now());
+    state
         .db
         .write(move |conn| {
-            Box::pin(async move { accounts::request_email_change(conn, id, &wanted, now).await })
+            Box::pin(
+                async move { accounts::request_email_change(conn, id, &email, &how, now).await },
+            )
         })
         .await?;
-    send_confirmation(&state, &email, &link, Purpose::EmailChange).await;
+    state.mail.wake();
     let language = state.config.region.language();
     Ok(Json::ok(json!({
         "_links": {"self": {"href": hal.path(&format!("/users/{id}/change-email"))}},

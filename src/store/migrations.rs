@@ -71,6 +71,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(48, "0048_advertisement_parent_category"),
     migration!(49, "0049_sign_in_attempts"),
     migration!(50, "0050_image_blob_holds"),
+    migration!(51, "0051_mail_queue"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

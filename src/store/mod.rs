@@ -29,6 +29,7 @@ pub mod features;
 pub mod idempotency;
 pub mod images;
 pub mod locations;
+pub mod mail_queue;
 pub mod migrations;
 pub mod oauth;
 pub mod orders;

@@ -6,8 +6,9 @@
 //! on SQLite runs on the one writer thread); mails go out after the commit.
 
 use crate::domain::field_error::FieldError;
-use crate::domain::locale::Locale;
+use crate::domain::locale::{Language, Locale};
 use crate::domain::user::{Account, Email, UserStatus, check_brands, email_in_use};
+use crate::mail::Mail;
 use crate::oauth::Client;
 use crate::oauth::scope::Scopes;
 use crate::oauth::secret;
@@ -15,27 +16,33 @@ use crate::store::oauth::{self as oauth_store, ConfirmationPurpose, EmailConfirm
 use crate::store::users::{self, NewUser, User};
 use crate::store::{Conn, DbError};
 
-use super::{Conflict, Error, Thing};
+use super::{Conflict, Error, Thing, mail_queue};
 
 /// A confirmation link is valid for a week.
 pub const CONFIRMATION_SECONDS: i64 = 7 * 86_400;
 
 /// How an account comes to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Registration {
     /// Through the API: unconfirmed until its owner follows the link mailed to them.
-    SelfService,
+    SelfService(LinkMail),
     /// By an operator (the command line, the sandbox demo), who vouches for the address:
     /// confirmed at once.
     ByOperator,
 }
 
-/// A new user, and the confirmation link to mail them (self-service only; stored as its
-/// hash, so this is the one chance to send it).
+/// How a mailed confirmation link is written: where it points and in which language.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkMail {
+    /// The authorization server's address: the link is `{auth_url}/accounts/confirm?token=`.
+    pub auth_url: String,
+    pub language: Language,
+}
+
+/// A new user.
 #[derive(Debug)]
 pub struct Registered {
     pub user: User,
-    pub link: Option<String>,
 }
 
 /// Creates the user of a checked account; `password_hash` is empty when the owner chooses a
@@ -49,7 +56,7 @@ pub async fn register(
     now: i64,
 ) -> Result<Registered, Error> {
     let status = match registration {
-        Registration::SelfService => UserStatus::Unconfirmed,
+        Registration::SelfService(_) => UserStatus::Unconfirmed,
         Registration::ByOperator => UserStatus::Confirmed,
     };
     let new_user = NewUser {
@@ -67,29 +74,29 @@ pub async fn register(
         }
         other => other?,
     };
-    let link = match registration {
-        Registration::SelfService => {
-            let confirmation = EmailConfirmation {
-                user_id: id,
-                purpose: ConfirmationPurpose::Account,
-                new_email: None,
-            };
-            Some(new_link(conn, &confirmation, now).await?)
-        }
-        Registration::ByOperator => None,
-    };
+    if let Registration::SelfService(how) = &registration {
+        let confirmation = EmailConfirmation {
+            user_id: id,
+            purpose: ConfirmationPurpose::Account,
+            new_email: None,
+        };
+        let link = new_link(conn, &confirmation, now).await?;
+        let mail = link_mail(&account.email, &link, ConfirmationPurpose::Account, how);
+        mail_queue::post(conn, &mail, now).await?;
+    }
     let user = users::get(conn, id).await?.ok_or(DbError::NotFound)?;
-    Ok(Registered { user, link })
+    Ok(Registered { user })
 }
 
-/// Asks to change `user`'s address to `email`; returns the link to mail to that address,
-/// which makes the change. An address another account has is `email-in-use`.
+/// Asks to change `user`'s address to `email`: mails that address the link that makes the
+/// change. An address another account has is `email-in-use`.
 pub async fn request_email_change(
     conn: &mut dyn Conn,
     user: i64,
     email: &Email,
+    how: &LinkMail,
     now: i64,
-) -> Result<String, Error> {
+) -> Result<(), Error> {
     if users::by_email(conn, email).await?.is_some() {
         return Err(email_in_use("newEmail", email).into());
     }
@@ -98,7 +105,44 @@ pub async fn request_email_change(
         purpose: ConfirmationPurpose::EmailChange,
         new_email: Some(email.clone()),
     };
-    Ok(new_link(conn, &confirmation, now).await?)
+    let link = new_link(conn, &confirmation, now).await?;
+    let mail = link_mail(email, &link, ConfirmationPurpose::EmailChange, how);
+    Ok(mail_queue::post(conn, &mail, now).await?)
+}
+
+/// The mail that carries a confirmation link (only its hash is stored: this mail, queued
+/// in the same transaction, is its one copy until it is sent).
+fn link_mail(to: &Email, link: &str, purpose: ConfirmationPurpose, how: &LinkMail) -> Mail {
+    let url = format!("{}/accounts/confirm?token={link}", how.auth_url);
+    let dutch = how.language == Language::Dutch;
+    let (subject, intro) = match (purpose, dutch) {
+        (ConfirmationPurpose::Account, true) => (
+            "Bevestig je Souk-account",
+            "Welkom bij Souk! Bevestig je account via deze link:",
+        ),
+        (ConfirmationPurpose::Account, false) => (
+            "Confirmez votre compte Souk",
+            "Bienvenue sur Souk ! Confirmez votre compte via ce lien :",
+        ),
+        (ConfirmationPurpose::EmailChange, true) => (
+            "Bevestig je nieuwe e-mailadres",
+            "Bevestig via deze link dat dit je nieuwe e-mailadres voor Souk is:",
+        ),
+        (ConfirmationPurpose::EmailChange, false) => (
+            "Confirmez votre nouvelle adresse e-mail",
+            "Confirmez via ce lien qu'il s'agit de votre nouvelle adresse e-mail pour Souk :",
+        ),
+    };
+    let footer = if dutch {
+        "De link is een week geldig. Heb je dit niet aangevraagd? Dan kun je deze mail negeren."
+    } else {
+        "Le lien est valable une semaine. Vous n'êtes pas à l'origine de cette demande ? Ignorez ce message."
+    };
+    Mail {
+        to: to.as_str().to_owned(),
+        subject: subject.to_owned(),
+        body: format!("{intro}\n\n{url}\n\n{footer}"),
+    }
 }
 
 /// What a followed link confirmed.

@@ -8,6 +8,8 @@
 use crate::domain::advertisement::{AdStatus, ItemId, ModelType, PriceModel};
 use crate::domain::bid::minimum_bid;
 use crate::domain::bid::{BidRequest, Question, QuestionRequest, check_bid, check_question};
+use crate::domain::locale::Language;
+use crate::mail::Mail;
 use crate::store::Conn;
 use crate::store::ads::AdRecord;
 use crate::store::bids::{self, Bid};
@@ -15,7 +17,7 @@ use crate::store::transactions::{self, Counter};
 use crate::store::users::{self, User};
 
 use super::advertisements::{existing, outsider};
-use super::{Conflict, Error, Thing};
+use super::{Conflict, Error, Thing, mail_queue};
 
 /// A bid as one reader may see it.
 #[derive(Clone, Debug)]
@@ -158,7 +160,7 @@ pub async fn withdraw(
     Ok(shown(bid, ad.seller_id, Some(user)))
 }
 
-/// A question of the seller to a bidder, to be mailed (the mailer is not the use case's).
+/// A question of the seller to a bidder, mailed to the bidder.
 #[derive(Debug)]
 pub struct Asked {
     pub ad: AdRecord,
@@ -168,13 +170,15 @@ pub struct Asked {
 }
 
 /// The seller of ad `item` asks the bidder of bid `id` a question (`request`: see
-/// [`Error::Request`]); it counts in the ad's statistics as a question (`numberOfAsqs`).
+/// [`Error::Request`]): it is queued as mail to the bidder (its links start with
+/// `base_url`), and counts in the ad's statistics as a question (`numberOfAsqs`).
 pub async fn ask<R>(
     conn: &mut dyn Conn,
     item: ItemId,
     id: i64,
     seller: i64,
     request: Result<QuestionRequest, R>,
+    base_url: &str,
     now: i64,
 ) -> Result<Asked, Error<R>> {
     let ad = existing(conn, item, now).await?;
@@ -189,12 +193,14 @@ pub async fn ask<R>(
         .await?
         .ok_or(Error::NotFound(Thing::Bid))?;
     transactions::count(conn, Counter::Asqs, &[(ad.number, 1)]).await?;
-    Ok(Asked {
+    let asked = Asked {
         ad,
         bid,
         bidder,
         question,
-    })
+    };
+    mail_queue::post(conn, &question_mail(base_url, item, &asked), now).await?;
+    Ok(asked)
 }
 
 /// The ad behind a bid request of `reader`: not found if it is deleted, or if it is not
@@ -219,6 +225,54 @@ async fn visible_ad(
         Ok(ad)
     } else {
         Err(Error::NotFound(Thing::Advertisement))
+    }
+}
+
+/// The mail to the bidder, in the bidder's language: the ad, the bid, the seller's name,
+/// message and phone number. The bidder's address is never shown to the seller.
+fn question_mail(base_url: &str, item: ItemId, asked: &Asked) -> Mail {
+    let Asked {
+        ad,
+        bid,
+        bidder,
+        question,
+    } = asked;
+    let page = format!("{base_url}/a/{item}");
+    let euros = format!("{},{:02}", bid.amount / 100, bid.amount % 100);
+    let (subject, intro, phone_line) = match bidder.locale.language() {
+        Language::Dutch => (
+            format!("Vraag over je bod op \"{}\"", ad.title),
+            format!(
+                "{} heeft een vraag over je bod van € {euros} op \"{}\" ({page}):",
+                ad.seller_name, ad.title
+            ),
+            question
+                .phone_number
+                .as_ref()
+                .map(|phone| format!("Je kunt de verkoper bellen op {phone}.")),
+        ),
+        Language::French => (
+            format!("Question sur votre offre pour « {} »", ad.title),
+            format!(
+                "{} a une question sur votre offre de {euros} € pour « {} » ({page}) :",
+                ad.seller_name, ad.title
+            ),
+            question
+                .phone_number
+                .as_ref()
+                .map(|phone| format!("Vous pouvez appeler le vendeur au {phone}.")),
+        ),
+    };
+    let mut body = format!("{intro}\n\n{}\n", question.message);
+    if let Some(line) = phone_line {
+        body.push('\n');
+        body.push_str(&line);
+        body.push('\n');
+    }
+    Mail {
+        to: bidder.email.as_str().to_owned(),
+        subject,
+        body,
     }
 }
 

@@ -27,7 +27,7 @@ use crate::store::renditions::{self, RenditionRecord};
 use crate::store::{Conn, Db, DbError};
 
 use super::advertisements::{Reader, own_existing};
-use super::{Error, Thing, UploadRefusal};
+use super::{Error, Thing, UploadRefusal, Wake};
 
 /// One file to add: its bytes, the content type its sender gave (if it named one), and the
 /// input it came in (`file`, `files[2]`, `urls[0]`), which errors name.
@@ -66,7 +66,7 @@ pub async fn add<R: Send + 'static>(
     replace_all: bool,
     rules: Rules,
     clock: &Clock,
-    sweeps: &Sweeps,
+    sweeps: &Wake,
 ) -> Result<Added, Error<R>> {
     let now = clock.now();
     check_seller(db, seller, item, now).await?;
@@ -224,7 +224,7 @@ fn too_many(max: usize, kept: usize) -> FieldError {
 
 /// Finishes a removal of images once its transaction has committed: deletes the originals
 /// of those still being made, and wakes the sweeper for their blobs.
-pub async fn forget_removed(blobs: &Blobs, originals: &[String], sweeps: &Sweeps) {
+pub async fn forget_removed(blobs: &Blobs, originals: &[String], sweeps: &Wake) {
     forget_originals(blobs, originals).await;
     sweeps.wake();
 }
@@ -235,27 +235,6 @@ async fn forget_originals(blobs: &Blobs, keys: &[String]) {
         if let Err(e) = blobs.delete_original(key).await {
             tracing::warn!(error = %e, key, "cannot delete an image original");
         }
-    }
-}
-
-/// Wakes this replica's blob sweeper ([`sweep_when_woken`]) after a change that may have
-/// left blobs unreferenced: the request that made the change does not wait for the object
-/// store, one blob at a time. A wake while a sweep runs makes one more sweep after it.
-#[derive(Clone, Default)]
-pub struct Sweeps(Arc<tokio::sync::Notify>);
-
-impl Sweeps {
-    pub fn wake(&self) {
-        self.0.notify_one();
-    }
-}
-
-/// The blob sweeper of a replica: a [`sweep`] each time it is woken, for ever. What a
-/// stopped replica was woken for is swept by the hourly upkeep of any replica.
-pub async fn sweep_when_woken(db: Db, blobs: Blobs, clock: Clock, sweeps: Sweeps) {
-    loop {
-        sweeps.0.notified().await;
-        sweep(&db, &blobs, &clock).await;
     }
 }
 
@@ -482,7 +461,7 @@ pub async fn delete(
     seller: i64,
     media_id: String,
     clock: &Clock,
-    sweeps: &Sweeps,
+    sweeps: &Wake,
 ) -> Result<(), Error> {
     let now = clock.now();
     let original = db

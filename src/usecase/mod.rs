@@ -18,6 +18,7 @@ pub mod authorization;
 pub mod bids;
 pub mod features;
 pub mod images;
+pub mod mail_queue;
 pub mod moderation;
 pub mod orders;
 pub mod renditions;
@@ -28,11 +29,28 @@ pub mod search;
 pub mod sign_in;
 
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use crate::domain::advertisement::AdStatus;
 use crate::domain::field_error::FieldError;
 use crate::domain::sale::TransactionStatus;
 use crate::store::DbError;
+
+/// Wakes a background worker of this replica (the blob sweeper, the mail sender) after a
+/// change that gave it work, so that it need not poll for it. A wake while the worker is
+/// busy makes it look once more when it is done.
+#[derive(Clone, Debug, Default)]
+pub struct Wake(Arc<tokio::sync::Notify>);
+
+impl Wake {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+
+    pub async fn woken(&self) {
+        self.0.notified().await;
+    }
+}
 
 /// Why a use case did not do what it was asked.
 ///

@@ -44,8 +44,9 @@ async fn alert_round(app: &TestApp, now: i64) -> Round {
 }
 
 /// The mails in the outbox to `to`.
-fn mails_to(app: &TestApp, to: &str) -> Vec<String> {
+async fn mails_to(app: &TestApp, to: &str) -> Vec<String> {
     app.outbox()
+        .await
         .into_iter()
         .filter(|mail| mail.starts_with(&format!("To: {to}\n")))
         .collect()
@@ -78,7 +79,7 @@ async fn an_immediate_alert_mails_each_new_match_once(app: TestApp) {
         },
         "the Audi of another seller matches; the BMW and the owner's own Audi do not"
     );
-    let mails = mails_to(&app, "zoeker@souk.test");
+    let mails = mails_to(&app, "zoeker@souk.test").await;
     assert_eq!(mails.len(), 1, "{mails:?}");
     let mail = &mails[0];
     assert!(
@@ -93,7 +94,7 @@ async fn an_immediate_alert_mails_each_new_match_once(app: TestApp) {
     assert!(!mail.contains("BMW") && !mail.contains("Q5"), "{mail}");
     assert!(mail.contains(&format!("/v1/savedsearches/{id}")), "{mail}");
     assert!(
-        mails_to(&app, "stil@souk.test").is_empty(),
+        mails_to(&app, "stil@souk.test").await.is_empty(),
         "no alert asked, none sent"
     );
 
@@ -122,7 +123,7 @@ async fn an_immediate_alert_mails_each_new_match_once(app: TestApp) {
             mailed: 1
         }
     );
-    let mails = mails_to(&app, "zoeker@souk.test");
+    let mails = mails_to(&app, "zoeker@souk.test").await;
     assert_eq!(mails.len(), 2);
     assert!(
         mails[1].contains("Audi A3 (was BMW)") && !mails[1].contains("Audi A4"),
@@ -151,11 +152,11 @@ async fn a_daily_alert_is_one_digest_a_day(app: TestApp) {
     let round_now = alert_round(&app, saved_at + 10).await;
     assert_eq!(round_now.matched, 2, "the R8 is above the price filter");
     assert_eq!(round_now.mailed, 0, "a digest waits a day");
-    assert!(mails_to(&app, "zoeker@souk.test").is_empty());
+    assert!(mails_to(&app, "zoeker@souk.test").await.is_empty());
 
     let first_digest = saved_at + DAY + 10;
     assert_eq!(alert_round(&app, first_digest).await.mailed, 1);
-    let mails = mails_to(&app, "zoeker@souk.test");
+    let mails = mails_to(&app, "zoeker@souk.test").await;
     assert_eq!(mails.len(), 1);
     assert!(
         mails[0].contains("2 nieuwe advertenties")
@@ -174,7 +175,7 @@ async fn a_daily_alert_is_one_digest_a_day(app: TestApp) {
         "the next digest waits"
     );
     assert_eq!(alert_round(&app, first_digest + DAY).await.mailed, 1);
-    let mails = mails_to(&app, "zoeker@souk.test");
+    let mails = mails_to(&app, "zoeker@souk.test").await;
     assert_eq!(mails.len(), 2);
     assert!(
         mails[1].contains("Audi A1") && !mails[1].contains("Audi A4"),
@@ -197,7 +198,7 @@ async fn ads_are_queued_with_their_write_only_while_alerts_are_asked_for(app: Te
     let now = app.clock.now();
     assert_eq!(alert_round(&app, now).await.matched, 1);
     assert_eq!(queued(&app).await, 0);
-    assert_eq!(mails_to(&app, "zoeker@souk.test").len(), 1);
+    assert_eq!(mails_to(&app, "zoeker@souk.test").await.len(), 1);
 }
 
 /// The alert worker searches inside a write job: the ads that its transaction changed (in

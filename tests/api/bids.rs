@@ -400,7 +400,7 @@ async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
         "/v1/advertisements/{item}/bids/{}/actions/ask-bidder-question",
         placed["bidId"]
     );
-    let before = app.outbox().len();
+    let before = app.outbox().await.len();
     let question = json!({"message": "Kun je zaterdag ophalen?", "phoneNumber": "0612345678"});
     // Only the seller asks; neither the bidder nor anyone else, nor without `write`.
     let read_only = app.token_of(&seller, Some("read")).await;
@@ -439,7 +439,11 @@ async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
     )
     .await;
     assert_eq!(missing["code"], "bid-not-found");
-    assert_eq!(app.outbox().len(), before, "no refusal mails anything");
+    assert_eq!(
+        app.outbox().await.len(),
+        before,
+        "no refusal mails anything"
+    );
     assert_eq!(statistics(&app, &seller, &item).await["numberOfAsqs"], 0);
     let answer = expect_json(
         app.post(&ask)
@@ -451,7 +455,7 @@ async fn the_seller_asks_a_bidder_by_mail(app: TestApp) {
     )
     .await;
     assert!(answer["message"].is_string());
-    let mails = app.outbox();
+    let mails = app.outbox().await;
     assert_eq!(mails.len(), before + 1);
     let mail = mails.last().unwrap();
     assert!(mail.starts_with("To: bieder@souk.test\n"), "{mail}");

@@ -72,7 +72,7 @@ async fn a_client_creates_an_unconfirmed_account_confirmed_by_mail(app: TestApp)
         .await;
     let me = app.get_with("/v1/me", &token).await;
     assert_eq!(me.headers()["location"], format!("/v1/users/{id}"));
-    let mails = app.outbox();
+    let mails = app.outbox().await;
     assert_eq!(mails.len(), 1);
     assert!(mails[0].starts_with("To: nieuw@souk.test"));
     assert!(
@@ -106,7 +106,7 @@ async fn a_client_creates_an_unconfirmed_account_confirmed_by_mail(app: TestApp)
 async fn account_without_password_chooses_one_when_confirming(app: TestApp) {
     let response = post_user(&app, json!({"email": "zonder@souk.test", "name": "Zonder"})).await;
     expect_json(response, 201).await;
-    let link = link_in(&app.outbox()[0]);
+    let link = link_in(&app.outbox().await[0]);
     assert_eq!(
         confirm(&app, &link, Some("chosen password")).await.status(),
         200
@@ -129,7 +129,7 @@ async fn new_accounts_are_validated_all_at_once(app: TestApp) {
     );
     let missing = expect_json(post_user(&app, json!({})).await, 400).await;
     assert_eq!(missing["details"][0]["code"], "missing");
-    assert!(app.outbox().is_empty(), "nothing was created");
+    assert!(app.outbox().await.is_empty(), "nothing was created");
 }
 
 async fn bodies_must_be_json(app: TestApp) {
@@ -250,7 +250,7 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
     );
     let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
     assert_eq!(own["email"], "jan@souk.test", "unchanged until confirmed");
-    let mails = app.outbox();
+    let mails = app.outbox().await;
     let mail = mails
         .iter()
         .find(|m| m.starts_with("To: jan.nieuw@souk.test"))
@@ -277,7 +277,7 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
     assert_eq!(again.headers()["idempotency-replayed"], "true");
     assert_eq!(again.headers()["location"].to_str().unwrap(), location);
     assert_eq!(expect_json(again, 201).await, first, "the same answer");
-    assert_eq!(app.outbox().len(), 1, "the account was created once");
+    assert_eq!(app.outbox().await.len(), 1, "the account was created once");
     let other = post(
         "key-1",
         json!({"email": "twice@souk.test", "password": "a good password"}),
@@ -322,7 +322,7 @@ async fn idempotency_keys_replay_and_refuse_reuse(app: TestApp) {
             "{bad:?}"
         );
     }
-    assert_eq!(app.outbox().len(), 1, "nothing was created");
+    assert_eq!(app.outbox().await.len(), 1, "nothing was created");
     // After 24 hours the key is forgotten and the request runs anew.
     app.clock.advance(86_401);
     let token = app.client_token(&app.app_client, None).await;
@@ -417,31 +417,39 @@ async fn user_brands(app: TestApp) {
     assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));
 }
 
-/// A request whose work never ends (here: the mail server does not answer) frees its
+/// A request whose work never ends (here: an image import from a server that does not
+/// answer) frees its
 /// Idempotency-Key when its work is given up, at twice the request timeout (the client had
 /// its 408 at the timeout): the retry runs again instead of meeting 409 for a day. While
 /// the first request's work runs, the same key is 409.
 async fn a_request_that_times_out_frees_its_key(backend: Backend, test: &str) {
-    // A mail server that accepts connections and never says a word.
+    // An image server that accepts connections and never says a word.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let smtp = format!("smtp://{}", silent.local_addr().unwrap());
-    tokio::spawn(async move {
+    let port = silent.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((socket, _)) = silent.accept().await {
             held.push(socket);
         }
     });
+    let allowed = format!("localhost:{port}");
     let app = TestApp::start_with(
         backend,
         test,
-        &[("SOUK_REQUEST_TIMEOUT_SECS", "1"), ("SOUK_SMTP_URL", &smtp)],
+        &[
+            ("SOUK_REQUEST_TIMEOUT_SECS", "1"),
+            ("SOUK_IMAGE_FETCH_ALLOW", &allowed),
+            ("SOUK_IMAGE_FETCH_TIMEOUT_SECS", "30"),
+        ],
     )
     .await;
+    let (seller, ad) = crate::images::new_ad(&app).await;
+    let import = json!({"urls": [format!("http://localhost:{port}/photo.jpg")]});
     let post = || {
-        app.post("/v1/users")
-            .token(&app.token)
+        app.post(&format!("{ad}/images"))
+            .token(&seller.token)
             .header("idempotency-key", "traag")
-            .json(&json!({"email": "traag@souk.test"}))
+            .json(&import)
             .send()
     };
     let keys = || async {
@@ -477,9 +485,12 @@ async fn a_request_that_times_out_frees_its_key(backend: Backend, test: &str) {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    // The retry runs again: the account was made before the mail hung, so now it is taken.
+    // The retry runs again: with the server gone, the import now fails at once.
+    server.abort();
+    let _ = server.await;
     let retry = expect_json(post().await, 400).await;
-    assert_eq!(retry["details"][0]["code"], "email-in-use");
+    assert_eq!(retry["details"][0]["field"], "urls[0]", "{retry}");
+    assert_eq!(retry["details"][0]["code"], "not-answering", "{retry}");
 }
 
 mod a_request_that_times_out_frees_its_key {
@@ -585,7 +596,7 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
             ("name".to_owned(), "input-invalid".to_owned())
         ]
     );
-    assert!(app.outbox().is_empty(), "nothing was created");
+    assert!(app.outbox().await.is_empty(), "nothing was created");
     let User { id: jan, token, .. } = app.user("jan@souk.test").await;
     let changed = app
         .post(&format!("/v1/users/{jan}/change-email"))
@@ -597,7 +608,7 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
         expect_json(changed, 400).await["details"][0]["code"],
         "input-invalid"
     );
-    assert!(app.outbox().is_empty(), "no confirmation was mailed");
+    assert!(app.outbox().await.is_empty(), "no confirmation was mailed");
     let path = format!("/v1/users/{jan}/brands");
     let set = |brands: Value| {
         app.put(&path)
@@ -652,9 +663,9 @@ async fn an_idempotency_key_left_pending_by_a_stopped_replica_is_freed(app: Test
         "idempotency-key-reused",
         "the claim still holds the key"
     );
-    assert!(app.outbox().is_empty(), "nothing ran");
+    assert!(app.outbox().await.is_empty(), "nothing ran");
     app.clock.advance(2);
     let late = post().await;
     expect_json(late, 201).await;
-    assert_eq!(app.outbox().len(), 1, "the retry ran, once");
+    assert_eq!(app.outbox().await.len(), 1, "the retry ran, once");
 }

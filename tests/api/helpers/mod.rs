@@ -112,9 +112,7 @@ impl TestApp {
         let db = prepare_database(&config, &clock).await.expect("database");
         let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
         let blobs = state.blobs.clone();
-        souk::app::start_image_workers(&state)
-            .await
-            .expect("image workers");
+        souk::app::start_workers(&state).await.expect("workers");
         tokio::spawn(async move {
             axum::serve(
                 listener,
@@ -224,8 +222,22 @@ impl TestApp {
             .0
     }
 
-    /// The mails in the outbox, oldest first.
-    pub fn outbox(&self) -> Vec<String> {
+    /// The mails sent so far (the test mailer's outbox), oldest first, once the mail queue
+    /// is empty: every mail queued by then has been sent. Waits for that up to 10 s.
+    pub async fn outbox(&self) -> Vec<String> {
+        let mut waiting = 0;
+        for _ in 0..100 {
+            waiting = self
+                .db
+                .read(|conn| Box::pin(souk::store::mail_queue::waiting(conn)))
+                .await
+                .unwrap();
+            if waiting == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(waiting, 0, "queued mail not sent within 10 s");
         let dir = self.config.data_dir.join("outbox");
         let mut names: Vec<_> = std::fs::read_dir(&dir)
             .map(|entries| entries.map(|e| e.unwrap().path()).collect())

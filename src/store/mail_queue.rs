@@ -1,0 +1,83 @@
+//! Mails waiting to be sent (migration 0051): written in the transaction of the change they
+//! tell of, taken one at a time by a sender under a lease, deleted once sent.
+
+use crate::params;
+
+use super::record::record;
+use super::{Backend, Conn, DbError, Record};
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct QueuedMail {
+        pub id: i64 = "mail_id",
+        pub recipient: String,
+        pub subject: String,
+        pub body: String,
+        /// How many times a sender has taken it, this time included.
+        pub attempts: i64,
+    }
+}
+
+/// Queues a mail, due at once.
+pub async fn push(
+    conn: &mut dyn Conn,
+    recipient: &str,
+    subject: &str,
+    body: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.run(
+        "INSERT INTO mail_queue (recipient, subject, body, created_at, due_at) \
+         VALUES ($1, $2, $3, $4, $4)",
+        params![recipient, subject, body, now],
+    )
+    .await
+}
+
+/// Takes the mail due first at `now`, if any, until `until`: no other sender takes it
+/// before then, and if this one stops without a word, another takes it then. A mail that
+/// another sender is taking at this moment is passed over (PostgreSQL's `SKIP LOCKED`).
+pub async fn take(
+    conn: &mut dyn Conn,
+    now: i64,
+    until: i64,
+) -> Result<Option<QueuedMail>, DbError> {
+    let skip_locked = match conn.backend() {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    conn.record(
+        &format!(
+            "UPDATE mail_queue SET due_at = $2, attempts = attempts + 1 \
+             WHERE mail_id = (SELECT mail_id FROM mail_queue WHERE due_at <= $1 \
+                              ORDER BY due_at, mail_id LIMIT 1{skip_locked}) \
+               AND due_at <= $1 \
+             RETURNING {}",
+            QueuedMail::COLUMNS
+        ),
+        params![now, until],
+    )
+    .await
+}
+
+/// Forgets a mail that was sent.
+pub async fn sent(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    conn.run("DELETE FROM mail_queue WHERE mail_id = $1", params![id])
+        .await
+}
+
+/// Puts a mail whose sending failed back, due at `due_at`.
+pub async fn retry_at(conn: &mut dyn Conn, id: i64, due_at: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE mail_queue SET due_at = $2 WHERE mail_id = $1",
+        params![id, due_at],
+    )
+    .await
+}
+
+/// How many mails wait, sent by no one yet or being sent now (for tests and metrics).
+pub async fn waiting(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COUNT(*) AS n FROM mail_queue", &[])
+        .await?
+        .get::<i64>("n")
+}

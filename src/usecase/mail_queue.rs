@@ -1,0 +1,101 @@
+//! Mail that a change promises (an account's confirmation link, a question to a bidder):
+//! queued in the change's own transaction ([`post`]), so that a change that was
+//! acknowledged never loses its mail, and sent by a background sender ([`send_next`], in a
+//! loop of `app`),
+//! so that no request waits for the mail server. A mail that cannot be sent is tried again,
+//! a minute later and then twice as long each time, up to an hour, until it goes.
+//!
+//! A mail is sent at least once: a sender that stops after the mail server took the mail
+//! but before the queue forgets it leaves it to be sent again once its lease runs out.
+
+use crate::clock::Clock;
+use crate::mail::{Mail, Mailer};
+use crate::store::{Conn, Db, DbError, mail_queue};
+
+/// How long a sender may take over one mail before another sender may take it.
+const SEND_LEASE_SECS: i64 = 300;
+
+/// How long one attempt may take: well within the lease, so that no other sender takes
+/// the mail while this one still sends it.
+const SEND_TIMEOUT_SECS: u64 = 120;
+
+/// The longest wait between two attempts at a mail that fails.
+const RETRY_MOST_SECS: i64 = 3600;
+
+/// Queues `mail` in the caller's transaction.
+pub async fn post(conn: &mut dyn Conn, mail: &Mail, now: i64) -> Result<(), DbError> {
+    mail_queue::push(conn, &mail.to, &mail.subject, &mail.body, now).await
+}
+
+/// What one attempt came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// No mail was due.
+    Idle,
+    /// A mail went, and the queue forgot it.
+    Sent,
+    /// A mail could not go; it is due again later.
+    Failed,
+}
+
+/// Takes the mail due first and sends it.
+pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, DbError> {
+    let now = clock.now();
+    let until = now + SEND_LEASE_SECS;
+    let taken = db
+        .write(move |conn| Box::pin(async move { mail_queue::take(conn, now, until).await }))
+        .await?;
+    let Some(queued) = taken else {
+        return Ok(Sent::Idle);
+    };
+    let (id, attempts) = (queued.id, queued.attempts);
+    let mail = Mail {
+        to: queued.recipient,
+        subject: queued.subject,
+        body: queued.body,
+    };
+    let limit = std::time::Duration::from_secs(SEND_TIMEOUT_SECS);
+    let failure = match tokio::time::timeout(limit, mailer.send(&mail)).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some(format!("no answer within {SEND_TIMEOUT_SECS} s")),
+    };
+    let Some(error) = failure else {
+        db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, id).await }))
+            .await?;
+        return Ok(Sent::Sent);
+    };
+    let wait = retry_wait(attempts);
+    tracing::warn!(
+        mail_id = id,
+        attempts,
+        error,
+        "cannot send a mail; tried again in {wait} s"
+    );
+    let due = clock.now() + wait;
+    db.write(move |conn| Box::pin(async move { mail_queue::retry_at(conn, id, due).await }))
+        .await?;
+    Ok(Sent::Failed)
+}
+
+/// The wait before the next attempt at a mail that failed `attempts` times: a minute, then
+/// twice as long each time, at most an hour.
+fn retry_wait(attempts: i64) -> i64 {
+    (60_i64 << (attempts - 1).clamp(0, 6)).min(RETRY_MOST_SECS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_mail_waits_longer_each_time_up_to_an_hour() {
+        let waits: Vec<i64> = (1..=9).map(retry_wait).collect();
+        assert_eq!(waits, [60, 120, 240, 480, 960, 1920, 3600, 3600, 3600]);
+        assert_eq!(
+            retry_wait(0),
+            60,
+            "a count that cannot be is the first wait"
+        );
+    }
+}
