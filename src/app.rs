@@ -295,7 +295,7 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
                 "cannot delete spent tokens",
             );
             // Blobs a crash left unreferenced, or held for a rendition never recorded
-            // (deletions free theirs at once).
+            // (deletions wake the sweeper, which frees theirs within moments).
             crate::usecase::images::sweep(&state.db, &state.blobs, &state.clock).await;
         }
     }
@@ -337,12 +337,12 @@ async fn sweep_blobs(state: AppState) {
 async fn send_mail(state: AppState) {
     use crate::usecase::mail_queue::{Sent, send_next};
     loop {
-        // Made before looking, so that mail queued in between still wakes this sender.
+        // A wake that comes while this sender looks is kept for the wait below.
         let woken = state.mail.woken();
         match send_next(&state.db, &state.mailer, &state.clock).await {
             Ok(Sent::Sent | Sent::Failed) => continue,
             Ok(Sent::Idle) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot take a mail from the queue"),
+            Err(e) => tracing::warn!(error = %e, "the mail queue cannot be read or written"),
         }
         tokio::select! {
             _ = woken => {}

@@ -13,8 +13,10 @@ record! {
         pub recipient: String,
         pub subject: String,
         pub body: String,
-        /// How many times a sender has taken it, this time included.
+        /// How many times a sender has taken it, this time included: it also names this
+        /// taking ([`sent`] and [`retry_at`] change the row only while it is still theirs).
         pub attempts: i64,
+        pub created_at: i64,
     }
 }
 
@@ -60,17 +62,33 @@ pub async fn take(
     .await
 }
 
-/// Forgets a mail that was sent.
-pub async fn sent(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    conn.run("DELETE FROM mail_queue WHERE mail_id = $1", params![id])
-        .await
+/// Whether a mail is due at `now` (a read, so that an idle sender does not write).
+pub async fn any_due(conn: &mut dyn Conn, now: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .query_opt(
+            "SELECT mail_id FROM mail_queue WHERE due_at <= $1 LIMIT 1",
+            params![now],
+        )
+        .await?
+        .is_some())
 }
 
-/// Puts a mail whose sending failed back, due at `due_at`.
-pub async fn retry_at(conn: &mut dyn Conn, id: i64, due_at: i64) -> Result<(), DbError> {
+/// Forgets a mail that was sent (or given up), if the sender's taking (`attempts`) is
+/// still the last one.
+pub async fn sent(conn: &mut dyn Conn, mail: &QueuedMail) -> Result<(), DbError> {
     conn.run(
-        "UPDATE mail_queue SET due_at = $2 WHERE mail_id = $1",
-        params![id, due_at],
+        "DELETE FROM mail_queue WHERE mail_id = $1 AND attempts = $2",
+        params![mail.id, mail.attempts],
+    )
+    .await
+}
+
+/// Puts a mail whose sending failed back, due at `due_at`, if the sender's taking is still
+/// the last one.
+pub async fn retry_at(conn: &mut dyn Conn, mail: &QueuedMail, due_at: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE mail_queue SET due_at = $3 WHERE mail_id = $1 AND attempts = $2",
+        params![mail.id, mail.attempts, due_at],
     )
     .await
 }

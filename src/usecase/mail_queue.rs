@@ -3,10 +3,13 @@
 //! acknowledged never loses its mail, and sent by a background sender ([`send_next`], in a
 //! loop of `app`),
 //! so that no request waits for the mail server. A mail that cannot be sent is tried again,
-//! a minute later and then twice as long each time, up to an hour, until it goes.
+//! a minute later and then twice as long each time, up to an hour, for a week (as long as
+//! a confirmation link lasts); then it is given up, with an error in the log.
 //!
 //! A mail is sent at least once: a sender that stops after the mail server took the mail
 //! but before the queue forgets it leaves it to be sent again once its lease runs out.
+//! Replicas' clocks must agree to within a few minutes, or one may take a mail another is
+//! still sending (a late sender's answer then changes nothing: each taking is named).
 
 use crate::clock::Clock;
 use crate::mail::{Mail, Mailer};
@@ -22,6 +25,10 @@ const SEND_TIMEOUT_SECS: u64 = 120;
 /// The longest wait between two attempts at a mail that fails.
 const RETRY_MOST_SECS: i64 = 3600;
 
+/// How long a mail that cannot be sent is kept trying: a week, as long as the confirmation
+/// link it may carry works.
+const KEEP_TRYING_SECS: i64 = 7 * 86_400;
+
 /// Queues `mail` in the caller's transaction.
 pub async fn post(conn: &mut dyn Conn, mail: &Mail, now: i64) -> Result<(), DbError> {
     mail_queue::push(conn, &mail.to, &mail.subject, &mail.body, now).await
@@ -34,13 +41,19 @@ pub enum Sent {
     Idle,
     /// A mail went, and the queue forgot it.
     Sent,
-    /// A mail could not go; it is due again later.
+    /// A mail could not go; it is due again later, or given up after a week.
     Failed,
 }
 
 /// Takes the mail due first and sends it.
 pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, DbError> {
     let now = clock.now();
+    let due = db
+        .read(move |conn| Box::pin(async move { mail_queue::any_due(conn, now).await }))
+        .await?;
+    if !due {
+        return Ok(Sent::Idle);
+    }
     let until = now + SEND_LEASE_SECS;
     let taken = db
         .write(move |conn| Box::pin(async move { mail_queue::take(conn, now, until).await }))
@@ -50,9 +63,9 @@ pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, 
     };
     let (id, attempts) = (queued.id, queued.attempts);
     let mail = Mail {
-        to: queued.recipient,
-        subject: queued.subject,
-        body: queued.body,
+        to: queued.recipient.clone(),
+        subject: queued.subject.clone(),
+        body: queued.body.clone(),
     };
     let limit = std::time::Duration::from_secs(SEND_TIMEOUT_SECS);
     let failure = match tokio::time::timeout(limit, mailer.send(&mail)).await {
@@ -61,10 +74,23 @@ pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, 
         Err(_) => Some(format!("no answer within {SEND_TIMEOUT_SECS} s")),
     };
     let Some(error) = failure else {
-        db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, id).await }))
+        db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, &queued).await }))
             .await?;
         return Ok(Sent::Sent);
     };
+    let now = clock.now();
+    if now - queued.created_at >= KEEP_TRYING_SECS {
+        tracing::error!(
+            mail_id = id,
+            attempts,
+            error,
+            to = %queued.recipient,
+            "a mail could not be sent for a week; given up"
+        );
+        db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, &queued).await }))
+            .await?;
+        return Ok(Sent::Failed);
+    }
     let wait = retry_wait(attempts);
     tracing::warn!(
         mail_id = id,
@@ -72,8 +98,8 @@ pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, 
         error,
         "cannot send a mail; tried again in {wait} s"
     );
-    let due = clock.now() + wait;
-    db.write(move |conn| Box::pin(async move { mail_queue::retry_at(conn, id, due).await }))
+    let due = now + wait;
+    db.write(move |conn| Box::pin(async move { mail_queue::retry_at(conn, &queued, due).await }))
         .await?;
     Ok(Sent::Failed)
 }

@@ -47,8 +47,9 @@ impl Wake {
         self.0.notify_one();
     }
 
-    pub async fn woken(&self) {
-        self.0.notified().await;
+    /// Resolves at the next wake, or at once if one came since the last.
+    pub fn woken(&self) -> tokio::sync::futures::Notified<'_> {
+        self.0.notified()
     }
 }
 

@@ -6,7 +6,10 @@ use souk::clock::Clock;
 use souk::mail::Mailer;
 use souk::usecase::mail_queue::{Sent, send_next};
 
+use crate::both_backends;
 use crate::helpers::{Backend, TestApp, expect_json};
+
+both_backends!(a_sender_that_lost_its_lease_changes_nothing);
 
 #[tokio::test]
 async fn a_mail_that_cannot_go_is_kept_until_it_can_sqlite() {
@@ -38,16 +41,25 @@ async fn queue(app: &TestApp) -> (i64, i64) {
         .unwrap()
 }
 
-/// The mail server refuses connections: the sign-up still answers 201 at once (it used to
-/// wait for the mail server, and a failure lost the confirmation link for good). The mail
-/// stays queued after the server's sender failed at it, and a sender that can reach a mail
-/// server later sends it.
+/// The mail server accepts connections and never answers: the sign-up still answers 201
+/// within the request timeout (it used to wait for the mail server, answer 408, and lose
+/// the confirmation link for good). The mail stays queued while the server's sender is
+/// stuck on it, and a sender that can reach a mail server later sends it.
 async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let smtp = format!("smtp://{}", closed.local_addr().unwrap());
-    drop(closed);
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let smtp = format!("smtp://{}", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
     let test = format!("mail::kept::{backend:?}");
-    let app = TestApp::start_with(backend, &test, &[("SOUK_SMTP_URL", &smtp)]).await;
+    let settings = [
+        ("SOUK_SMTP_URL", smtp.as_str()),
+        ("SOUK_REQUEST_TIMEOUT_SECS", "2"),
+    ];
+    let app = TestApp::start_with(backend, &test, &settings).await;
     let signed_up = app
         .post("/v1/users")
         .token(&app.token)
@@ -64,7 +76,7 @@ async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(seen.0, 1, "the mail is kept");
-    assert!(seen.1 >= 1, "the server's sender tried it: {seen:?}");
+    assert!(seen.1 >= 1, "the server's sender took it: {seen:?}");
 
     // Later (past any retry wait), a sender whose mail server answers.
     let later = Clock::default();
@@ -85,5 +97,50 @@ async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
         send_next(&app.db, &working, &later).await.unwrap(),
         Sent::Idle,
         "nothing else waits"
+    );
+}
+
+/// A sender whose lease ran out (another took the mail over) neither forgets the mail nor
+/// moves its next attempt: each taking is named by its count of attempts.
+async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
+    use souk::store::mail_queue::{any_due, push, retry_at, sent, take};
+    // Far ahead of the server's clock, whose own sender then never sees this mail.
+    let now = app.clock.now() + 1_000_000;
+    let taken = app
+        .db
+        .write(move |conn| {
+            Box::pin(async move {
+                push(conn, "traag@souk.test", "Onderwerp", "Tekst", now).await?;
+                let first = take(conn, now, now + 300).await?.unwrap();
+                let none = take(conn, now + 1, now + 301).await?;
+                let second = take(conn, now + 300, now + 600).await?.unwrap();
+                Ok::<_, souk::store::DbError>((first, none, second))
+            })
+        })
+        .await
+        .unwrap();
+    let (first, none, second) = taken;
+    assert!(none.is_none(), "taken once within its lease");
+    assert_eq!((first.attempts, second.attempts), (1, 2));
+    let (late, current) = (first.clone(), second.clone());
+    let left = app
+        .db
+        .write(move |conn| {
+            Box::pin(async move {
+                retry_at(conn, &late, now).await?;
+                let moved = any_due(conn, now + 599).await?;
+                sent(conn, &late).await?;
+                let after_late = souk::store::mail_queue::waiting(conn).await?;
+                sent(conn, &current).await?;
+                let after_current = souk::store::mail_queue::waiting(conn).await?;
+                Ok::<_, souk::store::DbError>((moved, after_late, after_current))
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        left,
+        (false, 1, 0),
+        "the late sender's retry and forget change nothing; the current one's forget does"
     );
 }
