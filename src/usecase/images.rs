@@ -111,7 +111,7 @@ pub async fn add<R: Send + 'static>(
     match written {
         Ok((added, replaced_originals)) => {
             if replace_all {
-                forget_removed(blobs, &replaced_originals, sweeps).await;
+                forget_removed(blobs, replaced_originals, sweeps);
             }
             Ok(Added { item, added })
         }
@@ -222,11 +222,17 @@ fn too_many(max: usize, kept: usize) -> FieldError {
     .with_value(max as i64)
 }
 
-/// Finishes a removal of images once its transaction has committed: deletes the originals
-/// of those still being made, and wakes the sweeper for their blobs.
-pub async fn forget_removed(blobs: &Blobs, originals: &[String], sweeps: &Wake) {
-    forget_originals(blobs, originals).await;
+/// Finishes a removal of images once its transaction has committed: wakes the sweeper for
+/// their blobs, and deletes the originals of those still being made in a task of its own,
+/// so that the answer does not wait for the object store and a client that hangs up does
+/// not stop it (a crash meanwhile leaves those originals behind, unreferenced).
+pub fn forget_removed(blobs: &Blobs, originals: Vec<String>, sweeps: &Wake) {
     sweeps.wake();
+    if originals.is_empty() {
+        return;
+    }
+    let blobs = blobs.clone();
+    tokio::spawn(async move { forget_originals(&blobs, &originals).await });
 }
 
 /// Deletes originals that are no longer needed (a failure only leaves bytes behind).
@@ -481,7 +487,7 @@ pub async fn delete(
             })
         })
         .await?;
-    forget_removed(blobs, &original, sweeps).await;
+    forget_removed(blobs, original, sweeps);
     Ok(())
 }
 

@@ -487,19 +487,29 @@ async fn until_no_job(app: &TestApp, media_id: &str) {
 }
 
 /// A worker in the WebP phase finds the original gone (lost by the object store, say): the
-/// image, which clients may already show, keeps its JPEG renditions and the job ends. It
-/// used to remove the whole image.
+/// image, which clients may already show, keeps its JPEG renditions and the job ends; a
+/// client that prefers WebP gets JPEG. It used to remove the whole image.
 async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp) {
     let (seller, ad) = new_ad(&app).await;
     let item = ad.rsplit('/').next().unwrap().to_owned();
     let media_id = available_image(&app, &seller.token, &item).await;
     until_no_job(&app, &media_id).await;
-    let renditions = renditions_of(&app, media_id.clone()).await;
-    // The job as it stands between the phases, with its original gone; the server's own
-    // workers take it.
+    // The image as it stands between the phases: its JPEG renditions only, and its job in
+    // the WebP phase, with its original gone. The server's own workers take the job.
     let (now, media) = (app.clock.now(), media_id.clone());
     write(&app, move |conn| {
         Box::pin(async move {
+            conn.execute(
+                "UPDATE image_blobs SET refs = refs - 1 WHERE sha256 IN \
+                 (SELECT sha256 FROM image_renditions WHERE media_id = $1 AND format = 'webp')",
+                souk::params![media.clone()],
+            )
+            .await?;
+            conn.execute(
+                "DELETE FROM image_renditions WHERE media_id = $1 AND format = 'webp'",
+                souk::params![media.clone()],
+            )
+            .await?;
             enqueue(conn, &media, "originals/lost", now).await?;
             conn.execute(
                 "UPDATE image_jobs SET phase = $1 WHERE media_id = $2",
@@ -518,5 +528,24 @@ async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp
     )
     .await;
     assert_eq!(image["status"], "available");
-    assert_eq!(renditions_of(&app, media_id).await, renditions);
+    assert_eq!(
+        renditions_of(&app, media_id.clone()).await,
+        4,
+        "the four JPEGs"
+    );
+    let blob = app
+        .request(
+            reqwest::Method::GET,
+            &format!("/v1/images/{media_id}/medium/blob"),
+        )
+        .token(&seller.token)
+        .header("accept", "image/webp")
+        .send()
+        .await;
+    assert_eq!(blob.status(), 200);
+    assert_eq!(
+        blob.headers()["content-type"],
+        "image/jpeg",
+        "WebP falls back"
+    );
 }
