@@ -265,16 +265,7 @@ async fn deleting_an_image_frees_its_blobs(app: TestApp) {
         .await;
     assert_eq!(deleted.status(), 204);
     // The sweeper, woken by the deletion, frees them soon after the answer.
-    for _ in 0..100 {
-        if blob_files(&app).await.is_empty() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!(
-        "the last reference did not free them within 10 s: {:?}",
-        blob_files(&app).await
-    );
+    until_no_bytes(&app, "the last reference freed them").await;
 }
 
 /// Deleting an ad, with DELETE or by setting its status, removes its images: a deleted ad
@@ -306,16 +297,19 @@ async fn deleting_an_ad_removes_its_images(app: TestApp) {
         "the deleted ad's answer shows no image"
     );
     assert_eq!(image_count(&app).await, 0, "no image row is left");
+    until_no_bytes(&app, "the deleted ads' bytes are freed").await;
+}
+
+/// Waits (up to 10 s) until the blob store holds nothing: the sweeper, woken by a
+/// deletion, runs after its answer.
+async fn until_no_bytes(app: &TestApp, what: &str) {
     for _ in 0..100 {
-        if blob_files(&app).await.is_empty() {
+        if blob_files(app).await.is_empty() {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!(
-        "the deleted ads' bytes are still stored after 10 s: {:?}",
-        blob_files(&app).await
-    );
+    panic!("{what}: not within 10 s, {:?}", blob_files(app).await);
 }
 
 /// The statuses of the image, its blob and its meta for `token`; each refusal must be the

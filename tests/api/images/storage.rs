@@ -465,13 +465,10 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
     drop_image(&app.db, &app.blobs, &late, &app.clock)
         .await
         .unwrap();
-    let image = expect_json(
-        app.get_with(&format!("/v1/images/{media_id}"), &seller.token)
-            .await,
-        200,
-    )
-    .await;
-    assert_eq!(image["status"], "available");
+    assert_eq!(
+        image_status(&app, &seller.token, &media_id).await,
+        "available"
+    );
     assert_eq!(renditions_of(&app, media_id).await, renditions);
 }
 
@@ -521,13 +518,10 @@ async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp
     })
     .await;
     until_no_job(&app, &media_id).await;
-    let image = expect_json(
-        app.get_with(&format!("/v1/images/{media_id}"), &seller.token)
-            .await,
-        200,
-    )
-    .await;
-    assert_eq!(image["status"], "available");
+    assert_eq!(
+        image_status(&app, &seller.token, &media_id).await,
+        "available"
+    );
     assert_eq!(
         renditions_of(&app, media_id.clone()).await,
         4,
@@ -548,4 +542,10 @@ async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp
         "image/jpeg",
         "WebP falls back"
     );
+}
+
+/// The status an image's representation gives (which must answer 200).
+async fn image_status(app: &TestApp, token: &str, media_id: &str) -> serde_json::Value {
+    let image = app.get_with(&format!("/v1/images/{media_id}"), token).await;
+    expect_json(image, 200).await["status"].clone()
 }
