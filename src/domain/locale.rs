@@ -84,9 +84,45 @@ impl Labels {
     }
 }
 
+/// Euro cents as the language writes them: `€ 1.234,50` in Dutch, `1 234,50 €` in French
+/// (thousands grouped by a narrow no-break space, as French typography does).
+pub fn euros(language: Language, cents: i64) -> String {
+    let separator = match language {
+        Language::Dutch => '.',
+        Language::French => '\u{202f}',
+    };
+    let sign = if cents < 0 { "-" } else { "" };
+    let cents = cents.unsigned_abs();
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(separator);
+        }
+        grouped.push(digit);
+    }
+    let amount = format!("{sign}{grouped},{:02}", cents % 100);
+    match language {
+        Language::Dutch => format!("€ {amount}"),
+        Language::French => format!("{amount} €"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amounts_are_written_as_each_language_writes_them() {
+        assert_eq!(euros(Language::Dutch, 123_450), "€ 1.234,50");
+        assert_eq!(euros(Language::Dutch, 5), "€ 0,05");
+        assert_eq!(
+            euros(Language::French, 100_000_000),
+            "1\u{202f}000\u{202f}000,00 €"
+        );
+        assert_eq!(euros(Language::French, 99_900), "999,00 €");
+        assert_eq!(euros(Language::Dutch, -250), "€ -2,50");
+    }
 
     #[test]
     fn locales_round_trip() {

@@ -8,7 +8,7 @@
 use crate::domain::advertisement::{AdStatus, ItemId, ModelType, PriceModel};
 use crate::domain::bid::minimum_bid;
 use crate::domain::bid::{BidRequest, Question, QuestionRequest, check_bid, check_question};
-use crate::domain::locale::Language;
+use crate::domain::locale::{Language, euros};
 use crate::mail::Mail;
 use crate::store::Conn;
 use crate::store::ads::AdRecord;
@@ -238,12 +238,13 @@ fn question_mail(base_url: &str, item: ItemId, asked: &Asked) -> Mail {
         question,
     } = asked;
     let page = format!("{base_url}/a/{item}");
-    let euros = format!("{},{:02}", bid.amount / 100, bid.amount % 100);
-    let (subject, intro, phone_line) = match bidder.locale.language() {
+    let language = bidder.locale.language();
+    let amount = euros(language, bid.amount);
+    let (subject, intro, phone_line) = match language {
         Language::Dutch => (
             format!("Vraag over je bod op \"{}\"", ad.title),
             format!(
-                "{} heeft een vraag over je bod van € {euros} op \"{}\" ({page}):",
+                "{} heeft een vraag over je bod van {amount} op \"{}\" ({page}):",
                 ad.seller_name, ad.title
             ),
             question
@@ -254,7 +255,7 @@ fn question_mail(base_url: &str, item: ItemId, asked: &Asked) -> Mail {
         Language::French => (
             format!("Question sur votre offre pour « {} »", ad.title),
             format!(
-                "{} a une question sur votre offre de {euros} € pour « {} » ({page}) :",
+                "{} a une question sur votre offre de {amount} pour « {} » ({page}) :",
                 ad.seller_name, ad.title
             ),
             question

@@ -10,7 +10,7 @@ use maud::{Markup, html};
 
 use crate::domain::advertisement::ItemId;
 use crate::domain::advertisement::{ModelType, PriceModel};
-use crate::domain::locale::Language;
+use crate::domain::locale::{Language, euros};
 use crate::domain::time::Timestamp;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -119,45 +119,7 @@ fn price(l: Language, stored: &str) -> Markup {
     }
 }
 
-/// Euro cents as the language writes them: `€ 1.234,50` in Dutch, `1 234,50 €` in French.
-fn euros(l: Language, cents: i64) -> String {
-    let separator = match l {
-        Language::Dutch => '.',
-        // A narrow no-break space, as French typography groups thousands.
-        Language::French => '\u{202f}',
-    };
-    let whole = (cents / 100).to_string();
-    let mut grouped = String::new();
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            grouped.push(separator);
-        }
-        grouped.push(digit);
-    }
-    let amount = format!("{grouped},{:02}", cents % 100);
-    match l {
-        Language::Dutch => format!("€ {amount}"),
-        Language::French => format!("{amount} €"),
-    }
-}
-
 /// The day of a timestamp, `YYYY-MM-DD`.
 fn day(at: i64) -> String {
     Timestamp(at).to_string()[..10].to_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn amounts_are_written_as_each_language_writes_them() {
-        assert_eq!(euros(Language::Dutch, 123_450), "€ 1.234,50");
-        assert_eq!(euros(Language::Dutch, 5), "€ 0,05");
-        assert_eq!(
-            euros(Language::French, 100_000_000),
-            "1\u{202f}000\u{202f}000,00 €"
-        );
-        assert_eq!(euros(Language::French, 99_900), "999,00 €");
-    }
 }
