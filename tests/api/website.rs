@@ -34,6 +34,9 @@ async fn the_website_link_leads_to_the_ads_page(app: TestApp) {
     let link = ad["_links"]["svc:advertisement-website-link"]["href"]
         .as_str()
         .unwrap();
+    let path = link.strip_prefix(&app.url("")).unwrap_or(link);
+    let probed = app.request(Method::HEAD, path).send().await;
+    assert_eq!(probed.status(), 200, "a HEAD finds the page");
     let (code, content_type, html) = page(&app, link).await;
     assert_eq!(code, 200, "{html}");
     assert_eq!(content_type, "text/html; charset=utf-8");
@@ -61,7 +64,10 @@ async fn the_website_link_leads_to_the_ads_page(app: TestApp) {
         200,
     )
     .await;
-    assert_eq!(stats["numberOfViews"], 1, "the page counts as a view");
+    assert_eq!(
+        stats["numberOfViews"], 1,
+        "the page counts as a view, a HEAD does not"
+    );
 
     // A French ad's page is in French.
     let mut body = minimal("Vélo de ville");

@@ -4,7 +4,7 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 
@@ -23,6 +23,7 @@ use super::{page_in, t};
 /// not found.
 pub(super) async fn ad_page(
     State(state): State<AppState>,
+    method: Method,
     item: Result<Path<String>, PathRejection>,
 ) -> Response {
     let Some(item) = item.ok().and_then(|Path(item)| ItemId::parse(&item)) else {
@@ -42,7 +43,10 @@ pub(super) async fn ad_page(
         Err(usecase::Error::NotFound(_)) => return not_found(&state),
         Err(e) => return ApiError::from(e).into_response(),
     };
-    state.views.record(shown.record.number);
+    // A HEAD (a link checker, a mail scanner's probe) shows no one the ad.
+    if method == Method::GET {
+        state.views.record(shown.record.number);
+    }
     let record = &shown.record;
     let l = record.locale.language();
     // Place, seller (whose name may be empty) and day placed.

@@ -56,7 +56,11 @@ impl Document {
                 self.template(&format!("/v1/{rest}"))
             })
             .ok_or_else(|| format!("{method} {path}: no path of the OpenAPI document matches"))?;
-        let method = method.as_str().to_lowercase();
+        // A HEAD is a GET without the body (RFC 9110 §9.3.2): the document lists the GET.
+        let method = match *method {
+            Method::HEAD => "get".to_owned(),
+            _ => method.as_str().to_lowercase(),
+        };
         if self.document["paths"][&template][&method].is_object() {
             Ok(Route { template, method })
         } else {
