@@ -308,13 +308,14 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
 /// job at a time on a blocking thread (so at most that many decoded images are in memory,
 /// whatever the burst of uploads), woken by an upload and every second otherwise (for
 /// jobs of other replicas and leases that ran out). On SQLite the one process owns every
-/// job, so leases left by a crash are given up at once.
+/// job and every mail, so leases left by a crash are given up at once.
 pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
-    tokio::spawn(sweep_blobs(state.clone()));
-    tokio::spawn(send_mail(state.clone()));
     if state.db.backend() == crate::store::Backend::Sqlite {
         crate::usecase::renditions::release_leases(&state.db).await?;
+        crate::usecase::mail_queue::release_leases(&state.db, &state.clock).await?;
     }
+    tokio::spawn(sweep_blobs(state.clone()));
+    tokio::spawn(send_mail(state.clone()));
     for _ in 0..state.config.image_workers.max(1) {
         tokio::spawn(make_renditions(state.clone()));
     }

@@ -93,6 +93,17 @@ pub async fn retry_at(conn: &mut dyn Conn, mail: &QueuedMail, due_at: i64) -> Re
     .await
 }
 
+/// Makes every mail due at `now` (SQLite at start-up: one process, so no lease is anyone's
+/// now). A mail waiting to be tried again is tried at once as well: it keeps its count of
+/// attempts, so its next wait after a failure is as long as it would have been.
+pub async fn release_all(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
+    conn.execute(
+        "UPDATE mail_queue SET due_at = $1 WHERE due_at > $1",
+        params![now],
+    )
+    .await
+}
+
 /// How many mails wait, sent by no one yet or being sent now (for tests and metrics).
 pub async fn waiting(conn: &mut dyn Conn) -> Result<i64, DbError> {
     conn.query_one("SELECT COUNT(*) AS n FROM mail_queue", &[])

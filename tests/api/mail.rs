@@ -144,3 +144,31 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         "the late sender's retry and forget change nothing; the current one's forget does"
     );
 }
+
+/// On SQLite one process sends every mail, so a mail that a sender took just before the
+/// process stopped is sent as soon as the next process starts, not when the stopped
+/// sender's five-minute lease would have run out.
+#[tokio::test]
+async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
+    use souk::store::mail_queue::{push, take};
+    let app = TestApp::start(Backend::Sqlite, "mail::restart").await;
+    let now = app.clock.now();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                push(conn, "herstart@souk.test", "Onderwerp", "Tekst", now).await?;
+                take(conn, now, now + 300).await
+            })
+        })
+        .await
+        .unwrap()
+        .expect("taken, as by a sender that then stopped");
+
+    // The next start, on the same database.
+    let state =
+        souk::state::AppState::new(app.config.clone(), app.db.clone(), app.clock.clone()).unwrap();
+    souk::app::start_workers(&state).await.unwrap();
+    let sent = app.outbox().await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert!(sent[0].starts_with("To: herstart@souk.test"), "{}", sent[0]);
+}
