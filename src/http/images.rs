@@ -408,8 +408,7 @@ async fn remove(
     UserWith(seller, _): UserWith<need::Write>,
     MediaPath(MediaId(media_id)): MediaPath,
 ) -> Result<Response, ApiError> {
-    let (db, blobs, clock) = (&state.db, &state.blobs, &state.clock);
-    images::delete(db, blobs, seller, media_id, clock, &state.sweeps).await?;
+    images::delete(&state.db, seller, media_id, &state.clock, &state.sweeps).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

@@ -72,6 +72,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(49, "0049_sign_in_attempts"),
     migration!(50, "0050_image_blob_holds"),
     migration!(51, "0051_mail_queue"),
+    migration!(52, "0052_original_deletions"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -263,7 +263,8 @@ pub async fn hold_job(conn: &mut dyn Conn, media_id: &str, phase: Format) -> Res
 }
 
 /// Removes images in the caller's transaction: their jobs, their renditions' references
-/// and their rows. Returns the keys of the originals of those still being processed.
+/// and their rows. The originals of those still being processed are queued for deletion
+/// ([`finish`]): the caller wakes the blob sweeper once the transaction has committed.
 ///
 /// The jobs go first, in media-id order: a rendition worker recording a phase holds its
 /// image's job row ([`record`]), so a removal waits for its renditions and
@@ -272,18 +273,18 @@ pub async fn hold_job(conn: &mut dyn Conn, media_id: &str, phase: Format) -> Res
 pub async fn remove_images(
     conn: &mut dyn Conn,
     media_ids: &[&str],
-) -> Result<Vec<String>, DbError> {
+    now: i64,
+) -> Result<(), DbError> {
     let mut sorted = media_ids.to_vec();
     sorted.sort_unstable();
-    let mut originals = Vec::new();
     for media_id in &sorted {
-        originals.extend(finish(conn, media_id).await?);
+        finish(conn, media_id, now).await?;
     }
     remove_all(conn, &sorted).await?;
     for media_id in &sorted {
         images::delete(conn, media_id).await?;
     }
-    Ok(originals)
+    Ok(())
 }
 
 /// Removes the renditions of `media_ids` and their blob references (a blob left with none
@@ -493,14 +494,47 @@ pub async fn to_webp_phase(conn: &mut dyn Conn, media_id: &str) -> Result<(), Db
     .await
 }
 
-/// Ends a job; its original's key, which the caller deletes (None if there was no job).
-pub async fn finish(conn: &mut dyn Conn, media_id: &str) -> Result<Option<String>, DbError> {
-    Ok(conn
+/// Ends a job, and queues its original for deletion in the same transaction (migration
+/// 0052): returns the original's key, for the caller to delete once the transaction has
+/// committed and then [`forget_original`] (None if there was no job). Whatever the caller
+/// does not delete, a blob sweep does ([`originals_to_delete`]).
+pub async fn finish(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    now: i64,
+) -> Result<Option<String>, DbError> {
+    let ended: Vec<String> = conn
         .column(
             "DELETE FROM image_jobs WHERE media_id = $1 RETURNING original_key",
             params![media_id],
         )
-        .await?
-        .into_iter()
-        .next())
+        .await?;
+    let Some(key) = ended.into_iter().next() else {
+        return Ok(None);
+    };
+    conn.run(
+        "INSERT INTO original_deletions (original_key, created_at) VALUES ($1, $2) \
+         ON CONFLICT (original_key) DO NOTHING",
+        params![key.as_str(), now],
+    )
+    .await?;
+    Ok(Some(key))
+}
+
+/// Up to `limit` originals queued for deletion, oldest first.
+pub async fn originals_to_delete(conn: &mut dyn Conn, limit: i64) -> Result<Vec<String>, DbError> {
+    conn.column(
+        "SELECT original_key FROM original_deletions ORDER BY created_at, original_key LIMIT $1",
+        params![limit],
+    )
+    .await
+}
+
+/// Forgets an original whose bytes are gone.
+pub async fn forget_original(conn: &mut dyn Conn, key: &str) -> Result<(), DbError> {
+    conn.run(
+        "DELETE FROM original_deletions WHERE original_key = $1",
+        params![key],
+    )
+    .await
 }

@@ -104,9 +104,9 @@ pub enum Edit {
 pub struct Changed {
     pub record: AdRecord,
     pub from: AdStatus,
-    /// Its images, removed because the change deleted the ad: the originals of those still
-    /// being made, for `usecase::images::forget_removed` once the change has committed.
-    pub removed_images: Option<Vec<String>>,
+    /// Whether the change removed the ad's images (it deleted the ad): the caller calls
+    /// `usecase::images::forget_removed` once the change has committed.
+    pub removed_images: bool,
 }
 
 /// Changes `seller`'s ad `item` if `precondition` accepts the ad as it is (HTTP's
@@ -187,12 +187,11 @@ pub async fn change<R>(
     } else {
         record
     };
-    let removed_images = if wanted == AdStatus::Deleted {
+    let removed_images = wanted == AdStatus::Deleted;
+    if removed_images {
         record.images.clear();
-        Some(remove_images(conn, record.number).await?)
-    } else {
-        None
-    };
+        remove_images(conn, record.number, now).await?;
+    }
     Ok(Changed {
         record,
         from: current,
@@ -203,12 +202,9 @@ pub async fn change<R>(
 /// What a deletion did.
 #[derive(Debug)]
 pub enum Deleted {
-    /// The ad, as it was before, and the originals of its images still being made, for
+    /// The ad, as it was before. Its images went too: the caller calls
     /// `usecase::images::forget_removed` once the deletion has committed.
-    Now {
-        before: Box<AdRecord>,
-        removed_images: Vec<String>,
-    },
+    Now { before: Box<AdRecord> },
     /// It was deleted before (deleting is idempotent).
     Already,
 }
@@ -231,21 +227,19 @@ pub async fn delete(
     if !ads::set_status(conn, &record, AdStatus::Deleted, None, now).await? {
         return Err(Error::Changed);
     }
-    let removed_images = remove_images(conn, record.number).await?;
+    remove_images(conn, record.number, now).await?;
     Ok(Deleted::Now {
         before: Box::new(record),
-        removed_images,
     })
 }
 
 /// Removes the images of an ad being deleted, in its transaction: a deleted ad is shown to
 /// no one, ever again, so its images would only take room. Read after the ad's row was
-/// written (and locked), so an image added meanwhile goes too. Returns the originals of
-/// those still being made.
-async fn remove_images(conn: &mut dyn Conn, item_number: i64) -> Result<Vec<String>, DbError> {
+/// written (and locked), so an image added meanwhile goes too.
+async fn remove_images(conn: &mut dyn Conn, item_number: i64, now: i64) -> Result<(), DbError> {
     let found = images::of_ad(conn, item_number).await?;
     let media_ids: Vec<&str> = found.iter().map(|i| i.media_id.as_str()).collect();
-    renditions::remove_images(conn, &media_ids).await
+    renditions::remove_images(conn, &media_ids, now).await
 }
 
 /// Who reads an ad: the user of a user token (none for a client token), and whether the

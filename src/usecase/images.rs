@@ -109,9 +109,9 @@ pub async fn add<R: Send + 'static>(
         })
         .await;
     match written {
-        Ok((added, replaced_originals)) => {
+        Ok(added) => {
             if replace_all {
-                forget_removed(blobs, replaced_originals, sweeps);
+                forget_removed(sweeps);
             }
             Ok(Added { item, added })
         }
@@ -174,8 +174,7 @@ fn new_media_id(now: i64) -> String {
 }
 
 /// The transaction of an upload: the seller's ad still there, the cap kept, the old images
-/// gone with `replace_all`, the new ones and their jobs in. Returns the new images and
-/// the originals of replaced images still being processed (to delete after the commit).
+/// gone with `replace_all`, the new ones and their jobs in. Returns the new images.
 async fn record_added<R>(
     conn: &mut dyn Conn,
     seller: i64,
@@ -184,15 +183,14 @@ async fn record_added<R>(
     replace_all: bool,
     rules: Rules,
     now: i64,
-) -> Result<(Vec<ImageRecord>, Vec<String>), Error<R>> {
+) -> Result<Vec<ImageRecord>, Error<R>> {
     // Held first: two uploads at once would number their images after the same last one.
     ads::lock(conn, item.number()).await?;
     let ad = own_existing(conn, seller, item, now).await?;
-    let mut replaced_originals = Vec::new();
     let mut last_position = ad.images.iter().map(|i| i.position).max().unwrap_or(0);
     if replace_all {
         let media_ids: Vec<&str> = ad.images.iter().map(|i| i.media_id.as_str()).collect();
-        replaced_originals = renditions::remove_images(conn, &media_ids).await?;
+        renditions::remove_images(conn, &media_ids, now).await?;
         last_position = 0;
     }
     let kept = if replace_all { 0 } else { ad.images.len() };
@@ -207,7 +205,7 @@ async fn record_added<R>(
         renditions::enqueue(conn, &image.media_id, &key, now).await?;
         added.push(image);
     }
-    Ok((added, replaced_originals))
+    Ok(added)
 }
 
 fn too_many(max: usize, kept: usize) -> FieldError {
@@ -222,20 +220,16 @@ fn too_many(max: usize, kept: usize) -> FieldError {
     .with_value(max as i64)
 }
 
-/// Finishes a removal of images once its transaction has committed: wakes the sweeper for
-/// their blobs, and deletes the originals of those still being made in a task of its own,
-/// so that the answer does not wait for the object store and a client that hangs up does
-/// not stop it (a crash meanwhile leaves those originals behind, unreferenced).
-pub fn forget_removed(blobs: &Blobs, originals: Vec<String>, sweeps: &Wake) {
+/// Finishes a removal of images once its transaction has committed: wakes the blob
+/// sweeper, which frees their blobs and deletes the originals of those still being made
+/// (queued by the removal's transaction), off the request. What a stopped replica was
+/// woken for, the hourly upkeep of any replica sweeps.
+pub fn forget_removed(sweeps: &Wake) {
     sweeps.wake();
-    if originals.is_empty() {
-        return;
-    }
-    let blobs = blobs.clone();
-    tokio::spawn(async move { forget_originals(&blobs, &originals).await });
 }
 
-/// Deletes originals that are no longer needed (a failure only leaves bytes behind).
+/// Deletes the originals of an upload that was not recorded (a failure only leaves bytes
+/// behind).
 async fn forget_originals(blobs: &Blobs, keys: &[String]) {
     for key in keys {
         if let Err(e) = blobs.delete_original(key).await {
@@ -252,13 +246,64 @@ const SWEEP_MOST: usize = 500;
 /// worker writes its bytes anew, while they are being deleted.
 const BLOB_DELETE_SECS: u64 = 60;
 
-/// Frees the blobs nothing references nor holds any more
-/// (`store::renditions::claim_unreferenced`): after a deletion, and in the upkeep for what
-/// a crash left and for blobs whose holds ran out. Each blob is claimed just before its
-/// bytes are deleted, and the deletion is given up before the claim could run out. The
-/// first blob that cannot be deleted ends the sweep (the object store is likely unwell): it
-/// stays claimed until its claim runs out, and a later sweep tries again.
+/// Deletes the originals queued for deletion ([`delete_queued_originals`]) and frees the
+/// blobs nothing references nor holds any more ([`free_unreferenced_blobs`]): after a
+/// deletion, and in the upkeep for what a crash left and for blobs whose holds ran out.
 pub async fn sweep(db: &Db, blobs: &Blobs, clock: &Clock) {
+    delete_queued_originals(db, blobs).await;
+    free_unreferenced_blobs(db, blobs, clock).await;
+}
+
+/// Deletes the originals that the transactions ending their jobs queued
+/// (`store::renditions::finish`) and that no one deleted since: of images removed while
+/// being made, and of any job whose worker stopped before it deleted the original itself.
+/// Deleting an original twice is harmless, so sweeps of two replicas need no claim here.
+/// The first original that cannot be deleted ends this part of the sweep.
+async fn delete_queued_originals(db: &Db, blobs: &Blobs) {
+    let limit = SWEEP_MOST as i64;
+    let queued = db
+        .read(move |conn| Box::pin(renditions::originals_to_delete(conn, limit)))
+        .await;
+    let keys = match queued {
+        Ok(keys) => keys,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the originals to delete");
+            return;
+        }
+    };
+    let limit = std::time::Duration::from_secs(BLOB_DELETE_SECS);
+    for key in keys {
+        match tokio::time::timeout(limit, blobs.delete_original(&key)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, key, "cannot delete an original; a later sweep retries");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    key,
+                    "deleting an original took too long; a later sweep retries"
+                );
+                return;
+            }
+        }
+        let forgotten = db
+            .write(move |conn| {
+                Box::pin(async move { renditions::forget_original(conn, &key).await })
+            })
+            .await;
+        if let Err(e) = forgotten {
+            tracing::warn!(error = %e, "cannot forget a deleted original; a later sweep retries");
+        }
+    }
+}
+
+/// Frees the blobs nothing references nor holds any more
+/// (`store::renditions::claim_unreferenced`). Each blob is claimed just before its bytes
+/// are deleted, and the deletion is given up before the claim could run out. The first
+/// blob that cannot be deleted ends the sweep (the object store is likely unwell): it
+/// stays claimed until its claim runs out, and a later sweep tries again.
+async fn free_unreferenced_blobs(db: &Db, blobs: &Blobs, clock: &Clock) {
     for _ in 0..SWEEP_MOST {
         let now = clock.now();
         let claimed = db
@@ -463,31 +508,29 @@ pub async fn rendition(
 /// Deletes one image of the seller's ad; its blobs go once nothing else uses them.
 pub async fn delete(
     db: &Db,
-    blobs: &Blobs,
     seller: i64,
     media_id: String,
     clock: &Clock,
     sweeps: &Wake,
 ) -> Result<(), Error> {
     let now = clock.now();
-    let original = db
-        .write(move |conn| {
-            Box::pin(async move {
-                let (ad, _) = stored::get_held(conn, &media_id)
-                    .await?
-                    .ok_or(Error::NotFound(Thing::Image))?;
-                let item = ItemId::from_number(ad.item_number);
-                match own_existing(conn, seller, item, now).await {
-                    Ok(_) => Ok(renditions::remove_images(conn, &[media_id.as_str()]).await?),
-                    // An image of someone else's online ad is 403, like the ad; of an ad
-                    // not shown, as unknown as a missing one.
-                    Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),
-                    Err(other) => Err(other),
-                }
-            })
+    db.write(move |conn| {
+        Box::pin(async move {
+            let (ad, _) = stored::get_held(conn, &media_id)
+                .await?
+                .ok_or(Error::NotFound(Thing::Image))?;
+            let item = ItemId::from_number(ad.item_number);
+            match own_existing(conn, seller, item, now).await {
+                Ok(_) => Ok(renditions::remove_images(conn, &[media_id.as_str()], now).await?),
+                // An image of someone else's online ad is 403, like the ad; of an ad
+                // not shown, as unknown as a missing one.
+                Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),
+                Err(other) => Err(other),
+            }
         })
-        .await?;
-    forget_removed(blobs, original, sweeps);
+    })
+    .await?;
+    forget_removed(sweeps);
     Ok(())
 }
 

@@ -173,7 +173,7 @@ async fn record(
     let Some(new) = store_blobs(db, blobs, made, clock.now()).await? else {
         return Ok(false);
     };
-    let media_id = job.media_id.clone();
+    let (media_id, now) = (job.media_id.clone(), clock.now());
     let recorded = db
         .write(move |conn| {
             Box::pin(async move {
@@ -187,7 +187,7 @@ async fn record(
                         renditions::to_webp_phase(conn, &media_id).await?;
                         None
                     }
-                    Format::Webp => renditions::finish(conn, &media_id).await?,
+                    Format::Webp => renditions::finish(conn, &media_id, now).await?,
                 };
                 Ok::<_, RecordError>(Some(original))
             })
@@ -196,7 +196,7 @@ async fn record(
     match recorded {
         Ok(Some(original)) => {
             if let Some(key) = original {
-                blobs.delete_original(&key).await?;
+                forget_original(db, blobs, key).await?;
             }
             Ok(true)
         }
@@ -224,7 +224,7 @@ async fn unrenderable(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Resul
         media_id = job.media_id,
         "the image keeps its JPEG renditions only"
     );
-    let media_id = job.media_id.clone();
+    let (media_id, now) = (job.media_id.clone(), clock.now());
     let original = db
         .write(move |conn| {
             Box::pin(async move {
@@ -232,12 +232,12 @@ async fn unrenderable(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Resul
                 if !renditions::hold_job(conn, &media_id, Format::Webp).await? {
                     return Ok(None);
                 }
-                renditions::finish(conn, &media_id).await
+                renditions::finish(conn, &media_id, now).await
             })
         })
         .await?;
     if let Some(key) = original {
-        blobs.delete_original(&key).await?;
+        forget_original(db, blobs, key).await?;
     }
     Ok(())
 }
@@ -247,22 +247,32 @@ async fn unrenderable(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Resul
 /// lease ran out may find the original gone because the one that took the job over
 /// finished it, and the image is then whole.
 pub async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Result<(), RunError> {
-    let (media_id, phase) = (job.media_id.clone(), job.phase);
+    let (media_id, phase, now) = (job.media_id.clone(), job.phase, clock.now());
     let dropped = db
         .write(move |conn| {
             Box::pin(async move {
                 if !renditions::hold_job(conn, &media_id, phase).await? {
                     return Ok(false);
                 }
-                renditions::remove_images(conn, &[media_id.as_str()]).await?;
+                renditions::remove_images(conn, &[media_id.as_str()], now).await?;
                 Ok::<_, DbError>(true)
             })
         })
         .await?;
     if dropped {
-        blobs.delete_original(&job.original_key).await?;
+        forget_original(db, blobs, job.original_key.clone()).await?;
         crate::usecase::images::sweep(db, blobs, clock).await;
     }
+    Ok(())
+}
+
+/// Deletes the original of a job that has ended (queued for deletion in the transaction
+/// that ended it: `store::renditions::finish`), then forgets it. If this stops half way,
+/// a blob sweep deletes it ([`crate::usecase::images::sweep`]).
+async fn forget_original(db: &Db, blobs: &Blobs, key: String) -> Result<(), RunError> {
+    blobs.delete_original(&key).await?;
+    db.write(move |conn| Box::pin(async move { renditions::forget_original(conn, &key).await }))
+        .await?;
     Ok(())
 }
 

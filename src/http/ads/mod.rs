@@ -234,7 +234,7 @@ async fn change_ad<B: Into<Edit>>(
     let edit = body.map(Into::into);
     let (market, now) = (market(&state), state.clock.now());
     let precondition = if_match(&headers, now);
-    let mut changed = state
+    let changed = state
         .db
         .write(move |conn| {
             Box::pin(advertisements::change(
@@ -248,8 +248,8 @@ async fn change_ad<B: Into<Edit>>(
             ))
         })
         .await?;
-    if let Some(originals) = changed.removed_images.take() {
-        images::forget_removed(&state.blobs, originals, &state.sweeps);
+    if changed.removed_images {
+        images::forget_removed(&state.sweeps);
     }
     Ok(respond(&state, &hal, &changed.record, true, false))
 }
@@ -286,8 +286,8 @@ async fn remove(
             ))
         })
         .await?;
-    if let Deleted::Now { removed_images, .. } = deleted {
-        images::forget_removed(&state.blobs, removed_images, &state.sweeps);
+    if let Deleted::Now { .. } = deleted {
+        images::forget_removed(&state.sweeps);
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }

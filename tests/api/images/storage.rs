@@ -22,6 +22,7 @@ both_backends!(
     a_worker_that_lost_its_lease_leaves_a_finished_image_whole,
     an_image_whose_original_is_lost_after_its_jpegs_keeps_them,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
+    an_original_whose_deletion_a_crash_cut_off_goes_at_the_next_sweep,
 );
 
 async fn write<T, E>(
@@ -548,4 +549,41 @@ async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp
 async fn image_status(app: &TestApp, token: &str, media_id: &str) -> serde_json::Value {
     let image = app.get_with(&format!("/v1/images/{media_id}"), token).await;
     expect_json(image, 200).await["status"].clone()
+}
+
+/// A job ends (here: it is queued and ended in one transaction, as an image removed while
+/// being made is) and the process stops before it deletes the original: nothing deletes it
+/// after the commit. The next sweep does, from the queue that the job's end wrote in its
+/// transaction, and then forgets it.
+async fn an_original_whose_deletion_a_crash_cut_off_goes_at_the_next_sweep(app: TestApp) {
+    use souk::store::renditions::{finish, originals_to_delete};
+    let key = app
+        .blobs
+        .put_original("crash-original", bytes::Bytes::from_static(b"GPS"))
+        .await
+        .unwrap();
+    let now = app.clock.now();
+    let queued_key = key.clone();
+    let queued = write(&app, move |conn| {
+        Box::pin(async move {
+            enqueue(conn, "crash-original", &queued_key, now).await?;
+            finish(conn, "crash-original", now).await?;
+            originals_to_delete(conn, 10).await
+        })
+    })
+    .await;
+    assert_eq!(
+        queued,
+        std::slice::from_ref(&key),
+        "queued by the job's end"
+    );
+    assert!(super::blob_files(&app).await.contains(&key));
+
+    souk::usecase::images::sweep(&app.db, &app.blobs, &app.clock).await;
+    assert!(
+        !super::blob_files(&app).await.contains(&key),
+        "the sweep deleted the original"
+    );
+    let left = write(&app, |conn| Box::pin(originals_to_delete(conn, 10))).await;
+    assert!(left.is_empty(), "and forgot it: {left:?}");
 }
