@@ -30,8 +30,10 @@ struct Series {
 
 impl Metrics {
     /// Records one answered request; `route` is the route template (`/v1/categories/{id}`),
-    /// never the raw path, so the label set stays small.
+    /// never the raw path, and a method HTTP does not define is `OTHER`, so the label set
+    /// stays small whatever clients send.
     pub fn record(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
+        let method = method_label(method);
         let seconds = elapsed.as_secs_f64();
         let mut requests = self.requests.lock();
         if !requests.contains_key(route) {
@@ -142,6 +144,18 @@ fn escape(label: &str) -> String {
     label.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
+/// The methods HTTP defines (RFC 9110, and PATCH) by name, any other as `OTHER`: a method
+/// is any token a client makes up, and each would be a series kept for ever.
+fn method_label(method: &str) -> &str {
+    const DEFINED: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ];
+    DEFINED
+        .into_iter()
+        .find(|defined| *defined == method)
+        .unwrap_or("OTHER")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +176,27 @@ mod tests {
         assert!(text.contains("le=\"0.005\"} 1"));
         assert!(text.contains("le=\"+Inf\"} 2"));
         assert!(text.contains("souk_db_connections{state=\"idle\"} 2"));
+    }
+
+    #[test]
+    fn methods_no_one_defined_share_one_series() {
+        let metrics = Metrics::default();
+        for made_up in ["FOO1", "FOO2", "get"] {
+            metrics.record(made_up, "/v1/nothing", 404, Duration::from_millis(1));
+        }
+        metrics.record("PATCH", "/v1/nothing", 404, Duration::from_millis(1));
+        let text = metrics.render(PoolStats {
+            in_use: 0,
+            idle: 0,
+            max: 1,
+        });
+        assert!(
+            text.contains(
+                "souk_http_requests_total{method=\"OTHER\",route=\"/v1/nothing\",status=\"404\"} 3"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("method=\"PATCH\""), "{text}");
+        assert!(!text.contains("FOO"), "{text}");
     }
 }
