@@ -50,7 +50,7 @@ pub fn match_redirect(requested: &str, registered: &[String]) -> Option<Redirect
         let registered_pairs: Vec<&str> = candidate_query.map_or(Vec::new(), |q| {
             q.split('&').filter(|p| !p.is_empty()).collect()
         });
-        let registered_names: Vec<&str> = registered_pairs.iter().map(|p| name_of(p)).collect();
+        let registered_names: Vec<String> = registered_pairs.iter().map(|p| name_of(p)).collect();
         let (kept, extras): (Vec<&str>, Vec<&str>) = pairs
             .iter()
             .partition(|pair| registered_names.contains(&name_of(pair)));
@@ -74,8 +74,13 @@ fn split_query(uri: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn name_of(pair: &str) -> &str {
-    pair.split('=').next().unwrap_or(pair)
+/// A parameter's name as the client will read it: percent-decoded, so that `c%6Fde` is
+/// `code` and `t%65nant` a registered `tenant`.
+fn name_of(pair: &str) -> String {
+    let raw = pair.split('=').next().unwrap_or(pair);
+    form_urlencoded::parse(raw.as_bytes())
+        .next()
+        .map_or_else(String::new, |(name, _)| name.into_owned())
 }
 
 #[cfg(test)]
@@ -117,6 +122,9 @@ mod tests {
             "https://app.example/cb?tenant=b",
             "https://app.example/cb",
             "https://app.example/callback?code=stolen",
+            "https://app.example/callback?c%6Fde=stolen",
+            "https://app.example/callback?%63ode=stolen",
+            "https://app.example/cb?tenant=a&t%65nant=b",
             "https://evil.example/callback",
             "https://app.example/callback?x=\0",
             "https://app.example/callback?x=\n",

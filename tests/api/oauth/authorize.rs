@@ -51,10 +51,20 @@ async fn authorize_refuses_untrusted_clients_and_redirects_on_a_page(app: TestAp
             tenant.id,
             encode("https://tenant.test/cb?tenant=b")
         ),
-        // 4: a code parameter inside the redirect_uri
+        // 4: a code parameter inside the redirect_uri, also with its name percent-encoded
         format!(
             "response_type=code&client_id={id}&redirect_uri={}",
             encode("https://client.test/cb?code=x")
+        ),
+        format!(
+            "response_type=code&client_id={id}&redirect_uri={}",
+            encode("https://client.test/cb?c%6Fde=x")
+        ),
+        // 2: a registered parameter again under an encoded name, with another value
+        format!(
+            "response_type=code&client_id={}&redirect_uri={}",
+            tenant.id,
+            encode("https://tenant.test/cb?tenant=a&t%65nant=b")
         ),
         // 8: repeated client_id or redirect_uri
         format!(
