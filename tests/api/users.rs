@@ -107,9 +107,22 @@ async fn account_without_password_chooses_one_when_confirming(app: TestApp) {
     let response = post_user(&app, json!({"email": "zonder@souk.test", "name": "Zonder"})).await;
     expect_json(response, 201).await;
     let link = link_in(&app.outbox().await[0]);
+    let token = link.split("token=").nth(1).unwrap().to_owned();
+    let too_long = "x".repeat(201);
+    for (refused, why) in [("short", "te kort"), (too_long.as_str(), "te lang")] {
+        let answer = app
+            .post("/accounts/confirm")
+            .form(&[("token", token.as_str()), ("password", refused)])
+            .send()
+            .await;
+        assert_eq!(answer.status(), 400);
+        let html = answer.text().await.unwrap();
+        assert!(html.contains(why), "{html}");
+    }
     assert_eq!(
         confirm(&app, &link, Some("chosen password")).await.status(),
-        200
+        200,
+        "a refused password leaves the link as it was"
     );
     app.user_token(&app.app_client, "zonder@souk.test", "chosen password", None)
         .await;

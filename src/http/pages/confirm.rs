@@ -61,6 +61,26 @@ pub(super) async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Res
     )
 }
 
+/// Why the page refuses a chosen password, if it does (as `domain::user`'s rule).
+fn password_refusal(l: crate::domain::locale::Language, password: &str) -> Option<&'static str> {
+    use crate::domain::user::{PASSWORD_MAX, PASSWORD_MIN};
+    if password.chars().count() < PASSWORD_MIN {
+        Some(t(
+            l,
+            "Het wachtwoord is te kort.",
+            "Le mot de passe est trop court.",
+        ))
+    } else if password.len() > PASSWORD_MAX {
+        Some(t(
+            l,
+            "Het wachtwoord is te lang.",
+            "Le mot de passe est trop long.",
+        ))
+    } else {
+        None
+    }
+}
+
 pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Response {
     let l = state.config.region.language();
     let form = Form::parse(&body);
@@ -72,23 +92,31 @@ pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Respo
             t(l, "Deze link is onvolledig.", "Ce lien est incomplet."),
         );
     };
-    let new_password = match field("password").filter(|p| !p.is_empty()) {
-        Some(p) if p.chars().count() < crate::domain::user::PASSWORD_MIN => {
-            return error_page(
-                &state,
-                StatusCode::BAD_REQUEST,
-                t(
-                    l,
-                    "Het wachtwoord is te kort.",
-                    "Le mot de passe est trop court.",
-                ),
-            );
+    let password = field("password").filter(|p| !p.is_empty());
+    if let Some(refusal) = password.as_deref().and_then(|p| password_refusal(l, p)) {
+        return error_page(&state, StatusCode::BAD_REQUEST, refusal);
+    }
+    let hash = secret::hash(&token);
+    // Hashing a password costs a slot of the sign-in's hashing (`password::hash`): only
+    // for a link that takes one, never for anyone who posts a made-up token.
+    let new_password = match password {
+        Some(p) => {
+            let link = hash.clone();
+            let wanted = state
+                .db
+                .read(move |conn| {
+                    Box::pin(async move { accounts::link_wants_password(conn, &link).await })
+                })
+                .await;
+            match wanted {
+                Ok(true) => Some(password::hash(p).await),
+                Ok(false) => None,
+                Err(e) => return ApiError::from(e).into_response(),
+            }
         }
-        Some(p) => Some(password::hash(p).await),
         None => None,
     };
     let now = state.clock.now();
-    let hash = secret::hash(&token);
     let outcome = state
         .db
         .write(move |conn| {
