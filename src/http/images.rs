@@ -147,9 +147,12 @@ async fn upload(
 ) -> Result<Json, ApiError> {
     let mut replace_all = parse_flag("replaceAll", query.replace_all.as_deref())?;
     let now = state.clock.now();
+    // Only the ad's seller makes Souk read a body this large, or connect somewhere.
+    images::check_seller::<ApiError>(&state.db, seller, item, now).await?;
+    // The route lifts the general body limit; this is its own, for the whole body.
+    let limit = upload_body_limit(&state.config);
+    let request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));
     let uploads = if is_json(request.headers()) {
-        // A URL makes Souk connect somewhere: only for the ad's seller.
-        images::check_seller::<ApiError>(&state.db, seller, item, now).await?;
         let urls = read_url_list(&state.config, request, &mut replace_all).await?;
         Ok(fetch_urls(&state.config, &urls).await?)
     } else {
@@ -274,18 +277,23 @@ async fn read_uploads(
             .await
             .map_err(|e| bad_form(e.body_text()))?;
         let mut uploads = Vec::new();
-        while let Some(mut field) = form
-            .next_field()
-            .await
-            .map_err(|e| bad_form(e.body_text()))?
-        {
+        while let Some(mut field) = form.next_field().await.map_err(form_error)? {
             let name = field.name().unwrap_or("file").to_owned();
             if name == "replaceAll" {
-                let text = field.text().await.map_err(|e| bad_form(e.body_text()))?;
+                // Read no further than a boolean could go: what is longer is refused.
+                let mut text = BytesMut::new();
+                while let Some(chunk) = field.chunk().await.map_err(form_error)? {
+                    text.extend_from_slice(&chunk);
+                    if text.len() > MAX_FLAG_BYTES {
+                        text.truncate(MAX_FLAG_BYTES);
+                        break;
+                    }
+                }
+                let text = String::from_utf8_lossy(&text);
                 *replace_all = parse_flag("replaceAll", Some(text.trim()))?;
                 continue;
             }
-            if uploads.len() > config.max_images_per_ad {
+            if uploads.len() >= config.max_images_per_ad {
                 return Err(ApiError::validation(vec![FieldError::new(
                     name,
                     "too-many-images",
@@ -295,7 +303,7 @@ async fn read_uploads(
             let field_name = format!("{name}[{}]", uploads.len());
             let declared = field.content_type().map(str::to_owned);
             let mut bytes = BytesMut::new();
-            while let Some(chunk) = field.chunk().await.map_err(|e| bad_form(e.body_text()))? {
+            while let Some(chunk) = field.chunk().await.map_err(form_error)? {
                 if bytes.len() + chunk.len() > config.max_image_bytes {
                     return Err(too_large(&field_name));
                 }
@@ -325,6 +333,19 @@ async fn read_uploads(
             "Envoyez une image (image/jpeg, image/png, image/webp) ou multipart/form-data",
         )),
     )
+}
+
+/// How much of a form's `replaceAll` field is read (`true` or `false`, and room for
+/// white space); anything longer is not a boolean.
+const MAX_FLAG_BYTES: usize = 64;
+
+/// A form that could not be read: past the upload's body limit, 413; else malformed.
+fn form_error(e: axum::extract::multipart::MultipartError) -> ApiError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(ErrorCode::PayloadTooLarge)
+    } else {
+        bad_form(e.body_text())
+    }
 }
 
 fn bad_form(reason: String) -> ApiError {

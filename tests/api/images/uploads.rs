@@ -396,3 +396,62 @@ fn crc32(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+#[tokio::test]
+async fn an_upload_is_bounded_as_a_whole_sqlite() {
+    an_upload_is_bounded_as_a_whole(crate::helpers::Backend::Sqlite).await;
+}
+
+#[tokio::test]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn an_upload_is_bounded_as_a_whole_postgres() {
+    an_upload_is_bounded_as_a_whole(crate::helpers::Backend::Postgres).await;
+}
+
+/// Each file of a form is bounded, and so is the whole body (files, at most an ad's number
+/// of them, and room for the form's own text): what a form carries besides files (a
+/// preamble, a long `replaceAll`) is not read without end.
+async fn an_upload_is_bounded_as_a_whole(backend: crate::helpers::Backend) {
+    let settings = [
+        ("SOUK_MAX_IMAGE_BYTES", "10000"),
+        ("SOUK_MAX_IMAGES_PER_AD", "2"),
+    ];
+    let app = TestApp::start_with(
+        backend,
+        &format!("uploads::bounded::{backend:?}"),
+        &settings,
+    )
+    .await;
+    let (seller, ad) = new_ad(&app).await;
+
+    // 200 KB before the first part: past 2 files of 10 KB and 64 KB of form.
+    let (content_type, form) = multipart(&[("file", Some("image/png"), png(8, 8))]);
+    let mut body = vec![b'x'; 200 * 1024];
+    body.extend_from_slice(b"\r\n");
+    body.extend_from_slice(&form);
+    let refused = upload(&app, &seller.token, &ad, &content_type, body).await;
+    assert_eq!(expect_json(refused, 413).await["code"], "payload-too-large");
+    assert_eq!(image_count(&app).await, 0);
+
+    // A `replaceAll` of 50 KB is read as far as a boolean could go.
+    let (content_type, body) = multipart(&[
+        ("replaceAll", None, vec![b'y'; 50 * 1024]),
+        ("file", Some("image/png"), png(8, 8)),
+    ]);
+    let refused = expect_json(
+        upload(&app, &seller.token, &ad, &content_type, body).await,
+        400,
+    )
+    .await;
+    assert_eq!(refused["details"][0]["code"], "not-a-boolean");
+    let echoed = refused["details"][0]["value"].as_str().unwrap();
+    assert!(echoed.len() <= 64, "{} bytes echoed", echoed.len());
+
+    // The same form without the preamble is taken.
+    let (content_type, body) = multipart(&[("file", Some("image/png"), png(8, 8))]);
+    expect_json(
+        upload(&app, &seller.token, &ad, &content_type, body).await,
+        201,
+    )
+    .await;
+}
