@@ -405,18 +405,29 @@ fn warn_on<T>(result: Result<T, crate::store::DbError>, what: &str) {
     }
 }
 
-/// Deletes the tokens and codes nothing needs any more (see `store::oauth::forget_spent`),
-/// a batch per write so that other writes get their turn; returns how many went.
+/// Deletes the tokens, codes, sessions and failed sign-ins nothing needs any more (see
+/// `store::oauth::forget_spent`), a batch per write so that other writes get their turn;
+/// returns how many went.
 pub async fn forget_spent_tokens(db: &Db, now: i64) -> Result<u64, crate::store::DbError> {
     use crate::oauth::grants::{EXPIRED_KEPT_SECONDS, SPENT_REFRESH_KEPT_SECONDS};
-    let (expired_before, spent_before) =
-        (now - EXPIRED_KEPT_SECONDS, now - SPENT_REFRESH_KEPT_SECONDS);
+    use crate::oauth::session::THROTTLE_WINDOW;
+    let (expired_before, spent_before, failed_before) = (
+        now - EXPIRED_KEPT_SECONDS,
+        now - SPENT_REFRESH_KEPT_SECONDS,
+        now - THROTTLE_WINDOW,
+    );
     let mut total = 0;
     loop {
         let gone = db
             .write(move |conn| {
                 Box::pin(async move {
-                    crate::store::oauth::forget_spent(conn, expired_before, spent_before).await
+                    crate::store::oauth::forget_spent(
+                        conn,
+                        expired_before,
+                        spent_before,
+                        failed_before,
+                    )
+                    .await
                 })
             })
             .await?;

@@ -11,7 +11,7 @@ use crate::params;
 
 use super::record::record;
 use super::value::from_text;
-use super::{Conn, DbError, FromValue, Record, Row, Value};
+use super::{Backend, Conn, DbError, FromValue, Record, Row, Value};
 
 fn json_list(items: &[String]) -> Result<String, DbError> {
     serde_json::to_string(items).map_err(|e| DbError::Decode(e.to_string()))
@@ -484,13 +484,15 @@ pub async fn confirmation_wants_password(
 pub const FORGET_BATCH: i64 = 5_000;
 
 /// Deletes up to [`FORGET_BATCH`] rows of each kind that nothing needs any more: access
-/// tokens and authorization codes that expired before `expired_before`, and refresh tokens
-/// rotated, discarded or revoked that were issued before `spent_before`. Returns how many
-/// rows went.
+/// tokens, authorization codes and browser sessions that expired before `expired_before`,
+/// refresh tokens rotated, discarded or revoked that were issued before `spent_before`,
+/// and failed sign-ins from before `failed_before` (no lockout counts them). Returns how
+/// many rows went.
 pub async fn forget_spent(
     conn: &mut dyn Conn,
     expired_before: i64,
     spent_before: i64,
+    failed_before: i64,
 ) -> Result<u64, DbError> {
     let access = conn
         .execute(
@@ -514,5 +516,26 @@ pub async fn forget_spent(
             params![spent_before, FORGET_BATCH],
         )
         .await?;
-    Ok(access + codes + refresh)
+    let sessions = conn
+        .execute(
+            "DELETE FROM browser_sessions WHERE session_hash IN ( \
+             SELECT session_hash FROM browser_sessions WHERE expires_at < $1 LIMIT $2)",
+            params![expired_before, FORGET_BATCH],
+        )
+        .await?;
+    // The table has no key of its own: each backend's row address stands in.
+    let row = match conn.backend() {
+        Backend::Sqlite => "rowid",
+        Backend::Postgres => "ctid",
+    };
+    let failures = conn
+        .execute(
+            &format!(
+                "DELETE FROM login_failures WHERE {row} IN ( \
+                 SELECT {row} FROM login_failures WHERE failed_at < $1 LIMIT $2)"
+            ),
+            params![failed_before, FORGET_BATCH],
+        )
+        .await?;
+    Ok(access + codes + refresh + sessions + failures)
 }

@@ -3,7 +3,7 @@
 
 use souk::accounts::ClientSpec;
 
-use super::{EMAIL, PASSWORD, refresh};
+use super::{EMAIL, PASSWORD, authorize_query, refresh};
 use crate::both_backends;
 use crate::helpers::{TestApp, expect_json, expect_oauth_error};
 
@@ -103,11 +103,16 @@ async fn refresh_reuse_revokes_the_family(app: TestApp) {
     expect_json(refresh(&app, &client, &other_refresh, None).await, 200).await;
 }
 
-/// The hourly upkeep deletes what nothing needs: access tokens and codes a day after they
-/// expired, spent refresh tokens 30 days after they were issued; live ones stay and work.
+/// The hourly upkeep deletes what nothing needs: access tokens, codes and sign-in sessions
+/// a day after they expired, failed sign-ins once no lockout counts them, spent refresh
+/// tokens 30 days after they were issued; live ones stay and work.
 async fn spent_tokens_are_forgotten(app: TestApp) {
     app.create_user(EMAIL, PASSWORD).await;
     let client = app.app_client.clone();
+    let failed = app
+        .sign_in(&authorize_query(&client, ""), EMAIL, "a wrong password")
+        .await;
+    assert_eq!(failed.status(), 200, "the sign-in page again");
     let (_, first) = app.user_token(&client, EMAIL, PASSWORD, None).await;
     let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
     let live = body["refresh_token"].as_str().unwrap().to_owned();
@@ -130,7 +135,12 @@ async fn spent_tokens_are_forgotten(app: TestApp) {
         count("authorization_codes").await,
         count("refresh_tokens").await,
     );
+    let (sessions, failures) = (
+        count("browser_sessions").await,
+        count("login_failures").await,
+    );
     assert!(access >= 2 && codes >= 1 && refresh_tokens == 2);
+    assert!(sessions >= 2 && failures >= 1, "{sessions} {failures}");
     // Nothing is due yet.
     assert_eq!(
         souk::app::forget_spent_tokens(&app.db, app.clock.now())
@@ -138,13 +148,16 @@ async fn spent_tokens_are_forgotten(app: TestApp) {
             .unwrap(),
         0
     );
-    // A day after the access tokens expired: they and the code go, the refresh tokens stay.
+    // A day after the access tokens and the sessions expired: they, the code and the
+    // failed sign-in go, the refresh tokens stay.
     app.clock.advance(2 * 86_400 + 1);
     let gone = souk::app::forget_spent_tokens(&app.db, app.clock.now())
         .await
         .unwrap();
-    assert_eq!(gone as i64, access + codes);
+    assert_eq!(gone as i64, access + codes + sessions + failures);
     assert_eq!(count("refresh_tokens").await, 2);
+    assert_eq!(count("browser_sessions").await, 0);
+    assert_eq!(count("login_failures").await, 0);
     // 30 days after it was issued, the rotated token goes; the live one stays and works.
     app.clock.advance(29 * 86_400);
     assert_eq!(
