@@ -37,8 +37,10 @@ pub struct Email(String);
 
 impl Email {
     /// A plausible address, normalized: one `@`, something before, a dotted domain after,
-    /// no spaces or control characters, at most 254 characters. (Whether it receives mail
-    /// is what the confirmation link finds out.)
+    /// no spaces or control characters, at most 254 characters, and an address the mailer
+    /// can write (`jan,piet@...` is not: its mail could never be sent, and
+    /// the account would stay unconfirmed for good). Whether it receives mail is what the
+    /// confirmation link finds out.
     pub fn parse(text: &str) -> Option<Email> {
         let email = normalize_email(text);
         let (local, domain) = email.split_once('@')?;
@@ -49,8 +51,23 @@ impl Email {
             && !domain.starts_with('.')
             && !domain.ends_with('.')
             && !email.chars().any(char::is_whitespace)
-            && is_one_line(&email);
+            && is_one_line(&email)
+            && email.parse::<lettre::Address>().is_ok();
         plausible.then_some(Email(email))
+    }
+
+    /// An address someone typed to sign in, normalized and checked only as far as any
+    /// stored address could be (one line, at most 254 characters), not against today's
+    /// rule for new addresses: one stored under an earlier, looser rule still signs in.
+    pub fn typed(text: &str) -> Option<Email> {
+        let email = normalize_email(text);
+        (email.contains('@') && email.len() <= 254 && is_one_line(&email)).then_some(Email(email))
+    }
+
+    /// An address read back from the database: [`Email::parse`] took it when it was
+    /// written, perhaps under an earlier release's looser rule, and it must still load.
+    pub fn stored(text: &str) -> Option<Email> {
+        (!text.is_empty()).then(|| Email(text.to_owned()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -303,9 +320,27 @@ mod tests {
             "a@.nl",
             "a@b.",
             "a\u{0}@b.nl",
+            "jan,piet@b.nl",
+            "jan;piet@b.nl",
+            "<jan@b.nl>",
         ] {
             assert!(Email::parse(bad).is_none(), "{bad}");
         }
+        assert!(Email::parse("josé@exemple.be").is_some(), "UTF-8 is fine");
+        assert_eq!(
+            Email::typed(" Oud,Adres@B.nl").unwrap().as_str(),
+            "oud,adres@b.nl",
+            "signs in under an earlier rule's address"
+        );
+        assert!(
+            Email::typed("jan\u{0}@b.nl").is_none(),
+            "no control character"
+        );
+        assert_eq!(
+            Email::stored("oud,adres@b.nl").unwrap().as_str(),
+            "oud,adres@b.nl",
+            "what an earlier rule stored still loads"
+        );
     }
 
     #[test]

@@ -178,7 +178,7 @@ from_text!(
     Alert => Alert::parse,
     CategoryStatus => CategoryStatus::parse,
     DealerPackage => DealerPackage::parse,
-    Email => Email::parse,
+    Email => Email::stored,
     Feature => Feature::parse,
     Format => Format::parse,
     ImageStatus => ImageStatus::parse,

@@ -105,8 +105,8 @@ pub async fn sign_in(
         Throttle::Slow(pause) => tokio::time::sleep(pause).await,
         Throttle::Allow => {}
     }
-    // An address that cannot be one names no user.
-    let lookup = Email::parse(username);
+    // Text that cannot be an address names no user.
+    let lookup = Email::typed(username);
     let user = db
         .read(move |conn| {
             Box::pin(async move {

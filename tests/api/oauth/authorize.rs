@@ -11,6 +11,7 @@ use crate::helpers::{
 };
 
 both_backends!(
+    an_address_stored_under_an_older_rule_still_signs_in,
     authorize_refuses_untrusted_clients_and_redirects_on_a_page,
     authorize_redirects_errors_with_state_and_extras,
     authorize_defaults_scopes_and_honours_denial,
@@ -388,5 +389,25 @@ async fn control_characters_are_unknown_not_errors(app: TestApp) {
             .await
             .unwrap()
             .contains("Onjuist e-mailadres of wachtwoord.")
+    );
+}
+
+/// An address that an earlier release took and today's rule for new addresses refuses
+/// (`oud,adres@...`, which no mail can reach) still names its account at sign-in.
+async fn an_address_stored_under_an_older_rule_still_signs_in(app: TestApp) {
+    let id = app.create_user(EMAIL, PASSWORD).await;
+    app.execute(
+        "UPDATE users SET email = 'oud,adres@souk.test' WHERE user_id = $1",
+        souk::params![id].to_vec(),
+    )
+    .await;
+    let (token, _) = app
+        .user_token(&app.app_client, "Oud,Adres@souk.test", PASSWORD, None)
+        .await;
+    let me = app.get_with("/v1/me", &token).await;
+    assert_eq!(
+        me.headers()["location"],
+        format!("/v1/users/{id}"),
+        "signed in as the account"
     );
 }
