@@ -543,6 +543,9 @@ pub async fn reorder<R>(
     order: Result<Vec<String>, R>,
     now: i64,
 ) -> Result<Vec<ImageRecord>, Error<R>> {
+    // Held first, as an upload holds it: an image added between this read of the ad's
+    // images and the renumbering would be turned negative and never numbered again.
+    ads::lock(conn, item.number()).await?;
     let ad = own_existing(conn, seller, item, now).await?;
     let order = order.map_err(Error::Request)?;
     let mut given = order.clone();
