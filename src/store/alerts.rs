@@ -108,22 +108,27 @@ pub async fn unmailed(conn: &mut dyn Conn, id: i64) -> Result<Vec<i64>, DbError>
     .await
 }
 
-/// Marks the matches `numbers` of saved search `id` mailed at `now`, and the search alerted
-/// then, its lease given back.
+/// How many item numbers one statement names at most: a search may have gathered tens of
+/// thousands of matches, past what a statement may bind (32,766 parameters on SQLite,
+/// 65,535 on PostgreSQL).
+pub const NUMBERS_PER_STATEMENT: usize = 500;
+
+/// Marks the matches `numbers` of saved search `id` mailed at `now` (in statements of
+/// [`NUMBERS_PER_STATEMENT`]), and the search alerted then, its lease given back.
 pub async fn mailed(
     conn: &mut dyn Conn,
     id: i64,
     numbers: &[i64],
     now: i64,
 ) -> Result<(), DbError> {
-    if !numbers.is_empty() {
+    for some in numbers.chunks(NUMBERS_PER_STATEMENT) {
         let mut values = vec![Value::Int(id), Value::Int(now)];
-        values.extend(numbers.iter().map(|n| Value::Int(*n)));
+        values.extend(some.iter().map(|n| Value::Int(*n)));
         conn.run(
             &format!(
                 "UPDATE saved_search_matches SET mailed_at = $2 \
                  WHERE saved_search_id = $1 AND item_number IN ({})",
-                numbered(3, numbers.len())
+                numbered(3, some.len())
             ),
             &values,
         )

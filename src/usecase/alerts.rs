@@ -123,23 +123,18 @@ async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<
     let mut sent = 0;
     for saved in due {
         let id = saved.id;
-        let (owner, numbers, ads) = db
+        let (owner, numbers) = db
             .read(move |conn| {
                 Box::pin(async move {
                     let owner = users::get(conn, saved.user_id).await?;
                     let numbers = alerts::unmailed(conn, id).await?;
-                    let ads = ads::by_numbers(conn, &numbers).await?;
-                    Ok::<_, DbError>((owner, numbers, ads))
+                    Ok::<_, DbError>((owner, numbers))
                 })
             })
             .await?;
-        // Ads that went offline since they matched are not news any more.
-        let online: Vec<&AdRecord> = ads
-            .iter()
-            .filter(|ad| ad.status_at(now) == AdStatus::Online)
-            .collect();
-        if let (Some(owner), false) = (owner, online.is_empty()) {
-            let mail = alert_mail(&saved, &owner, &online, base_url);
+        let (listed, count) = online_news(db, &numbers, now).await?;
+        if let (Some(owner), false) = (owner, count == 0) {
+            let mail = alert_mail(&saved, &owner, &listed, count, base_url);
             if let Err(e) = mailer.send(&mail).await {
                 // The lease runs out and a later round sends it.
                 tracing::warn!(saved_search = id, error = %e, "cannot send an alert mail");
@@ -155,17 +150,45 @@ async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<
     Ok(sent)
 }
 
-/// The mail about `ads`, in the owner's language: each ad's title and page.
+/// Of the matched ads `numbers` (in the order they matched), the first [`LISTED`] still
+/// online and how many are: ads that went offline since they matched are not news any
+/// more. Read a statement's worth at a time, so a search that gathered tens of thousands
+/// of matches costs as many reads, never one too large to make, and keeps 20 ads at most.
+async fn online_news(
+    db: &Db,
+    numbers: &[i64],
+    now: i64,
+) -> Result<(Vec<AdRecord>, usize), DbError> {
+    let (mut listed, mut count) = (Vec::new(), 0);
+    for some in numbers.chunks(alerts::NUMBERS_PER_STATEMENT) {
+        let some = some.to_vec();
+        let ads = db
+            .read(move |conn| Box::pin(async move { ads::by_numbers(conn, &some).await }))
+            .await?;
+        for ad in ads {
+            if ad.status_at(now) == AdStatus::Online {
+                count += 1;
+                if listed.len() < LISTED {
+                    listed.push(ad);
+                }
+            }
+        }
+    }
+    Ok((listed, count))
+}
+
+/// The mail about `count` new ads, in the owner's language: the title and page of each of
+/// `listed` (the first of them), and how many more.
 fn alert_mail(
     saved: &Alerting,
     owner: &crate::store::users::User,
-    ads: &[&AdRecord],
+    listed: &[AdRecord],
+    count: usize,
     base_url: &str,
 ) -> Mail {
     let words = form_urlencoded::parse(saved.request.as_bytes())
         .find(|(name, _)| name == "query")
         .map(|(_, value)| value.into_owned());
-    let count = ads.len();
     let dutch = owner.locale.language() == Language::Dutch;
     let subject = match (dutch, &words) {
         (true, Some(words)) => format!("Nieuwe advertenties voor \"{words}\""),
@@ -194,7 +217,7 @@ fn alert_mail(
         Alert::Daily => format!("{since} {news} {to_search}\n\n"),
         _ => format!("{news} {to_search}\n\n"),
     };
-    for ad in ads.iter().take(LISTED) {
+    for ad in listed {
         let item = ItemId::from_number(ad.number);
         body.push_str(&format!("- {}: {base_url}/a/{item}\n", ad.title));
     }

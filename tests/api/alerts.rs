@@ -18,6 +18,7 @@ both_backends!(
     a_daily_alert_is_one_digest_a_day,
     ads_are_queued_with_their_write_only_while_alerts_are_asked_for,
     a_search_in_a_write_finds_what_its_transaction_changed,
+    a_search_that_gathered_a_great_many_matches_still_mails,
 );
 
 const DAY: i64 = 86_400;
@@ -236,4 +237,45 @@ async fn a_search_in_a_write_finds_what_its_transaction_changed(app: TestApp) {
     assert_eq!(found, (vec![], vec![number]));
     let results = app.get_json("/v1/search?query=trabant", 200).await;
     assert_eq!(results["totalCount"], 1);
+}
+
+/// A saved search may gather more matches than one statement can name (a category moved
+/// by an import re-indexes all its ads; a mail that keeps failing lets them pile up): its
+/// mail still goes, and every match is marked mailed. Here 70,000 matches of ads that no
+/// longer exist (past both backends' bound on a statement's parameters) wait before a new
+/// one.
+async fn a_search_that_gathered_a_great_many_matches_still_mails(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let id = save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    let now = app.clock.now();
+    app.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70000) \
+         INSERT INTO saved_search_matches (saved_search_id, item_number, matched_at) \
+         SELECT CAST($1 AS BIGINT), 10000000 + i, CAST($2 AS BIGINT) FROM n",
+        params![id, now - 60].to_vec(),
+    )
+    .await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    assert_eq!(
+        alert_round(&app, now).await,
+        Round {
+            matched: 1,
+            mailed: 1
+        }
+    );
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    assert!(
+        mails[0].contains("1 nieuwe advertentie past"),
+        "{}",
+        mails[0]
+    );
+    assert!(mails[0].contains("- Audi A4: "), "{}", mails[0]);
+    let unmailed = app
+        .db
+        .read(move |conn| Box::pin(souk::store::alerts::unmailed(conn, id)))
+        .await
+        .unwrap();
+    assert!(unmailed.is_empty(), "{} left unmailed", unmailed.len());
 }
