@@ -65,14 +65,20 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunE
         let made = render::encode(&resized, phase)?;
         Ok((resized, made))
     })
-    .await
-    .map_err(|e| RunError::Thread(e.to_string()))?;
+    .await;
     let (resized, made) = match made {
-        Ok(made) => made,
-        Err(e) => {
+        Ok(Ok(made)) => made,
+        Ok(Err(e)) => {
             tracing::warn!(media_id = job.media_id, phase = %job.phase.as_str(), error = %e, "an image does not decode");
             return unrenderable(db, blobs, &job, clock).await;
         }
+        // A decoder that panics on these bytes would panic at every try: the image is as
+        // undecodable as one that fails cleanly, not a job to run for ever.
+        Err(e) if e.is_panic() => {
+            tracing::error!(media_id = job.media_id, phase = %job.phase.as_str(), "rendering an image panicked");
+            return unrenderable(db, blobs, &job, clock).await;
+        }
+        Err(e) => return Err(RunError::Thread(e.to_string())),
     };
     if !record(db, blobs, &job, phase, made, clock).await? || phase == Format::Webp {
         return Ok(());
@@ -88,20 +94,28 @@ async fn webp_phase(
     resized: Vec<Resized>,
     clock: &Clock,
 ) -> Result<(), RunError> {
-    let made = tokio::task::spawn_blocking(move || render::encode(&resized, Format::Webp))
-        .await
-        .map_err(|e| RunError::Thread(e.to_string()))?;
-    match made {
-        Ok(made) => {
+    let made = tokio::task::spawn_blocking(move || render::encode(&resized, Format::Webp)).await;
+    let failure = match made {
+        Ok(Ok(made)) => {
             record(db, blobs, job, Format::Webp, made, clock).await?;
-            Ok(())
+            return Ok(());
         }
-        // JPEG worked, so this is a bug of the encoder: the job stays for another try.
-        Err(e) => {
-            tracing::error!(media_id = job.media_id, error = %e, "cannot encode WebP");
-            Ok(())
-        }
-    }
+        Ok(Err(e)) => e.to_string(),
+        Err(e) if e.is_panic() => "the encoder panicked".to_owned(),
+        Err(e) => return Err(RunError::Thread(e.to_string())),
+    };
+    // JPEG worked, so the encoder fails on these sizes, and would at every try: the image
+    // keeps its JPEG renditions, as when its original is lost in this phase.
+    tracing::error!(
+        media_id = job.media_id,
+        error = failure,
+        "cannot encode WebP"
+    );
+    let in_webp_phase = Job {
+        phase: Format::Webp,
+        ..job.clone()
+    };
+    unrenderable(db, blobs, &in_webp_phase, clock).await
 }
 
 /// Writes rendered bytes to blob storage, each under its SHA-256, and returns what the
