@@ -266,8 +266,9 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
 /// Background upkeep, every `period` (a minute when serving; tests take less): writes down
 /// the expiry of ads whose `closeDate` has passed (reads already show them expired), folds the changes of the kept search counts (PostgreSQL,
 /// `store::search::fold_counts`), and every 60th time (hourly) forgets idempotency keys
-/// older than a day and the tokens nothing needs any more. On PostgreSQL every replica does
-/// it; the statements are idempotent.
+/// older than a day and the tokens, sessions and failed sign-ins nothing needs any more,
+/// and sweeps the blob store (queued originals, unreferenced blobs). On PostgreSQL every
+/// replica does it; the statements are idempotent.
 pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     let mut every = tokio::time::interval(period);
     for tick in 0_u64.. {
