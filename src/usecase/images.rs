@@ -271,21 +271,9 @@ async fn delete_queued_originals(db: &Db, blobs: &Blobs) {
             return;
         }
     };
-    let limit = std::time::Duration::from_secs(BLOB_DELETE_SECS);
     for key in keys {
-        match tokio::time::timeout(limit, blobs.delete_original(&key)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, key, "cannot delete an original; a later sweep retries");
-                return;
-            }
-            Err(_) => {
-                tracing::warn!(
-                    key,
-                    "deleting an original took too long; a later sweep retries"
-                );
-                return;
-            }
+        if !deleted_in_time(blobs.delete_original(&key), &key).await {
+            return;
         }
         let forgotten = db
             .write(move |conn| {
@@ -294,6 +282,29 @@ async fn delete_queued_originals(db: &Db, blobs: &Blobs) {
             .await;
         if let Err(e) = forgotten {
             tracing::warn!(error = %e, "cannot forget a deleted original; a later sweep retries");
+        }
+    }
+}
+
+/// Whether `deletion` (of the object `name`) succeeded within [`BLOB_DELETE_SECS`]; if
+/// not, says so in the log: the sweep ends there, and a later one retries.
+async fn deleted_in_time(
+    deletion: impl std::future::Future<Output = Result<(), crate::images::blobs::BlobError>>,
+    name: &str,
+) -> bool {
+    let limit = std::time::Duration::from_secs(BLOB_DELETE_SECS);
+    match tokio::time::timeout(limit, deletion).await {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, name, "cannot delete from the object store; a later sweep retries");
+            false
+        }
+        Err(_) => {
+            tracing::warn!(
+                name,
+                "deleting from the object store took too long; a later sweep retries"
+            );
+            false
         }
     }
 }
@@ -321,20 +332,8 @@ async fn free_unreferenced_blobs(db: &Db, blobs: &Blobs, clock: &Clock) {
         let Some(sha256) = claim.blobs.into_iter().next() else {
             return;
         };
-        let limit = std::time::Duration::from_secs(BLOB_DELETE_SECS);
-        match tokio::time::timeout(limit, blobs.delete_blob(&sha256)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, sha256, "cannot delete a blob; a later sweep retries");
-                return;
-            }
-            Err(_) => {
-                tracing::warn!(
-                    sha256,
-                    "deleting a blob took too long; a later sweep retries"
-                );
-                return;
-            }
+        if !deleted_in_time(blobs.delete_blob(&sha256), &sha256).await {
+            return;
         }
         let until = claim.until;
         let forgotten = db
