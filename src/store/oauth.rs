@@ -494,48 +494,49 @@ pub async fn forget_spent(
     spent_before: i64,
     failed_before: i64,
 ) -> Result<u64, DbError> {
-    let access = conn
-        .execute(
-            "DELETE FROM access_tokens WHERE token_hash IN ( \
-             SELECT token_hash FROM access_tokens WHERE expires_at < $1 LIMIT $2)",
-            params![expired_before, FORGET_BATCH],
-        )
-        .await?;
-    let codes = conn
-        .execute(
-            "DELETE FROM authorization_codes WHERE code_hash IN ( \
-             SELECT code_hash FROM authorization_codes WHERE expires_at < $1 LIMIT $2)",
-            params![expired_before, FORGET_BATCH],
-        )
-        .await?;
-    let refresh = conn
-        .execute(
-            "DELETE FROM refresh_tokens WHERE token_hash IN ( \
-             SELECT token_hash FROM refresh_tokens \
-             WHERE state IN ('rotated', 'discarded', 'revoked') AND issued_at < $1 LIMIT $2)",
-            params![spent_before, FORGET_BATCH],
-        )
-        .await?;
-    let sessions = conn
-        .execute(
-            "DELETE FROM browser_sessions WHERE session_hash IN ( \
-             SELECT session_hash FROM browser_sessions WHERE expires_at < $1 LIMIT $2)",
-            params![expired_before, FORGET_BATCH],
-        )
-        .await?;
-    // The table has no key of its own: each backend's row address stands in.
+    // login_failures has no key of its own: each backend's row address stands in.
     let row = match conn.backend() {
         Backend::Sqlite => "rowid",
         Backend::Postgres => "ctid",
     };
-    let failures = conn
-        .execute(
-            &format!(
-                "DELETE FROM login_failures WHERE {row} IN ( \
-                 SELECT {row} FROM login_failures WHERE failed_at < $1 LIMIT $2)"
-            ),
-            params![failed_before, FORGET_BATCH],
-        )
-        .await?;
-    Ok(access + codes + refresh + sessions + failures)
+    let spent = [
+        (
+            "access_tokens",
+            "token_hash",
+            "expires_at < $1",
+            expired_before,
+        ),
+        (
+            "authorization_codes",
+            "code_hash",
+            "expires_at < $1",
+            expired_before,
+        ),
+        (
+            "refresh_tokens",
+            "token_hash",
+            "state IN ('rotated', 'discarded', 'revoked') AND issued_at < $1",
+            spent_before,
+        ),
+        (
+            "browser_sessions",
+            "session_hash",
+            "expires_at < $1",
+            expired_before,
+        ),
+        ("login_failures", row, "failed_at < $1", failed_before),
+    ];
+    let mut gone = 0;
+    for (table, key, condition, bound) in spent {
+        gone += conn
+            .execute(
+                &format!(
+                    "DELETE FROM {table} WHERE {key} IN ( \
+                     SELECT {key} FROM {table} WHERE {condition} LIMIT $2)"
+                ),
+                params![bound, FORGET_BATCH],
+            )
+            .await?;
+    }
+    Ok(gone)
 }
