@@ -274,7 +274,7 @@ pub async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Res
         })
         .await?;
     if dropped {
-        forget_original(db, blobs, job.original_key.clone()).await?;
+        // Deletes the original the removal queued first, then the image's other blobs.
         crate::usecase::images::sweep(db, blobs, clock).await;
     }
     Ok(())
