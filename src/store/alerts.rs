@@ -25,6 +25,20 @@ pub async fn take_queued(conn: &mut dyn Conn, limit: i64) -> Result<Vec<i64>, Db
     Ok(numbers)
 }
 
+/// Makes what the calling transaction puts into search from here on no news to saved
+/// searches: its ads are not queued (migration 0053) until [`resume_queueing`], which the
+/// same transaction must call before it commits. For a re-index, which changes no ad.
+pub async fn pause_queueing(conn: &mut dyn Conn) -> Result<(), DbError> {
+    conn.run("INSERT INTO search_reindexing (held) VALUES (1)", params![])
+        .await
+}
+
+/// Ends [`pause_queueing`]. Other transactions never see the row it deletes, so it deletes
+/// only the calling transaction's own.
+pub async fn resume_queueing(conn: &mut dyn Conn) -> Result<(), DbError> {
+    conn.run("DELETE FROM search_reindexing", params![]).await
+}
+
 record! {
     /// A saved search that asks for alerts, as the alert worker reads it.
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,6 +120,17 @@ pub async fn unmailed(conn: &mut dyn Conn, id: i64) -> Result<Vec<i64>, DbError>
         params![id],
     )
     .await
+}
+
+/// When the oldest match of saved search `id` that is not mailed yet was made.
+pub async fn oldest_unmailed(conn: &mut dyn Conn, id: i64) -> Result<Option<i64>, DbError> {
+    conn.query_one(
+        "SELECT MIN(matched_at) AS oldest FROM saved_search_matches \
+         WHERE saved_search_id = $1 AND mailed_at IS NULL",
+        params![id],
+    )
+    .await?
+    .get("oldest")
 }
 
 /// How many item numbers one statement names at most: a search may have gathered tens of

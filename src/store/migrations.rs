@@ -73,6 +73,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(50, "0050_image_blob_holds"),
     migration!(51, "0051_mail_queue"),
     migration!(52, "0052_original_deletions"),
+    migration!(53, "0053_reindex_not_news"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -7,10 +7,12 @@
 //! ads against every alerting saved search, with the search's own query restricted to
 //! them, and records each ad found once per search, in the transaction that takes them
 //! off the queue; then it mails the searches whose mail is due, each under a lease so that
-//! of several replicas one sends it. A mail that fails is sent again in a later round.
+//! of several replicas one sends it. A mail that fails is sent again in a later round, for a
+//! week ([`KEEP_TRYING_SECS`]).
 //!
 //! An ad matches once: changed and still matching, it is not news again. Its owner's own
-//! ads never match their searches.
+//! ads never match their searches. A re-index (a category moved, a new tokenizer) changes
+//! no ad, so what it puts back into search is not queued (`store::alerts::pause_queueing`).
 
 use crate::domain::advertisement::{AdStatus, ItemId};
 use crate::domain::locale::Language;
@@ -30,6 +32,12 @@ const MAILS_PER_ROUND: i64 = 100;
 
 /// How long a replica may take to send one search's mail before another may.
 const MAIL_LEASE_SECONDS: i64 = 300;
+
+/// How long a search's mail that cannot be sent is kept trying, from its oldest match: a
+/// week, as the mail queue does (`usecase::mail_queue`). Then its matches are given up
+/// (the address never takes mail, or the mail server was down all that time: news a week
+/// old is no news).
+const KEEP_TRYING_SECS: i64 = 7 * 86_400;
 
 /// The most ads one mail lists; a larger batch says how many more there are.
 const LISTED: usize = 20;
@@ -136,11 +144,18 @@ async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<
         if let (Some(owner), false) = (owner, count == 0) {
             let mail = alert_mail(&saved, &owner, &listed, count, base_url);
             if let Err(e) = mailer.send(&mail).await {
-                // The lease runs out and a later round sends it.
-                tracing::warn!(saved_search = id, error = %e, "cannot send an alert mail");
-                continue;
+                let oldest = db
+                    .read(move |conn| Box::pin(alerts::oldest_unmailed(conn, id)))
+                    .await?;
+                if oldest.is_some_and(|oldest| now - oldest < KEEP_TRYING_SECS) {
+                    // The lease runs out and a later round sends it.
+                    tracing::warn!(saved_search = id, error = %e, "cannot send an alert mail");
+                    continue;
+                }
+                tracing::error!(saved_search = id, error = %e, "alert mail given up after a week");
+            } else {
+                sent += 1;
             }
-            sent += 1;
         }
         db.write(move |conn| {
             Box::pin(async move { alerts::mailed(conn, id, &numbers, now).await })

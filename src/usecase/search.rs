@@ -14,6 +14,7 @@ use crate::domain::search::{
     AdTerms, attribute_tag, category_tag, locale_tag, parent_tag, seller_tag,
 };
 use crate::store::ads::{self, AdRecord};
+use crate::store::alerts;
 use crate::store::search::{self, Near, Order, Query};
 use crate::store::{Conn, DbError, categories, locations};
 
@@ -374,6 +375,11 @@ fn stored_content(record: &AdRecord) -> AdContent {
 /// until it answers 0.
 pub async fn reindex_outdated(conn: &mut dyn Conn, limit: i64) -> Result<usize, DbError> {
     let outdated = ads::with_search_before(conn, TOKENIZER_VERSION, limit).await?;
+    if outdated.is_empty() {
+        return Ok(0);
+    }
+    // The ads did not change: back in search, they are not news to saved searches.
+    alerts::pause_queueing(conn).await?;
     for record in &outdated {
         let terms = AdTerms::of(
             &stored_content(record),
@@ -382,5 +388,6 @@ pub async fn reindex_outdated(conn: &mut dyn Conn, limit: i64) -> Result<usize, 
         );
         ads::set_search_terms(conn, record.number, &terms, record.parent_category_id).await?;
     }
+    alerts::resume_queueing(conn).await?;
     Ok(outdated.len())
 }

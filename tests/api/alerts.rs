@@ -4,9 +4,10 @@
 
 use serde_json::{Value, json};
 
-use crate::ads::{car, created, json_patch};
+use crate::ads::{car, created, json_patch, minimal, path_of};
 use crate::both_backends;
 use crate::helpers::{TestApp, User, expect_json};
+use crate::storage::{import_categories, move_ladies_bikes_under_a_new_parent};
 use souk::domain::search::request::SearchRequest;
 use souk::mail::Mailer;
 use souk::params;
@@ -19,6 +20,8 @@ both_backends!(
     ads_are_queued_with_their_write_only_while_alerts_are_asked_for,
     a_search_in_a_write_finds_what_its_transaction_changed,
     a_search_that_gathered_a_great_many_matches_still_mails,
+    a_reindex_is_not_news,
+    an_alert_mail_that_cannot_go_for_a_week_is_given_up,
 );
 
 const DAY: i64 = 86_400;
@@ -39,7 +42,11 @@ async fn save(app: &TestApp, user: &User, request: Value, alert: &str) -> i64 {
 /// One round of the alert worker at `now`, writing mail to the app's outbox.
 async fn alert_round(app: &TestApp, now: i64) -> Round {
     let mailer = Mailer::new(None, "souk@souk.test", &app.config.data_dir).unwrap();
-    round(&app.db, &mailer, &app.config.base_url, now)
+    round_with(app, &mailer, now).await
+}
+
+async fn round_with(app: &TestApp, mailer: &Mailer, now: i64) -> Round {
+    round(&app.db, mailer, &app.config.base_url, now)
         .await
         .unwrap()
 }
@@ -278,4 +285,99 @@ async fn a_search_that_gathered_a_great_many_matches_still_mails(app: TestApp) {
         .await
         .unwrap();
     assert!(unmailed.is_empty(), "{} left unmailed", unmailed.len());
+}
+
+/// A re-index puts ads back into search without changing them (here, the one a category
+/// import runs when it moves Damesfietsen under another parent): not news to a saved search
+/// that only the move makes them match. A change of such an ad afterwards is.
+async fn a_reindex_is_not_news(app: TestApp) {
+    let labels = json!({"nl-NL": "Proef", "nl-BE": "Proef", "fr-BE": "Essai"});
+    import_categories(
+        &app,
+        &json!({"categories": [{"categoryId": 990, "labels": labels, "status": "open",
+            "children": [{"categoryId": 99001, "labels": labels, "status": "open",
+                "fees": {"insertionFee": 150, "runningDays": 14,
+                    "runningSubscriptions": [{"durationDays": 7, "fee": 99}]},
+                "attributes": []}]}]}),
+    );
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    save(&app, &buyer, json!({"categoryId": 990}), "immediate").await;
+    let bike = created(&app, &seller.token, &minimal("Damesfiets")).await;
+    let now = app.clock.now();
+    assert_eq!(
+        alert_round(&app, now).await,
+        Round::default(),
+        "Damesfietsen are not under 990 yet"
+    );
+
+    move_ladies_bikes_under_a_new_parent(&app);
+    let found = app.get_json("/v1/search?categoryId=990", 200).await;
+    assert_eq!(found["totalCount"], 1, "re-indexed under its new parent");
+    assert_eq!(queued(&app).await, 0, "the re-index queued nothing");
+    assert_eq!(alert_round(&app, now).await, Round::default());
+
+    let patch = json!([{"op": "replace", "path": "/title", "value": "Damesfiets, als nieuw"}]);
+    expect_json(
+        json_patch(&app, &seller.token, &path_of(&bike), patch, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        alert_round(&app, now).await,
+        Round {
+            matched: 1,
+            mailed: 1
+        },
+        "a change is news: the re-index left the queue taking ads"
+    );
+}
+
+/// A search whose mail cannot go is tried again in later rounds, for a week from its
+/// oldest match; then its matches are given up, and the search alerts again on news.
+async fn an_alert_mail_that_cannot_go_for_a_week_is_given_up(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let id = save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    // An outbox inside a file cannot be made: every send fails.
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let failing = Mailer::Outbox(blocker.path().join("outbox"));
+    let unmailed = || {
+        let db = app.db.clone();
+        async move {
+            db.read(move |conn| Box::pin(souk::store::alerts::unmailed(conn, id)))
+                .await
+                .unwrap()
+                .len()
+        }
+    };
+    let now = app.clock.now();
+    let rounds = [
+        (now, 1),
+        (now + 600, 1),
+        (now + 7 * DAY - 600, 1),
+        (now + 7 * DAY + 600, 0),
+    ];
+    for (at, left) in rounds {
+        let done = round_with(&app, &failing, at).await;
+        assert_eq!(done.mailed, 0);
+        assert_eq!(unmailed().await, left, "{} s after the match", at - now);
+    }
+    assert_eq!(
+        alert_round(&app, now + 7 * DAY + 1200).await,
+        Round::default()
+    );
+    assert!(mails_to(&app, "zoeker@souk.test").await.is_empty());
+
+    created(&app, &seller.token, &car("Audi Q5")).await;
+    assert_eq!(
+        alert_round(&app, now + 7 * DAY + 1800).await,
+        Round {
+            matched: 1,
+            mailed: 1
+        }
+    );
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert!(mails.len() == 1 && mails[0].contains("Audi Q5") && !mails[0].contains("Audi A4"));
 }

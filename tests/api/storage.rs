@@ -349,9 +349,22 @@ async fn import_extends_and_replace_closes(app: TestApp) {
     );
 }
 
+/// Runs `souk categories import` on `taxonomy`, which must succeed.
+pub(crate) fn import_categories(app: &TestApp, taxonomy: &serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("taxonomy.json");
+    std::fs::write(&file, taxonomy.to_string()).unwrap();
+    let output = import(app, &file, &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// Runs `souk categories import` on a file that puts Damesfietsen (402), as the default
-/// taxonomy has it, under a new L1 category, 990.
-fn move_ladies_bikes_under_a_new_parent(app: &TestApp) {
+/// taxonomy has it, under L1 category 990 (new, or as an earlier import made it).
+pub(crate) fn move_ladies_bikes_under_a_new_parent(app: &TestApp) {
     let taxonomy: serde_json::Value = serde_json::from_str(souk::app::DEFAULT_TAXONOMY).unwrap();
     let leaf = taxonomy["categories"]
         .as_array()
@@ -364,15 +377,7 @@ fn move_ladies_bikes_under_a_new_parent(app: &TestApp) {
     let moved = serde_json::json!({"categories": [{"categoryId": 990,
         "labels": {"nl-NL": "Proef", "nl-BE": "Proef", "fr-BE": "Essai"},
         "status": "open", "children": [leaf]}]});
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("moved.json");
-    std::fs::write(&file, moved.to_string()).unwrap();
-    let output = import(app, &file, &[]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    import_categories(app, &moved);
 }
 
 /// The database keeps each ad's parent category (migration 0048), whoever writes: on
