@@ -298,6 +298,9 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
             // Blobs a crash left unreferenced, or held for a rendition never recorded
             // (deletions wake the sweeper, which frees theirs within moments).
             crate::usecase::images::sweep(&state.db, &state.blobs, &state.clock).await;
+            // Originals of uploads that stopped before they recorded their images.
+            crate::usecase::images::delete_stray_originals(&state.db, &state.blobs, &state.clock)
+                .await;
         }
     }
 }

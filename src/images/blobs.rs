@@ -17,6 +17,9 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
+/// The folder of the originals, kept until their image's renditions exist.
+const ORIGINALS: &str = "originals";
+
 /// Where blobs are kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BlobConfig {
@@ -145,7 +148,7 @@ impl Blobs {
     }
 
     fn original_key(media_id: &str) -> Key {
-        Key::from(format!("originals/{media_id}"))
+        Key::from(format!("{ORIGINALS}/{media_id}"))
     }
 
     fn blob_key(sha256: &str) -> Key {
@@ -204,6 +207,19 @@ impl Blobs {
         let mut keys: Vec<String> = self
             .store
             .list(None)
+            .map_ok(|meta| meta.location.to_string())
+            .try_collect()
+            .await?;
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// The keys of the originals stored before `before` (seconds since the epoch), sorted.
+    pub async fn originals_stored_before(&self, before: i64) -> Result<Vec<String>, BlobError> {
+        let mut keys: Vec<String> = self
+            .store
+            .list(Some(&Key::from(ORIGINALS)))
+            .try_filter(|meta| std::future::ready(meta.last_modified.timestamp() < before))
             .map_ok(|meta| meta.location.to_string())
             .try_collect()
             .await?;

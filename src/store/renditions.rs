@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use super::images::{self, ImageHolder};
 use super::record::record;
-use super::{Backend, Conn, DbError, Record, Value};
+use super::{Backend, Conn, DbError, Record, Value, numbered};
 use crate::domain::image::{Format, ImageStatus, Size};
 use crate::params;
 
@@ -535,6 +535,25 @@ pub async fn forget_original(conn: &mut dyn Conn, key: &str) -> Result<(), DbErr
     conn.run(
         "DELETE FROM original_deletions WHERE original_key = $1",
         params![key],
+    )
+    .await
+}
+
+/// Of the originals `keys`, those that a job still needs (their image is being made).
+pub async fn originals_in_use(
+    conn: &mut dyn Conn,
+    keys: &[String],
+) -> Result<Vec<String>, DbError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Value> = keys.iter().map(|key| Value::Text(key.clone())).collect();
+    conn.column(
+        &format!(
+            "SELECT original_key FROM image_jobs WHERE original_key IN ({})",
+            numbered(1, keys.len())
+        ),
+        &values,
     )
     .await
 }

@@ -286,6 +286,48 @@ async fn delete_queued_originals(db: &Db, blobs: &Blobs) {
     }
 }
 
+/// How old an original that no job needs must be to count as a stray: an upload records
+/// its originals' jobs within its request, well within this.
+const STRAY_AFTER_SECS: i64 = 3600;
+
+/// Deletes the originals that no job needs and that are too old to belong to an upload
+/// still being recorded: left by an upload that stopped between storing its files and
+/// recording its images (a crash, or a failure whose own deletion failed too). Only
+/// originals being made are kept, so the listing is short. In the hourly upkeep.
+pub async fn delete_stray_originals(db: &Db, blobs: &Blobs, clock: &Clock) {
+    let stored = match blobs
+        .originals_stored_before(clock.now() - STRAY_AFTER_SECS)
+        .await
+    {
+        Ok(keys) => keys,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot list the originals");
+            return;
+        }
+    };
+    for some in stored.chunks(SWEEP_MOST) {
+        let keys = some.to_vec();
+        let in_use = db
+            .read(move |conn| {
+                Box::pin(async move { renditions::originals_in_use(conn, &keys).await })
+            })
+            .await;
+        let in_use: std::collections::HashSet<String> = match in_use {
+            Ok(keys) => keys.into_iter().collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read which originals are in use");
+                return;
+            }
+        };
+        for key in some.iter().filter(|key| !in_use.contains(*key)) {
+            if !deleted_in_time(blobs.delete_original(key), key).await {
+                return;
+            }
+            tracing::info!(key, "deleted an original that no upload recorded");
+        }
+    }
+}
+
 /// Whether `deletion` (of the object `name`) succeeded within [`BLOB_DELETE_SECS`]; if
 /// not, says so in the log: the sweep ends there, and a later one retries.
 async fn deleted_in_time(

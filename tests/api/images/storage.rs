@@ -23,6 +23,7 @@ both_backends!(
     an_image_whose_original_is_lost_after_its_jpegs_keeps_them,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
     an_original_whose_deletion_a_crash_cut_off_goes_at_the_next_sweep,
+    an_original_that_no_upload_recorded_goes_after_an_hour,
 );
 
 async fn write<T, E>(
@@ -586,4 +587,41 @@ async fn an_original_whose_deletion_a_crash_cut_off_goes_at_the_next_sweep(app: 
     );
     let left = write(&app, |conn| Box::pin(originals_to_delete(conn, 10))).await;
     assert!(left.is_empty(), "and forgot it: {left:?}");
+}
+
+/// An upload stores its files first and records its images after: a process that stops in
+/// between leaves originals that nothing names. The hourly upkeep deletes an original that
+/// no job needs once it is an hour old (younger, its upload may still be recording it).
+async fn an_original_that_no_upload_recorded_goes_after_an_hour(app: TestApp) {
+    let put = |name: &'static str| {
+        let blobs = app.blobs.clone();
+        async move {
+            blobs
+                .put_original(name, bytes::Bytes::from_static(b"GPS"))
+                .await
+                .unwrap()
+        }
+    };
+    let stray = put("stray-original").await;
+    let being_made = put("being-made").await;
+    enqueue_jobs(&app, &["being-made"]).await;
+    let stored = || async { super::blob_files(&app).await };
+    let sweep_at = |clock: souk::clock::Clock| {
+        let (db, blobs) = (app.db.clone(), app.blobs.clone());
+        async move { souk::usecase::images::delete_stray_originals(&db, &blobs, &clock).await }
+    };
+
+    sweep_at(souk::clock::Clock::default()).await;
+    let files = stored().await;
+    assert!(
+        files.contains(&stray) && files.contains(&being_made),
+        "{files:?}"
+    );
+
+    let an_hour_on = souk::clock::Clock::default();
+    an_hour_on.advance(3601);
+    sweep_at(an_hour_on).await;
+    let files = stored().await;
+    assert!(!files.contains(&stray), "the stray went: {files:?}");
+    assert!(files.contains(&being_made), "a job needs it: {files:?}");
 }
