@@ -209,8 +209,11 @@ async fn apply(
         .and_then(|category| category.leaf)
         .map_or(0, |leaf| leaf.fees.running_days);
     match (product.kind, product.feature) {
-        // A draft that waits for it goes online now, for its category's running days.
-        (ProductKind::Insertion, _) if ad.status == AdStatus::Draft => {
+        // A draft that waits for it goes online now, for its category's running days; one
+        // rejected while it waited is published for its restore.
+        (ProductKind::Insertion, _)
+            if matches!(ad.status, AdStatus::Draft | AdStatus::Rejected) =>
+        {
             ads::publish(conn, ad.number, Dates::published(now, running_days), now).await
         }
         (ProductKind::Insertion, _) => Ok(()),

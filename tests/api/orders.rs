@@ -422,6 +422,35 @@ async fn production_ads_wait_for_their_insertion_fee(backend: Backend, test: &st
         insertion_orders(&app, &ad).await,
         [("paid".to_owned(), 295)]
     );
+
+    // A waiting draft that an operator rejects, and whose order is paid meanwhile: the
+    // payment is not lost, and the restore brings the ad online, where it was paid to go.
+    let rejected = room(&app, &seller).await;
+    let item =
+        souk::domain::advertisement::ItemId::parse(rejected.rsplit('/').next().unwrap()).unwrap();
+    souk::moderation::reject(&app.db, item, "Dubbel", app.clock.now())
+        .await
+        .unwrap();
+    let waiting = expect_json(app.get_with(&rejected, &seller.token).await, 200).await;
+    let order_path = waiting["_links"]["svc:order"]["href"].as_str().unwrap();
+    let paid = app.souk(&["orders", "pay", order_path.rsplit('/').next().unwrap()]);
+    assert!(
+        paid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+    let still = expect_json(app.get_with(&rejected, &seller.token).await, 200).await;
+    assert_eq!(
+        still["status"], "rejected",
+        "a payment does not undo a rejection"
+    );
+    let restored = souk::moderation::restore(&app.db, item, app.clock.now())
+        .await
+        .unwrap();
+    assert_eq!(restored.as_str(), "online");
+    let online = expect_json(app.get(&rejected).await, 200).await;
+    assert!(online.get("awaitingPayment").is_none(), "{online}");
+    assert!(online["startDate"].is_string() && online["closeDate"].is_string());
 }
 
 mod production_ads_wait_for_their_insertion_fee {

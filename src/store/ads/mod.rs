@@ -479,7 +479,9 @@ pub async fn set_awaiting_order(
     .await
 }
 
-/// Publishes draft `number` with `dates` (its insertion fee is paid).
+/// Publishes draft `number` with `dates` (its insertion fee is paid). A draft that an
+/// operator rejected while it waited for its fee stays rejected, and is published for
+/// the restore: the state it comes back to is online, for these dates.
 pub async fn publish(
     conn: &mut dyn Conn,
     number: i64,
@@ -487,16 +489,22 @@ pub async fn publish(
     now: i64,
 ) -> Result<(), DbError> {
     conn.run(
-        "UPDATE advertisements SET status = $2, start_date = $3, close_date = $4, \
-         awaiting_order = NULL, version = version + 1, updated_at = $5 \
-         WHERE item_number = $1 AND status = $6",
+        "UPDATE advertisements SET \
+             status = CASE WHEN status = $6 THEN $2 ELSE status END, \
+             status_before_rejection = CASE WHEN status = $7 THEN $2 \
+                 ELSE status_before_rejection END, \
+             start_date = $3, close_date = $4, \
+             awaiting_order = NULL, version = version + 1, updated_at = $5 \
+         WHERE item_number = $1 \
+           AND (status = $6 OR (status = $7 AND awaiting_order IS NOT NULL))",
         params![
             number,
             AdStatus::Online.as_str(),
             dates.start,
             dates.close,
             now,
-            AdStatus::Draft.as_str()
+            AdStatus::Draft.as_str(),
+            AdStatus::Rejected.as_str()
         ],
     )
     .await
