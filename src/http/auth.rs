@@ -67,7 +67,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             .extensions
             .get::<Caller>()
             .cloned()
-            .ok_or_else(|| unauthenticated(None))
+            .ok_or_else(|| unauthenticated("invalid_token"))
     }
 }
 
@@ -128,11 +128,8 @@ impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for ClientWith<N> {
     }
 }
 
-fn unauthenticated(error: Option<&str>) -> ApiError {
-    let challenge = match error {
-        Some(error) => format!("Bearer realm=\"souk\", error=\"{error}\""),
-        None => "Bearer realm=\"souk\"".to_owned(),
-    };
+fn unauthenticated(error: &str) -> ApiError {
+    let challenge = format!("Bearer realm=\"souk\", error=\"{error}\"");
     ApiError::new(ErrorCode::Unauthenticated).with_header("www-authenticate", challenge)
 }
 
@@ -169,10 +166,10 @@ async fn resolve(
     let from_header = match authorization {
         None => None,
         Some(value) => {
-            let text = value.map_err(|_| unauthenticated(Some("invalid_request")))?;
+            let text = value.map_err(|_| unauthenticated("invalid_request"))?;
             let (scheme, token) = text.split_once(' ').unwrap_or((&text, ""));
             if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-                return Err(unauthenticated(Some("invalid_request")));
+                return Err(unauthenticated("invalid_request"));
             }
             Some(token.trim().to_owned())
         }
@@ -190,7 +187,9 @@ async fn resolve(
             )));
         }
         (Some(token), None) | (None, Some(token)) => token,
-        (None, None) => return Err(unauthenticated(None)),
+        // oauth.md: a missing token is answered as an unknown one is (RFC 6750 would leave
+        // the error out; the contract names it).
+        (None, None) => return Err(unauthenticated("invalid_token")),
     };
     let now = state.clock.now();
     let hash = secret::hash(&token);
@@ -214,5 +213,5 @@ async fn resolve(
     };
     caller
         .filter(|c| c.expires_at > now)
-        .ok_or_else(|| unauthenticated(Some("invalid_token")))
+        .ok_or_else(|| unauthenticated("invalid_token"))
 }

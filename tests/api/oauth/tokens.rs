@@ -95,7 +95,8 @@ async fn bearer_tokens_on_the_resource_api(app: TestApp) {
     let missing = app.get_anonymous("/v1/categories").await;
     assert_eq!(
         missing.headers()["www-authenticate"],
-        "Bearer realm=\"souk\""
+        "Bearer realm=\"souk\", error=\"invalid_token\"",
+        "oauth.md: a missing token is invalid_token too"
     );
     assert_eq!(expect_json(missing, 401).await["code"], "unauthenticated");
     let unknown = app.get_with("/v1/categories", "not-a-token").await;
