@@ -1,11 +1,12 @@
 //! `/v1/savedsearches`: a user's saved searches. Each handler runs one use case of
 //! `usecase::saved_searches`; the representation links to the search it saves.
 
+use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::domain::search::saved::{SavedRequest, SavedSearchInput};
+use crate::domain::search::saved::{MAX_PER_USER, SavedRequest, SavedSearchInput};
 use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
@@ -14,7 +15,7 @@ use crate::usecase::saved_searches;
 
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, need};
-use super::extract::{Context, JsonBody, SavedSearchPath};
+use super::extract::{Context, JsonBody, PageQuery, SavedSearchPath};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {
@@ -42,8 +43,11 @@ pub fn routes(api: Api) -> Api {
     .resource(
         saved(get("/savedsearches", "listSavedSearches"))
             .summary("The caller's saved searches, newest first (scope `read`)")
-            .ok(200, "The saved searches", "SavedSearchList")
-            .errors(&[Unauthorized]),
+            .description("`offset` (default 0) and `limit` (default and at most 100, as many as a user may keep: without them the list is whole), else 400 `pagination-invalid`.")
+            .query_param("offset", json!({"type": "integer", "minimum": 0, "maximum": i64::MAX}), "Default 0.")
+            .query_param("limit", json!({"type": "integer", "minimum": 1, "maximum": 100}), "Default 100.")
+            .ok(200, "A page of the saved searches", "SavedSearchList")
+            .errors(&[Unauthorized, ValidationFailure, PaginationInvalid]),
         list,
     )
     .resource(
@@ -110,19 +114,36 @@ async fn create(
     Ok(Json::created(location, saved_json(&hal, &saved)))
 }
 
+/// A page of the caller's saved searches. A user keeps at most
+/// [`MAX_PER_USER`], so they are read whole and the page is cut here.
 async fn list(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Read>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json, ApiError> {
+    let most = MAX_PER_USER as u64;
+    let page = query.page(most, most)?;
     let listed = state
         .db
         .read(move |conn| Box::pin(saved_searches::of_user(conn, user)))
         .await?;
-    let items: Vec<Value> = listed.iter().map(|s| saved_json(&hal, s)).collect();
+    let skipped = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let items: Vec<Value> = listed
+        .iter()
+        .skip(skipped)
+        .take(page.limit as usize)
+        .map(|s| saved_json(&hal, s))
+        .collect();
+    let path = hal.path("/savedsearches");
     Ok(Json::ok(json!({
-        "_links": hal.links(hal.path("/savedsearches"), Resource::SavedSearchList).build(),
+        "_links": hal
+            .links(&path, Resource::SavedSearchList)
+            .pagination(&path, page, listed.len() as u64)
+            .build(),
         "_embedded": {hal.rel(Rel::SavedSearch): items},
         "totalCount": listed.len(),
+        "offset": page.offset,
+        "limit": page.limit,
     })))
 }
 

@@ -346,14 +346,13 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["savedSearchId", "userId", "searchRequest", "alert"],
         ),
-        "SavedSearchList": object(
+        "SavedSearchList": paged(object(
             json!({
                 "_links": links(&[]),
                 "_embedded": embedded("saved-search", "SavedSearch"),
-                "totalCount": {"type": "integer"},
             }),
-            &["totalCount"],
-        ),
+            &[],
+        )),
         "SearchRequest": described(
             "The parameters of `GET /v1/search` that a saved search keeps; `filters` also takes each searchable attribute of the category, a LIST or STRING one as `<key>: [values]` (values without commas), a numeric one as `<key>: {from, to}`.",
             object(

@@ -292,7 +292,38 @@ async fn a_user_keeps_at_most_a_hundred(app: TestApp) {
     let over = save(&app, &user.token, json!({"searchRequest": {}})).await;
     let over = expect_json(over, 400).await;
     assert_eq!(field_codes(&over), pairs(&[("searchRequest", "too-many")]));
-    assert_eq!(listed(&app, &user).await.len(), 100);
+    let all = listed(&app, &user).await;
+    assert_eq!(all.len(), 100);
+
+    // Pages of them, as every collection has; without `offset` and `limit` the list is whole.
+    let page = expect_json(
+        app.get_with("/v1/savedsearches?offset=90&limit=20", &user.token)
+            .await,
+        200,
+    )
+    .await;
+    let ids: Vec<i64> = page["_embedded"]["svc:saved-search"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["savedSearchId"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, all[90..]);
+    assert_eq!(
+        (&page["totalCount"], &page["offset"], &page["limit"]),
+        (&json!(100), &json!(90), &json!(20))
+    );
+    assert!(page["_links"]["prev"].is_object() && page["_links"]["next"].is_null());
+    for bad in ["limit=0", "limit=101", "offset=-1", "offset=x"] {
+        let refused = app
+            .get_with(&format!("/v1/savedsearches?{bad}"), &user.token)
+            .await;
+        assert_eq!(
+            expect_json(refused, 400).await["code"],
+            "pagination-invalid",
+            "{bad}"
+        );
+    }
     let other = app.user("ander@souk.test").await;
     expect_json(
         save(&app, &other.token, json!({"searchRequest": {}})).await,
