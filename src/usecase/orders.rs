@@ -55,6 +55,9 @@ pub async fn renew<R>(
     till: Till,
     now: i64,
 ) -> Result<OrderWithProducts, Error<R>> {
+    // Held before it is read: of two renewals at once, the second reads the close date the
+    // first moved (past the window) instead of charging for a second period.
+    ads::lock(conn, item.number()).await?;
     let ad = own_existing(conn, user, item, now).await?;
     let open_order = check_purchase(&request.map_err(Error::Request)?)?;
     if !renew_possible(ad.status_at(now), ad.close_date, now) {

@@ -13,6 +13,7 @@ both_backends!(
     renewal_is_refused_as_documented_and_changes_nothing,
     only_the_buyer_sees_an_order,
     the_insertion_fee_is_charged_when_an_ad_first_goes_online,
+    renewals_at_once_charge_one_period,
 );
 
 const DAY: i64 = 86_400;
@@ -65,6 +66,31 @@ fn timestamp(seconds: i64) -> String {
 
 fn parse(text: &str) -> i64 {
     souk::domain::time::parse_timestamp(text).unwrap()
+}
+
+/// A double click without an `Idempotency-Key`, eight times over: the renewals take turns
+/// on the ad, so the first moves `closeDate` out of the window and the others are refused,
+/// instead of each reading the old date and charging for a period of its own.
+async fn renewals_at_once_charge_one_period(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let close = parse(&close_date(&app, &ad, &seller.token).await.0);
+    let by = close - app.clock.now() - 3 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let at_once = (0..8).map(|_| {
+        let (app, token, ad) = (&app, &seller.token, &ad);
+        async move {
+            renew(app, token, ad, json!({"pay": true}))
+                .await
+                .status()
+                .as_u16()
+        }
+    });
+    let mut statuses = futures_util::future::join_all(at_once).await;
+    statuses.sort();
+    assert_eq!(statuses, [201, 400, 400, 400, 400, 400, 400, 400]);
+    let (renewed, _) = close_date(&app, &ad, &seller.token).await;
+    assert_eq!(renewed, timestamp(close + 28 * DAY), "one period");
 }
 
 async fn a_renewal_in_its_window_is_an_order_paid_at_once(mut app: TestApp) {
