@@ -11,7 +11,7 @@ use crate::domain::bid::{BidRequest, Question, QuestionRequest, check_bid, check
 use crate::domain::locale::{Language, euros};
 use crate::mail::Mail;
 use crate::store::Conn;
-use crate::store::ads::AdRecord;
+use crate::store::ads::{self, AdRecord};
 use crate::store::bids::{self, Bid};
 use crate::store::transactions::{self, Counter};
 use crate::store::users::{self, User};
@@ -51,6 +51,9 @@ pub async fn place<R>(
     let Some(user) = users::get(conn, bidder).await?.filter(User::is_confirmed) else {
         return Err(Error::NotConfirmed);
     };
+    // Held before it is read: on PostgreSQL a seller's change (closed, paused, another
+    // price model) that commits meanwhile is then read, not bid past.
+    ads::lock(conn, item.number()).await?;
     let ad = existing(conn, item, now).await?;
     if ad.seller_id == bidder {
         // A seller bidding up their own ad would mislead the other bidders.
