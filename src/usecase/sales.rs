@@ -8,7 +8,7 @@ use crate::domain::sale::{
 };
 use crate::store::ads::AdRecord;
 use crate::store::transactions::{self, Counter, Statistics, Transaction};
-use crate::store::{Conn, users};
+use crate::store::{Conn, ads, users};
 
 use super::advertisements::{existing, own_existing};
 use super::{Conflict, Error, Thing};
@@ -23,6 +23,10 @@ pub async fn record<R>(
     now: i64,
 ) -> Result<Transaction, Error<R>> {
     let ad = ad_for_transactions(conn, item, seller, now).await?;
+    if ad.status_at(now) == AdStatus::Deleted {
+        // Its sales stay readable; a deleted ad makes no new ones.
+        return Err(Error::NotFound(Thing::Advertisement));
+    }
     if ad.seller_id != seller {
         return Err(Error::Forbidden);
     }
@@ -129,17 +133,20 @@ pub async fn statistics(
     Ok(transactions::statistics(conn, ad.number).await?)
 }
 
-/// The ad behind a transaction request of `user`: not found if it is gone, or if it is
+/// The ad behind a transaction request of `user`: not found if it is unknown, or if it is
 /// not online and `user` has no part in it (neither its seller nor the buyer of one of its
 /// transactions), so that a draft's existence does not leak. A buyer keeps seeing their
-/// transactions after the seller paused or closed the ad.
+/// transactions, finishing and reviewing them, after the seller paused, closed or deleted
+/// the ad: a seller who deletes a sold ad does not take the buyer's review away.
 async fn ad_for_transactions<R>(
     conn: &mut dyn Conn,
     item: ItemId,
     user: i64,
     now: i64,
 ) -> Result<AdRecord, Error<R>> {
-    let ad = existing(conn, item, now).await?;
+    let ad = ads::get(conn, item.number())
+        .await?
+        .ok_or(Error::NotFound(Thing::Advertisement))?;
     if ad.status_at(now) != AdStatus::Online
         && ad.seller_id != user
         && transactions::list(conn, ad.number, Some(user))

@@ -11,6 +11,7 @@ both_backends!(
     reviews_as_documented,
     only_the_buyer_of_a_completed_sale_reviews_and_once,
     bad_reviews_are_field_errors_and_store_nothing,
+    a_deleted_ad_keeps_its_sales_and_their_review,
     averages_and_pages_over_every_review,
 );
 
@@ -332,4 +333,39 @@ async fn averages_and_pages_over_every_review(app: TestApp) {
     let bad = app.get_with(&format!("{list}?limit=101"), &app.token).await;
     let bad = expect_json(bad, 400).await;
     assert_eq!(bad["code"], "pagination-invalid");
+}
+
+/// "Sold, then delete the listing": the buyer still reads and reviews the sale, and an
+/// outsider still learns nothing of it; the deleted ad makes no new sales.
+async fn a_deleted_ad_keeps_its_sales_and_their_review(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("koper@souk.test").await;
+    let outsider = app.user("ander@souk.test").await;
+    let ad = completed_sales(&app, &seller, &buyer, 1).await;
+    let deleted = app.delete(&ad).token(&seller.token).send().await;
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(app.get(&ad).await.status(), 404);
+
+    let sale = format!("{ad}/transactions/1");
+    let read = expect_json(app.get_with(&sale, &buyer.token).await, 200).await;
+    assert_eq!(read["status"], "COMPLETED");
+    expect_json(review(&app, &buyer.token, &sale, good_review()).await, 201).await;
+    let reviews = app
+        .get_json(&format!("/v1/users/{}/reviews", seller.id), 200)
+        .await;
+    assert_eq!(reviews["totalCount"], 1);
+    for path in [sale.clone(), format!("{ad}/transactions")] {
+        let hidden = app.get_with(&path, &outsider.token).await;
+        assert_eq!(
+            expect_json(hidden, 404).await["code"],
+            "advertisement-not-found",
+            "{path}"
+        );
+    }
+    let sale = json!({"buyerId": buyer.id, "amount": 100, "shippingCosts": 0});
+    let refused = post(&app, &seller.token, &format!("{ad}/transactions"), sale).await;
+    assert_eq!(
+        expect_json(refused, 404).await["code"],
+        "advertisement-not-found"
+    );
 }
