@@ -238,6 +238,12 @@ impl Config {
                 "curie_prefix: `{prefix}` must be 1 to 32 letters, digits, - or _"
             )));
         }
+        if self.vat_percent > 100 {
+            return Err(ConfigError(format!(
+                "vat_percent: `{}` must be 0 to 100",
+                self.vat_percent
+            )));
+        }
         AllowList::parse(self.image_fetch_allow.split(','))
             .map_err(|e| ConfigError(format!("image_fetch_allow: {e}")))?;
         Ok(self)
@@ -364,6 +370,9 @@ mod tests {
         let err = from(Some("colour = \"blue\""), &[]).unwrap_err();
         assert!(err.to_string().contains("colour"), "{err}");
         assert!(from(None, &[("SOUK_CURIE_PREFIX", "a b")]).is_err());
+        let err = from(None, &[("SOUK_VAT_PERCENT", "4000000000")]).unwrap_err();
+        assert!(err.to_string().contains("vat_percent"), "{err}");
+        assert!(from(None, &[("SOUK_VAT_PERCENT", "100")]).is_ok());
     }
 
     #[test]

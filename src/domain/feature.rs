@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::advertisement::{AMOUNT_MAX, PERIOD_MAX_DAYS};
 use super::text_enum;
 
 text_enum! {
@@ -96,7 +97,8 @@ struct PriceListFile {
 }
 
 /// Reads a price list, refusing unknown features, category ids that are not positive
-/// integers, negative prices and periods under a day.
+/// integers, prices outside 0 to [`AMOUNT_MAX`] and periods outside a day to
+/// [`PERIOD_MAX_DAYS`].
 pub fn parse_price_list(text: &str) -> Result<PriceList, String> {
     let file: PriceListFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let mut entries = Vec::new();
@@ -107,11 +109,13 @@ pub fn parse_price_list(text: &str) -> Result<PriceList, String> {
                 format!("unknown feature {name:?} (known: {})", known.join(", "))
             })?;
             if let Some(price) = price {
-                if price.price < 0 {
-                    return Err(format!("{name}: the price is negative"));
+                if !(0..=AMOUNT_MAX).contains(&price.price) {
+                    return Err(format!("{name}: the price must be 0 to {AMOUNT_MAX} cents"));
                 }
-                if price.days < 1 {
-                    return Err(format!("{name}: a feature lasts at least a day"));
+                if !(1..=PERIOD_MAX_DAYS).contains(&price.days) {
+                    return Err(format!(
+                        "{name}: a feature lasts 1 to {PERIOD_MAX_DAYS} days"
+                    ));
                 }
             }
             entries.push((category, feature, price));
@@ -198,8 +202,18 @@ mod tests {
     fn a_bad_price_list_is_refused_with_its_reason() {
         let refused = |text: &str| parse_price_list(text).unwrap_err();
         assert!(refused(r#"{"default": {"gratis": null}}"#).contains("unknown feature"));
-        assert!(refused(r#"{"default": {"url": {"price": -1, "days": 1}}}"#).contains("negative"));
-        assert!(refused(r#"{"default": {"url": {"price": 1, "days": 0}}}"#).contains("a day"));
+        for (price, days, problem) in [
+            (-1, 1, "the price must be 0 to"),
+            (1_000_000_001, 1, "the price must be 0 to"),
+            (1, 0, "lasts 1 to 3650 days"),
+            (1, 3651, "lasts 1 to 3650 days"),
+            (1, i64::MAX, "lasts 1 to 3650 days"),
+        ] {
+            let text = format!(r#"{{"default": {{"url": {{"price": {price}, "days": {days}}}}}}}"#);
+            assert!(refused(&text).contains(problem), "{price} {days}");
+        }
+        let longest = r#"{"default": {"url": {"price": 1000000000, "days": 3650}}}"#;
+        assert!(parse_price_list(longest).is_ok());
         assert!(refused(r#"{"default": {}, "categories": {"x": {}}}"#).contains("not a category"));
         assert!(refused(r#"{"categories": {}}"#).contains("default"));
     }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 
-use super::advertisement::STANDARD_FIELDS;
+use super::advertisement::{AMOUNT_MAX, PERIOD_MAX_DAYS, STANDARD_FIELDS};
 use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus, Fees, Leaf};
 use super::locale::Labels;
 
@@ -155,26 +155,29 @@ fn check_labels(at: &str, labels: &Labels) -> Result<(), TaxonomyError> {
     Ok(())
 }
 
+/// Fees in cents from 0 to [`AMOUNT_MAX`] and periods from a day to [`PERIOD_MAX_DAYS`],
+/// so that no price or date computed from them can overflow.
 fn check_fees(at: &str, fees: &Fees) -> Result<(), TaxonomyError> {
-    if fees.insertion_fee < 0 {
-        return Err(refuse(format!("{at}.insertionFee"), "must not be negative"));
-    }
-    if fees.running_days <= 0 {
-        return Err(refuse(format!("{at}.runningDays"), "must be at least 1"));
-    }
+    let amount = |name: String, cents: i64| {
+        if (0..=AMOUNT_MAX).contains(&cents) {
+            Ok(())
+        } else {
+            Err(refuse(name, format!("must be 0 to {AMOUNT_MAX} cents")))
+        }
+    };
+    let period = |name: String, days: i64| {
+        if (1..=PERIOD_MAX_DAYS).contains(&days) {
+            Ok(())
+        } else {
+            Err(refuse(name, format!("must be 1 to {PERIOD_MAX_DAYS} days")))
+        }
+    };
+    amount(format!("{at}.insertionFee"), fees.insertion_fee)?;
+    period(format!("{at}.runningDays"), fees.running_days)?;
     for (i, s) in fees.running_subscriptions.iter().enumerate() {
-        if s.duration_days <= 0 {
-            return Err(refuse(
-                format!("{at}.runningSubscriptions[{i}].durationDays"),
-                "must be at least 1",
-            ));
-        }
-        if s.fee < 0 {
-            return Err(refuse(
-                format!("{at}.runningSubscriptions[{i}].fee"),
-                "must not be negative",
-            ));
-        }
+        let at = format!("{at}.runningSubscriptions[{i}]");
+        period(format!("{at}.durationDays"), s.duration_days)?;
+        amount(format!("{at}.fee"), s.fee)?;
     }
     Ok(())
 }
@@ -310,6 +313,16 @@ mod tests {
         assert!(shadowing.problem.contains("member of every advertisement"));
         let empty = refused("\"fr-BE\": \"Voitures\"", "\"fr-BE\": \" \"");
         assert_eq!(empty.location, "categories[0].labels.fr-BE");
+        let forever = refused(
+            "\"runningDays\": 56",
+            "\"runningDays\": 9223372036854775807",
+        );
+        assert_eq!(
+            forever.location,
+            "categories[0].children[0].fees.runningDays"
+        );
+        let dear = refused("\"insertionFee\": 0", "\"insertionFee\": 1000000001");
+        assert_eq!(dear.location, "categories[0].children[0].fees.insertionFee");
     }
 
     #[test]

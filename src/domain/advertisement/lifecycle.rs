@@ -11,6 +11,9 @@ pub const RENEW_WINDOW_DAYS: i64 = 7;
 pub const RENEW_GRACE_DAYS: i64 = 30;
 /// Seconds in a day.
 pub const DAY: i64 = 86_400;
+/// The longest period an operator may set (a category's running days, a feature's days):
+/// ten years, so that every date Souk computes from one stays far from overflowing.
+pub const PERIOD_MAX_DAYS: i64 = 3_650;
 
 text_enum! {
     /// The states of an advertisement.

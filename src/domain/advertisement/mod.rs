@@ -19,8 +19,9 @@ pub use content::{
 };
 pub use item_id::ItemId;
 pub use lifecycle::{
-    Actor, AdStatus, DAY, Dates, RENEW_GRACE_DAYS, RENEW_WINDOW_DAYS, effective_status,
-    listed_statuses, may_transition, new_ad_status, publishes, renew_possible, restored_status,
+    Actor, AdStatus, DAY, Dates, PERIOD_MAX_DAYS, RENEW_GRACE_DAYS, RENEW_WINDOW_DAYS,
+    effective_status, listed_statuses, may_transition, new_ad_status, publishes, renew_possible,
+    restored_status,
 };
 pub use price::{AMOUNT_MAX, ModelType, PriceBefore, PriceModel, reconcile_reserved};
 
