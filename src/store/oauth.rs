@@ -443,6 +443,17 @@ pub async fn insert_confirmation(
     .await
 }
 
+/// Retires every unused address-change link of `user` (as used at `now`): only the newest
+/// request of an address change may make it, and none after a change was made.
+pub async fn retire_email_changes(conn: &mut dyn Conn, user: i64, now: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE email_confirmations SET used_at = $2 \
+         WHERE user_id = $1 AND purpose = $3 AND used_at IS NULL",
+        params![user, now, ConfirmationPurpose::EmailChange.as_str()],
+    )
+    .await
+}
+
 /// Uses a confirmation link once; `None` if unknown, used or expired.
 pub async fn take_confirmation(
     conn: &mut dyn Conn,

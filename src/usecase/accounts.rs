@@ -89,7 +89,8 @@ pub async fn register(
 }
 
 /// Asks to change `user`'s address to `email`: mails that address the link that makes the
-/// change. An address another account has is `email-in-use`.
+/// change, and retires the links of earlier requests (a mistyped address must not keep a
+/// link that takes the account). An address another account has is `email-in-use`.
 pub async fn request_email_change(
     conn: &mut dyn Conn,
     user: i64,
@@ -105,6 +106,7 @@ pub async fn request_email_change(
         purpose: ConfirmationPurpose::EmailChange,
         new_email: Some(email.clone()),
     };
+    oauth_store::retire_email_changes(conn, user, now).await?;
     let link = new_link(conn, &confirmation, now).await?;
     let mail = link_mail(email, &link, ConfirmationPurpose::EmailChange, how);
     Ok(mail_queue::post(conn, &mail, now).await?)
@@ -156,8 +158,11 @@ pub enum Confirmed {
 
 /// Confirms what the link with `link_hash` stands for, once; `None` for a link that is
 /// unknown, used or expired. `password_hash` is the password the owner chose on the page,
-/// taken only by an account without one. If another account took a new address meanwhile,
-/// nothing changes and the link stays usable.
+/// taken only by an account without one, which must choose one (else the field error
+/// `missing` on `password`, and the link stays usable). If another account took a new
+/// address meanwhile, nothing changes and the link stays usable. A new address confirmed
+/// retires the account's other address-change links, and confirms the account too: the
+/// link proved the address.
 pub async fn confirm(
     conn: &mut dyn Conn,
     link_hash: &str,
@@ -173,15 +178,18 @@ pub async fn confirm(
             Err(DbError::UniqueViolation(_)) => Err(Error::Conflict(Conflict::EmailTaken)),
             other => {
                 other?;
+                oauth_store::retire_email_changes(conn, user_id, now).await?;
+                users::confirm(conn, user_id, now).await?;
                 Ok(Some(Confirmed::Email { user_id }))
             }
         },
         None => {
-            if let Some(password_hash) = password_hash {
-                let user = users::get(conn, user_id).await?;
-                if user.is_some_and(|u| u.password_hash.is_empty()) {
-                    users::set_password(conn, user_id, &password_hash).await?;
-                }
+            let user = users::get(conn, user_id).await?;
+            if user.is_some_and(|u| u.password_hash.is_empty()) {
+                // Without one the account could never sign in: the link stays for the
+                // owner's next try (the error rolls back its use).
+                let password_hash = password_hash.ok_or_else(|| FieldError::missing("password"))?;
+                users::set_password(conn, user_id, &password_hash).await?;
             }
             users::confirm(conn, user_id, now).await?;
             Ok(Some(Confirmed::Account { user_id }))

@@ -109,12 +109,15 @@ async fn account_without_password_chooses_one_when_confirming(app: TestApp) {
     let link = link_in(&app.outbox().await[0]);
     let token = link.split("token=").nth(1).unwrap().to_owned();
     let too_long = "x".repeat(201);
-    for (refused, why) in [("short", "te kort"), (too_long.as_str(), "te lang")] {
-        let answer = app
-            .post("/accounts/confirm")
-            .form(&[("token", token.as_str()), ("password", refused)])
-            .send()
-            .await;
+    for (refused, why) in [
+        (Some("short"), "te kort"),
+        (Some(too_long.as_str()), "te lang"),
+        (Some(""), "Kies een wachtwoord"),
+        (None, "Kies een wachtwoord"),
+    ] {
+        let mut form = vec![("token", token.as_str())];
+        form.extend(refused.map(|password| ("password", password)));
+        let answer = app.post("/accounts/confirm").form(&form).send().await;
         assert_eq!(answer.status(), 400);
         let html = answer.text().await.unwrap();
         assert!(html.contains(why), "{html}");
@@ -250,6 +253,8 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
     assert_eq!(body["details"][0]["code"], "email-in-use");
     let body = expect_json(change("no address").await, 400).await;
     assert_eq!(body["details"][0]["code"], "input-invalid");
+    // A mistyped address first: its link is retired by the next request.
+    expect_json(change("jan.typo@souk.test").await, 200).await;
     let body = expect_json(change("jan.nieuw@souk.test").await, 200).await;
     assert_eq!(
         body["_links"]["self"]["href"],
@@ -271,6 +276,55 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
     assert_eq!(confirm(&app, &link_in(mail), None).await.status(), 200);
     let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
     assert_eq!(own["email"], "jan.nieuw@souk.test");
+    let typo = mails
+        .iter()
+        .find(|m| m.starts_with("To: jan.typo@souk.test"))
+        .expect("a mail to the mistyped address");
+    let link = link_in(typo);
+    let retired = link.split("token=").nth(1).unwrap();
+    let answer = app
+        .post("/accounts/confirm")
+        .form(&[("token", retired)])
+        .send()
+        .await;
+    assert_eq!(answer.status(), 400, "an earlier request's link is retired");
+    let own = expect_json(app.get_with(&format!("/v1/users/{jan}"), &token).await, 200).await;
+    assert_eq!(own["email"], "jan.nieuw@souk.test");
+
+    // An account whose confirmation link went astray: confirming a new address proves it.
+    let body = json!({"email": "verkeerd@souk.test", "password": "a good password"});
+    let piet = expect_json(post_user(&app, body).await, 201).await["userId"]
+        .as_i64()
+        .unwrap();
+    let (piet_token, _) = app
+        .user_token(
+            &app.app_client,
+            "verkeerd@souk.test",
+            "a good password",
+            None,
+        )
+        .await;
+    let moved = app
+        .post(&format!("/v1/users/{piet}/change-email"))
+        .token(&piet_token)
+        .json(&json!({"newEmail": "piet@souk.test"}))
+        .send()
+        .await;
+    expect_json(moved, 200).await;
+    let mails = app.outbox().await;
+    let mail = mails
+        .iter()
+        .find(|m| m.starts_with("To: piet@souk.test"))
+        .expect("a mail to the new address");
+    assert_eq!(confirm(&app, &link_in(mail), None).await.status(), 200);
+    let own = app
+        .get_with(&format!("/v1/users/{piet}"), &piet_token)
+        .await;
+    let own = expect_json(own, 200).await;
+    assert_eq!(
+        (&own["email"], &own["status"]),
+        (&json!("piet@souk.test"), &json!("confirmed"))
+    );
 }
 
 /// Idempotency-Key on POST (shown on account creation, the POST that exists first).

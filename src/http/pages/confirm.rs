@@ -146,6 +146,16 @@ pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Respo
                 "Ce lien est inconnu, déjà utilisé ou expiré.",
             ),
         ),
+        // An account without a password must choose one: the form came without it.
+        Err(usecase::Error::Invalid(_)) => error_page(
+            &state,
+            StatusCode::BAD_REQUEST,
+            t(
+                l,
+                "Kies een wachtwoord om je account te bevestigen.",
+                "Choisissez un mot de passe pour confirmer votre compte.",
+            ),
+        ),
         Err(usecase::Error::Conflict(Conflict::EmailTaken)) => error_page(
             &state,
             StatusCode::CONFLICT,
