@@ -33,6 +33,9 @@ const MAILS_PER_ROUND: i64 = 100;
 /// How long a replica may take to send one search's mail before another may.
 const MAIL_LEASE_SECONDS: i64 = 300;
 
+/// How long one alert mail may take to send: well within its lease.
+const SEND_TIMEOUT_SECS: u64 = 120;
+
 /// How long a search's mail that cannot be sent is kept trying, from its oldest match: a
 /// week, as the mail queue does (`usecase::mail_queue`). Then its matches are given up
 /// (the address never takes mail, or the mail server was down all that time: news a week
@@ -119,50 +122,79 @@ async fn query_of(conn: &mut dyn Conn, saved: &Alerting) -> Result<Option<Query>
     }
 }
 
-/// Sends the mails due at `now`; returns how many went.
+/// Sends the mails due at `now`, at most [`MAILS_PER_ROUND`]; returns how many went. Each
+/// search is claimed just before its mail, its lease counted from then, and no send may
+/// outlast [`SEND_TIMEOUT_SECS`]: so a lease never runs out while its mail is on its way,
+/// and another replica never sends the same mail again.
 async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<usize, DbError> {
-    let due = db
-        .write(move |conn| {
-            Box::pin(async move {
-                alerts::claim_due(conn, now, now + MAIL_LEASE_SECONDS, MAILS_PER_ROUND).await
-            })
-        })
-        .await?;
+    let started = std::time::Instant::now();
     let mut sent = 0;
-    for saved in due {
-        let id = saved.id;
-        let (owner, numbers) = db
-            .read(move |conn| {
-                Box::pin(async move {
-                    let owner = users::get(conn, saved.user_id).await?;
-                    let numbers = alerts::unmailed(conn, id).await?;
-                    Ok::<_, DbError>((owner, numbers))
-                })
+    for _ in 0..MAILS_PER_ROUND {
+        let now = now + i64::try_from(started.elapsed().as_secs()).unwrap_or(i64::MAX / 2);
+        let claimed = db
+            .write(move |conn| {
+                Box::pin(
+                    async move { alerts::claim_due(conn, now, now + MAIL_LEASE_SECONDS, 1).await },
+                )
             })
             .await?;
-        let (listed, count) = online_news(db, &numbers, now).await?;
-        if let (Some(owner), false) = (owner, count == 0) {
-            let mail = alert_mail(&saved, &owner, &listed, count, base_url);
-            if let Err(e) = mailer.send(&mail).await {
-                let oldest = db
-                    .read(move |conn| Box::pin(alerts::oldest_unmailed(conn, id)))
-                    .await?;
-                if oldest.is_some_and(|oldest| now - oldest < KEEP_TRYING_SECS) {
-                    // The lease runs out and a later round sends it.
-                    tracing::warn!(saved_search = id, error = %e, "cannot send an alert mail");
-                    continue;
-                }
-                tracing::error!(saved_search = id, error = %e, "alert mail given up after a week");
-            } else {
-                sent += 1;
-            }
+        let Some(saved) = claimed.into_iter().next() else {
+            break;
+        };
+        if mail_one(db, mailer, base_url, saved, now).await? {
+            sent += 1;
         }
-        db.write(move |conn| {
-            Box::pin(async move { alerts::mailed(conn, id, &numbers, now).await })
-        })
-        .await?;
     }
     Ok(sent)
+}
+
+/// Mails the news of the claimed search `saved`, and marks its matches mailed; whether a
+/// mail went. A mail that cannot go keeps its matches for a later round (the lease runs
+/// out), for a week from the oldest ([`KEEP_TRYING_SECS`]), then they are given up.
+async fn mail_one(
+    db: &Db,
+    mailer: &Mailer,
+    base_url: &str,
+    saved: Alerting,
+    now: i64,
+) -> Result<bool, DbError> {
+    let id = saved.id;
+    let user = saved.user_id;
+    let (owner, numbers) = db
+        .read(move |conn| {
+            Box::pin(async move {
+                let owner = users::get(conn, user).await?;
+                let numbers = alerts::unmailed(conn, id).await?;
+                Ok::<_, DbError>((owner, numbers))
+            })
+        })
+        .await?;
+    let (listed, count) = online_news(db, &numbers, now).await?;
+    let mut went = false;
+    if let (Some(owner), false) = (owner, count == 0) {
+        let mail = alert_mail(&saved, &owner, &listed, count, base_url);
+        let limit = std::time::Duration::from_secs(SEND_TIMEOUT_SECS);
+        let failure = match tokio::time::timeout(limit, mailer.send(&mail)).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some(format!("no answer within {SEND_TIMEOUT_SECS} s")),
+        };
+        if let Some(error) = failure {
+            let oldest = db
+                .read(move |conn| Box::pin(alerts::oldest_unmailed(conn, id)))
+                .await?;
+            if oldest.is_some_and(|oldest| now - oldest < KEEP_TRYING_SECS) {
+                tracing::warn!(saved_search = id, error, "cannot send an alert mail");
+                return Ok(false);
+            }
+            tracing::error!(saved_search = id, error, "alert mail given up after a week");
+        } else {
+            went = true;
+        }
+    }
+    db.write(move |conn| Box::pin(async move { alerts::mailed(conn, id, &numbers, now).await }))
+        .await?;
+    Ok(went)
 }
 
 /// Of the matched ads `numbers` (in the order they matched), the first [`LISTED`] still
