@@ -150,14 +150,18 @@ pub fn check_new_account(account: &NewAccount) -> Result<Account, Vec<FieldError
     if let Some(p) = account.password.as_deref()
         && (p.chars().count() < PASSWORD_MIN || p.len() > PASSWORD_MAX)
     {
-        errors.push(FieldError::new(
-            "password",
-            "input-invalid",
+        let message = if p.len() > PASSWORD_MAX {
+            Text::new(
+                format!("mag hoogstens {PASSWORD_MAX} bytes lang zijn"),
+                format!("ne doit pas dépasser {PASSWORD_MAX} octets"),
+            )
+        } else {
             Text::new(
                 format!("moet minstens {PASSWORD_MIN} tekens lang zijn"),
                 format!("doit comporter au moins {PASSWORD_MIN} caractères"),
-            ),
-        ))
+            )
+        };
+        errors.push(FieldError::new("password", "input-invalid", message))
     }
     if let Some(name) = account.name.as_deref()
         && (name.trim().is_empty() || name.chars().count() > NAME_MAX || !is_one_line(name))
@@ -366,6 +370,19 @@ mod tests {
             phone_number: Some("+31 (0)20-1234567".into()),
         });
         assert_eq!(ok.unwrap().email.as_str(), "a@b.nl");
+        let message_of = |password: String| {
+            let errors = check_new_account(&NewAccount {
+                email: Some("a@b.nl".into()),
+                password: Some(password),
+                name: None,
+                postcode: None,
+                phone_number: None,
+            })
+            .unwrap_err();
+            format!("{:?}", errors[0].message)
+        };
+        assert!(message_of("short".into()).contains("minstens 8"));
+        assert!(message_of("é".repeat(101)).contains("hoogstens 200 bytes"));
         let nul = check_new_account(&NewAccount {
             email: Some("a@b.nl".into()),
             password: Some("short".into()),
