@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::domain::advertisement::{AdContent, ModelType, PriceModel};
+use crate::domain::advertisement::{AdContent, AdStatus, ModelType, PriceModel};
 use crate::domain::category::{AttributeDefinition, AttributeType};
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
@@ -279,9 +279,11 @@ pub async fn run<R>(
     // planning them for their values cost).
     conn.keep_plans();
     let records = ads::by_numbers(conn, &numbers).await?;
-    // An ad deleted between the two reads is left out (by_numbers keeps the order).
+    // An ad deleted between the two reads is left out (by_numbers keeps the order), and so
+    // is one that went offline meanwhile: on PostgreSQL the two reads are two statements.
     let results = records
         .into_iter()
+        .filter(|record| record.status_at(now) == AdStatus::Online)
         .map(|record| SearchResult {
             distance: page
                 .hits
