@@ -12,7 +12,7 @@ use figment::{Figment, Metadata, Profile, Provider};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::locale::Locale;
-use crate::images::fetch::address::AllowList;
+use crate::images::fetch::address::{AllowList, Cidr};
 use crate::store::{SqliteSync, redact_url};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,10 +85,19 @@ pub struct Config {
     /// address: networks (`10.0.0.0/8`, `fd00::/8`, an address) and `host:port` pairs
     /// (`images.internal:8080`), separated by commas. Empty: nothing.
     pub image_fetch_allow: String,
+    /// The load balancers and proxies in front of Souk (networks or addresses, separated by
+    /// commas): from these, a sign-in's address is read from `X-Forwarded-For`, so that
+    /// the lockout counts clients, not the balancer. Empty: the connection's own address.
+    pub trusted_proxies: String,
     /// The time one image URL may take, redirects and body included.
     pub image_fetch_timeout_secs: u64,
     /// Redirects followed for one image URL.
     pub image_fetch_max_redirects: usize,
+}
+
+/// The entries of a comma-separated list, trimmed, empty ones left out.
+fn proxy_entries(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|e| !e.is_empty())
 }
 
 impl Default for Config {
@@ -123,6 +132,7 @@ impl Default for Config {
             s3_access_key_id: String::new(),
             s3_secret_access_key: String::new(),
             image_fetch_allow: String::new(),
+            trusted_proxies: String::new(),
             image_fetch_timeout_secs: 10,
             image_fetch_max_redirects: 5,
         }
@@ -246,7 +256,20 @@ impl Config {
         }
         AllowList::parse(self.image_fetch_allow.split(','))
             .map_err(|e| ConfigError(format!("image_fetch_allow: {e}")))?;
+        if let Some(bad) = proxy_entries(&self.trusted_proxies).find(|e| Cidr::parse(e).is_none()) {
+            return Err(ConfigError(format!(
+                "trusted_proxies: `{bad}` is not a network or an address"
+            )));
+        }
         Ok(self)
+    }
+
+    /// The proxies whose `X-Forwarded-For` is believed (checked when the configuration was
+    /// read).
+    pub fn trusted_proxy_list(&self) -> Vec<Cidr> {
+        proxy_entries(&self.trusted_proxies)
+            .filter_map(Cidr::parse)
+            .collect()
     }
 
     /// The allow-list of the image import (checked when the configuration was read).
@@ -373,11 +396,15 @@ mod tests {
         let err = from(None, &[("SOUK_VAT_PERCENT", "4000000000")]).unwrap_err();
         assert!(err.to_string().contains("vat_percent"), "{err}");
         assert!(from(None, &[("SOUK_VAT_PERCENT", "100")]).is_ok());
+        let err = from(None, &[("SOUK_TRUSTED_PROXIES", "10.0.0.0/8, balancer")]).unwrap_err();
+        assert!(err.to_string().contains("`balancer`"), "{err}");
+        let proxies = from(None, &[("SOUK_TRUSTED_PROXIES", "10.0.0.0/8, ::1")]).unwrap();
+        assert_eq!(proxies.trusted_proxy_list().len(), 2);
     }
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 30);
+        assert_eq!(Config::keys().len(), 31);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

@@ -311,7 +311,8 @@ pub(super) async fn submit(
     }
     let username = field("username").unwrap_or_default();
     let password = field("password").unwrap_or_default();
-    let address = peer.ip().to_string();
+    let proxies = state.config.trusted_proxy_list();
+    let address = super::client::client_address(peer.ip(), &headers, &proxies).to_string();
     let now = state.clock.now();
     let outcome = sign_in::sign_in(&state.db, &username, password, &address, now).await;
     match outcome {

@@ -6,6 +6,7 @@
 
 mod ad;
 mod authorize;
+mod client;
 mod confirm;
 mod demo;
 pub mod layout;

@@ -411,3 +411,63 @@ async fn an_address_stored_under_an_older_rule_still_signs_in(app: TestApp) {
         "signed in as the account"
     );
 }
+
+/// Signs in from `client` as the proxy in front of Souk says (`X-Forwarded-For`); the
+/// status of the answer.
+async fn sign_in_from(app: &TestApp, client: &str, email: &str, password: &str) -> u16 {
+    let query = authorize_query(&app.app_client, "");
+    let login = app.login_page(&query).await;
+    let form = [
+        ("username", email),
+        ("password", password),
+        ("csrf_token", login.csrf.as_str()),
+    ];
+    app.post(&format!("/accounts/oauth/authorize?{query}"))
+        .header("cookie", &login.cookie)
+        .header("x-forwarded-for", client)
+        .form(&form)
+        .send()
+        .await
+        .status()
+        .as_u16()
+}
+
+/// Behind a load balancer (`trusted_proxies`), the lockout counts each client apart: five
+/// wrong passwords from one client lock that client, not everyone behind the balancer. A
+/// client that is not a named proxy cannot pick its address with the header.
+async fn the_lockout_counts_clients_behind_a_trusted_proxy(backend: crate::helpers::Backend) {
+    for trusted in [true, false] {
+        let test = format!("oauth::authorize::proxy::{trusted}::{backend:?}");
+        let settings = [("SOUK_TRUSTED_PROXIES", "127.0.0.1, ::1")];
+        let settings: &[(&str, &str)] = if trusted { &settings } else { &[] };
+        let app = TestApp::start_with(backend, &test, settings).await;
+        app.create_user(EMAIL, PASSWORD).await;
+        app.create_user("ander@souk.test", "password of ander")
+            .await;
+        for _ in 0..5 {
+            sign_in_from(&app, "198.51.100.1", EMAIL, "wrong-password").await;
+        }
+        assert_eq!(
+            sign_in_from(&app, "198.51.100.1", EMAIL, PASSWORD).await,
+            429
+        );
+        let other = sign_in_from(&app, "198.51.100.2", "ander@souk.test", "password of ander");
+        let expected = if trusted { 200 } else { 429 };
+        assert_eq!(other.await, expected, "trusted proxy: {trusted}");
+    }
+}
+
+mod the_lockout_counts_clients_behind_a_trusted_proxy {
+    use crate::helpers::Backend;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::the_lockout_counts_clients_behind_a_trusted_proxy(Backend::Sqlite).await;
+    }
+
+    #[tokio::test]
+    #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+    async fn postgres() {
+        super::the_lockout_counts_clients_behind_a_trusted_proxy(Backend::Postgres).await;
+    }
+}
