@@ -17,7 +17,7 @@ use crate::domain::order::{
 };
 use crate::store::ads::AdRecord;
 use crate::store::orders::{self, NewProduct, Order, Product};
-use crate::store::{Conn, ads, categories};
+use crate::store::{Conn, ads, categories, users};
 
 use super::advertisements::own_existing;
 use super::{Error, PurchaseRefusal, Thing, features};
@@ -55,9 +55,11 @@ pub async fn renew<R>(
     till: Till,
     now: i64,
 ) -> Result<OrderWithProducts, Error<R>> {
-    // Held before it is read: of two renewals at once, the second reads the close date the
-    // first moved (past the window) instead of charging for a second period.
-    ads::lock(conn, item.number()).await?;
+    // The owner's renewals take turns (only the owner renews): of two at once, the second
+    // reads the close date the first moved, past the window, instead of charging for a
+    // second period. The user's row, not the ad's: a payment holds its order before its
+    // ads (`settle`), and a renewal into an open order holds that order later.
+    users::lock(conn, user).await?;
     let ad = own_existing(conn, user, item, now).await?;
     let open_order = check_purchase(&request.map_err(Error::Request)?)?;
     if !renew_possible(ad.status_at(now), ad.close_date, now) {

@@ -68,8 +68,8 @@ fn parse(text: &str) -> i64 {
     souk::domain::time::parse_timestamp(text).unwrap()
 }
 
-/// A double click without an `Idempotency-Key`, eight times over: the renewals take turns
-/// on the ad, so the first moves `closeDate` out of the window and the others are refused,
+/// A double click without an `Idempotency-Key`, eight times over: the owner's renewals take
+/// turns, so the first moves `closeDate` out of the window and the others are refused,
 /// instead of each reading the old date and charging for a period of its own.
 async fn renewals_at_once_charge_one_period(mut app: TestApp) {
     let mut seller = app.user("verhuurder@souk.test").await;
