@@ -22,6 +22,9 @@ pub async fn record<R>(
     request: Result<SaleRequest, R>,
     now: i64,
 ) -> Result<Transaction, Error<R>> {
+    // Held before it is read: on PostgreSQL a deletion that commits meanwhile is read, and
+    // the deleted ad records no sale.
+    ads::lock(conn, item.number()).await?;
     let ad = ad_for_transactions(conn, item, seller, now).await?;
     if ad.status_at(now) == AdStatus::Deleted {
         // Its sales stay readable; a deleted ad makes no new ones.
