@@ -122,15 +122,20 @@ pub async fn unmailed(conn: &mut dyn Conn, id: i64) -> Result<Vec<i64>, DbError>
     .await
 }
 
-/// When the oldest match of saved search `id` that is not mailed yet was made.
-pub async fn oldest_unmailed(conn: &mut dyn Conn, id: i64) -> Result<Option<i64>, DbError> {
-    conn.query_one(
-        "SELECT MIN(matched_at) AS oldest FROM saved_search_matches \
-         WHERE saved_search_id = $1 AND mailed_at IS NULL",
-        params![id],
+/// Gives up the unmailed matches of saved search `id` made before `before` (marked mailed
+/// at `now`, though no mail went); returns how many.
+pub async fn give_up_before(
+    conn: &mut dyn Conn,
+    id: i64,
+    before: i64,
+    now: i64,
+) -> Result<u64, DbError> {
+    conn.execute(
+        "UPDATE saved_search_matches SET mailed_at = $3 \
+         WHERE saved_search_id = $1 AND mailed_at IS NULL AND matched_at < $2",
+        params![id, before, now],
     )
-    .await?
-    .get("oldest")
+    .await
 }
 
 /// How many item numbers one statement names at most: a search may have gathered tens of

@@ -7,8 +7,8 @@
 //! ads against every alerting saved search, with the search's own query restricted to
 //! them, and records each ad found once per search, in the transaction that takes them
 //! off the queue; then it mails the searches whose mail is due, each under a lease so that
-//! of several replicas one sends it. A mail that fails is sent again in a later round, for a
-//! week ([`KEEP_TRYING_SECS`]).
+//! of several replicas one sends it. A mail that fails is sent again in a later round; a
+//! match it would carry is given up after a week ([`KEEP_TRYING_SECS`]).
 //!
 //! An ad matches once: changed and still matching, it is not news again. Its owner's own
 //! ads never match their searches. A re-index (a category moved, a new tokenizer) changes
@@ -36,10 +36,10 @@ const MAIL_LEASE_SECONDS: i64 = 300;
 /// How long one alert mail may take to send: well within its lease.
 const SEND_TIMEOUT_SECS: u64 = 120;
 
-/// How long a search's mail that cannot be sent is kept trying, from its oldest match: a
-/// week, as the mail queue does (`usecase::mail_queue`). Then its matches are given up
-/// (the address never takes mail, or the mail server was down all that time: news a week
-/// old is no news).
+/// How long a match whose mail cannot be sent is kept trying: a week, as the mail queue
+/// does (`usecase::mail_queue`). Then it is given up (the address never takes mail, or
+/// the mail server was down all that time: news a week old is no news); newer matches
+/// are still tried.
 const KEEP_TRYING_SECS: i64 = 7 * 86_400;
 
 /// The most ads one mail lists; a larger batch says how many more there are.
@@ -150,7 +150,7 @@ async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<
 
 /// Mails the news of the claimed search `saved`, and marks its matches mailed; whether a
 /// mail went. A mail that cannot go keeps its matches for a later round (the lease runs
-/// out), for a week from the oldest ([`KEEP_TRYING_SECS`]), then they are given up.
+/// out), each for a week ([`KEEP_TRYING_SECS`]), then it is given up.
 async fn mail_one(
     db: &Db,
     mailer: &Mailer,
@@ -179,18 +179,28 @@ async fn mail_one(
             Ok(Err(e)) => Some(e.to_string()),
             Err(_) => Some(format!("no answer within {SEND_TIMEOUT_SECS} s")),
         };
+        // A send cut off by the time limit may have been delivered all the same: the mail
+        // then goes twice, never not at all.
         if let Some(error) = failure {
-            let oldest = db
-                .read(move |conn| Box::pin(alerts::oldest_unmailed(conn, id)))
+            tracing::warn!(saved_search = id, error, "cannot send an alert mail");
+            let given_up = db
+                .write(move |conn| {
+                    Box::pin(async move {
+                        alerts::give_up_before(conn, id, now - KEEP_TRYING_SECS, now).await
+                    })
+                })
                 .await?;
-            if oldest.is_some_and(|oldest| now - oldest < KEEP_TRYING_SECS) {
-                tracing::warn!(saved_search = id, error, "cannot send an alert mail");
-                return Ok(false);
+            if given_up > 0 {
+                tracing::error!(
+                    saved_search = id,
+                    matches = given_up,
+                    "alert matches given up after a week"
+                );
             }
-            tracing::error!(saved_search = id, error, "alert mail given up after a week");
-        } else {
-            went = true;
+            // The lease runs out and a later round tries the rest.
+            return Ok(false);
         }
+        went = true;
     }
     db.write(move |conn| Box::pin(async move { alerts::mailed(conn, id, &numbers, now).await }))
         .await?;
