@@ -38,10 +38,12 @@ pub fn client_address(peer: IpAddr, headers: &HeaderMap, proxies: &[Cidr]) -> Ip
     client
 }
 
-/// An address as proxies write it: `192.0.2.1`, `2001:db8::1`, or with a port
-/// (`192.0.2.1:4711`, `[2001:db8::1]:4711`).
+/// An address as proxies write it: `192.0.2.1`, `2001:db8::1`, `[2001:db8::1]`, or with a
+/// port (`192.0.2.1:4711`, `[2001:db8::1]:4711`).
 fn parse_hop(hop: &str) -> Option<IpAddr> {
-    hop.parse::<IpAddr>()
+    let bare = hop.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
+    bare.unwrap_or(hop)
+        .parse::<IpAddr>()
         .ok()
         .or_else(|| hop.parse::<SocketAddr>().ok().map(|s| s.ip()))
 }
@@ -100,6 +102,11 @@ mod tests {
         assert_eq!(
             client_address(ip("10.1.2.3"), &ported, &proxies),
             ip("2001:db8::1")
+        );
+        let bracketed = headers(&["[2001:db8::2]"]);
+        assert_eq!(
+            client_address(ip("10.1.2.3"), &bracketed, &proxies),
+            ip("2001:db8::2")
         );
         let garbage = headers(&["not an address, 10.0.0.5"]);
         assert_eq!(
