@@ -60,6 +60,18 @@ async fn mails_to(app: &TestApp, to: &str) -> Vec<String> {
         .collect()
 }
 
+/// A round that found one new match and mailed it.
+const ONE_MAILED: Round = Round {
+    matched: 1,
+    mailed: 1,
+};
+
+/// Gives the ad at `path` a new title: a change that search, and so alerts, see.
+async fn retitle(app: &TestApp, token: &str, path: &str, title: &str) {
+    let patch = json!([{"op": "replace", "path": "/title", "value": title}]);
+    expect_json(json_patch(app, token, path, patch, None).await, 200).await;
+}
+
 async fn queued(app: &TestApp) -> i64 {
     app.db
         .read(|conn| Box::pin(souk::store::alerts::queued(conn)))
@@ -81,10 +93,7 @@ async fn an_immediate_alert_mails_each_new_match_once(app: TestApp) {
     let now = app.clock.now();
     assert_eq!(
         alert_round(&app, now).await,
-        Round {
-            matched: 1,
-            mailed: 1
-        },
+        ONE_MAILED,
         "the Audi of another seller matches; the BMW and the owner's own Audi do not"
     );
     let mails = mails_to(&app, "zoeker@souk.test").await;
@@ -117,20 +126,8 @@ async fn an_immediate_alert_mails_each_new_match_once(app: TestApp) {
     assert_eq!(alert_round(&app, now).await, Round::default());
 
     // A changed ad that matches now is news.
-    let bmw_path = bmw["_links"]["self"]["href"].as_str().unwrap();
-    let patch = json!([{"op": "replace", "path": "/title", "value": "Audi A3 (was BMW)"}]);
-    expect_json(
-        json_patch(&app, &seller.token, bmw_path, patch, None).await,
-        200,
-    )
-    .await;
-    assert_eq!(
-        alert_round(&app, now).await,
-        Round {
-            matched: 1,
-            mailed: 1
-        }
-    );
+    retitle(&app, &seller.token, &path_of(&bmw), "Audi A3 (was BMW)").await;
+    assert_eq!(alert_round(&app, now).await, ONE_MAILED);
     let mails = mails_to(&app, "zoeker@souk.test").await;
     assert_eq!(mails.len(), 2);
     assert!(
@@ -264,13 +261,7 @@ async fn a_search_that_gathered_a_great_many_matches_still_mails(app: TestApp) {
     )
     .await;
     created(&app, &seller.token, &car("Audi A4")).await;
-    assert_eq!(
-        alert_round(&app, now).await,
-        Round {
-            matched: 1,
-            mailed: 1
-        }
-    );
+    assert_eq!(alert_round(&app, now).await, ONE_MAILED);
     let mails = mails_to(&app, "zoeker@souk.test").await;
     assert_eq!(mails.len(), 1, "{mails:?}");
     assert!(
@@ -317,18 +308,16 @@ async fn a_reindex_is_not_news(app: TestApp) {
     assert_eq!(queued(&app).await, 0, "the re-index queued nothing");
     assert_eq!(alert_round(&app, now).await, Round::default());
 
-    let patch = json!([{"op": "replace", "path": "/title", "value": "Damesfiets, als nieuw"}]);
-    expect_json(
-        json_patch(&app, &seller.token, &path_of(&bike), patch, None).await,
-        200,
+    retitle(
+        &app,
+        &seller.token,
+        &path_of(&bike),
+        "Damesfiets, als nieuw",
     )
     .await;
     assert_eq!(
         alert_round(&app, now).await,
-        Round {
-            matched: 1,
-            mailed: 1
-        },
+        ONE_MAILED,
         "a change is news: the re-index left the queue taking ads"
     );
 }
