@@ -35,16 +35,21 @@ async fn titles_found(app: &TestApp, saved: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The ids of the user's saved searches, as listed.
-async fn listed(app: &TestApp, user: &User) -> Vec<i64> {
-    let list = expect_json(app.get_with("/v1/savedsearches", &user.token).await, 200).await;
-    let ids: Vec<i64> = list["_embedded"]["svc:saved-search"]
+/// The ids of the saved searches in a list answer (a page of them).
+fn ids_in(list: &Value) -> Vec<i64> {
+    list["_embedded"]["svc:saved-search"]
         .as_array()
         .cloned()
         .unwrap_or_default()
         .iter()
         .map(|s| s["savedSearchId"].as_i64().unwrap())
-        .collect();
+        .collect()
+}
+
+/// The ids of the user's saved searches, as listed.
+async fn listed(app: &TestApp, user: &User) -> Vec<i64> {
+    let list = expect_json(app.get_with("/v1/savedsearches", &user.token).await, 200).await;
+    let ids = ids_in(&list);
     assert_eq!(list["totalCount"], ids.len());
     ids
 }
@@ -302,13 +307,7 @@ async fn a_user_keeps_at_most_a_hundred(app: TestApp) {
         200,
     )
     .await;
-    let ids: Vec<i64> = page["_embedded"]["svc:saved-search"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["savedSearchId"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids, all[90..]);
+    assert_eq!(ids_in(&page), all[90..]);
     assert_eq!(
         (&page["totalCount"], &page["offset"], &page["limit"]),
         (&json!(100), &json!(90), &json!(20))
