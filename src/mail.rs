@@ -25,6 +25,11 @@ pub enum Mailer {
 #[error("mail: {0}")]
 pub struct MailError(String);
 
+/// How long one send may take: well within the five-minute leases of the mail queue and
+/// of saved-search alerts, so that no other sender takes a mail over while this one is
+/// still sending it.
+pub const SEND_TIMEOUT_SECS: u64 = 120;
+
 impl Mailer {
     /// SMTP with `smtp_url` (`smtp://user:password@host:port`), else the outbox.
     pub fn new(
@@ -44,6 +49,16 @@ impl Mailer {
                     .map_err(|e| MailError(format!("SOUK_MAIL_FROM `{from}`: {e}")))?,
             }),
             None => Ok(Mailer::Outbox(data_dir.join("outbox"))),
+        }
+    }
+
+    /// Sends `mail`, giving up after [`SEND_TIMEOUT_SECS`]. A send cut off may have been
+    /// delivered all the same: such a mail goes twice, never not at all.
+    pub async fn send_in_time(&self, mail: &Mail) -> Result<(), MailError> {
+        let limit = std::time::Duration::from_secs(SEND_TIMEOUT_SECS);
+        match tokio::time::timeout(limit, self.send(mail)).await {
+            Ok(sent) => sent,
+            Err(_) => Err(MailError(format!("no answer within {SEND_TIMEOUT_SECS} s"))),
         }
     }
 

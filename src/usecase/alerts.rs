@@ -33,9 +33,6 @@ const MAILS_PER_ROUND: i64 = 100;
 /// How long a replica may take to send one search's mail before another may.
 const MAIL_LEASE_SECONDS: i64 = 300;
 
-/// How long one alert mail may take to send: well within its lease.
-const SEND_TIMEOUT_SECS: u64 = 120;
-
 /// How long a match whose mail cannot be sent is kept trying: a week, as the mail queue
 /// does (`usecase::mail_queue`). Then it is given up (the address never takes mail, or
 /// the mail server was down all that time: news a week old is no news); newer matches
@@ -124,8 +121,8 @@ async fn query_of(conn: &mut dyn Conn, saved: &Alerting) -> Result<Option<Query>
 
 /// Sends the mails due at `now`, at most [`MAILS_PER_ROUND`]; returns how many went. Each
 /// search is claimed just before its mail, its lease counted from then, and no send may
-/// outlast [`SEND_TIMEOUT_SECS`]: so a lease never runs out while its mail is on its way,
-/// and another replica never sends the same mail again.
+/// outlast [`crate::mail::SEND_TIMEOUT_SECS`]: so a lease never runs out while its mail
+/// is on its way, and another replica never sends the same mail again.
 async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<usize, DbError> {
     let started = std::time::Instant::now();
     let mut sent = 0;
@@ -173,15 +170,8 @@ async fn mail_one(
     let mut went = false;
     if let (Some(owner), false) = (owner, count == 0) {
         let mail = alert_mail(&saved, &owner, &listed, count, base_url);
-        let limit = std::time::Duration::from_secs(SEND_TIMEOUT_SECS);
-        let failure = match tokio::time::timeout(limit, mailer.send(&mail)).await {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e.to_string()),
-            Err(_) => Some(format!("no answer within {SEND_TIMEOUT_SECS} s")),
-        };
-        // A send cut off by the time limit may have been delivered all the same: the mail
-        // then goes twice, never not at all.
-        if let Some(error) = failure {
+        if let Err(e) = mailer.send_in_time(&mail).await {
+            let error = e.to_string();
             tracing::warn!(saved_search = id, error, "cannot send an alert mail");
             let given_up = db
                 .write(move |conn| {

@@ -18,10 +18,6 @@ use crate::store::{Conn, Db, DbError, mail_queue};
 /// How long a sender may take over one mail before another sender may take it.
 const SEND_LEASE_SECS: i64 = 300;
 
-/// How long one attempt may take: well within the lease, so that no other sender takes
-/// the mail while this one still sends it.
-const SEND_TIMEOUT_SECS: u64 = 120;
-
 /// The longest wait between two attempts at a mail that fails.
 const RETRY_MOST_SECS: i64 = 3600;
 
@@ -76,16 +72,13 @@ pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, 
         subject: queued.subject.clone(),
         body: queued.body.clone(),
     };
-    let limit = std::time::Duration::from_secs(SEND_TIMEOUT_SECS);
-    let failure = match tokio::time::timeout(limit, mailer.send(&mail)).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(e.to_string()),
-        Err(_) => Some(format!("no answer within {SEND_TIMEOUT_SECS} s")),
-    };
-    let Some(error) = failure else {
-        db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, &queued).await }))
-            .await?;
-        return Ok(Sent::Sent);
+    let error = match mailer.send_in_time(&mail).await {
+        Ok(()) => {
+            db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, &queued).await }))
+                .await?;
+            return Ok(Sent::Sent);
+        }
+        Err(e) => e.to_string(),
     };
     let now = clock.now();
     if now - queued.created_at >= KEEP_TRYING_SECS {
