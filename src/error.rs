@@ -128,7 +128,7 @@ error_codes! {
     InternalServerError = (500, "internal-server-error", "Interne serverfout", "Erreur interne du serveur",
         "Something failed inside Souk. Nothing in the body explains it to protect the server; quote the `logref` when you report it, the operator finds the cause in the logs under that id.");
     ServiceUnavailable = (503, "service-unavailable", "De dienst is tijdelijk niet beschikbaar", "Le service est temporairement indisponible",
-        "Souk cannot reach its database right now. Retry after a short wait.");
+        "Souk cannot reach its database right now, or another request changed the same records at that moment and this one was undone. Nothing was changed: send the request again after a short wait (`Retry-After`, where present, says how long).");
 }
 
 impl ErrorCode {
@@ -252,6 +252,17 @@ impl From<DbError> for ApiError {
             DbError::Unavailable(cause) => {
                 tracing::error!(cause = %cause, "database unavailable");
                 ApiError::new(ErrorCode::ServiceUnavailable)
+            }
+            DbError::Contention(cause) => {
+                // Two requests met (on PostgreSQL, a deadlock): the one undone changed
+                // nothing, so its client may send it again at once.
+                tracing::warn!(cause = %cause, "transaction undone by a conflicting one");
+                ApiError::new(ErrorCode::ServiceUnavailable)
+                    .with_message(Text::new(
+                        "Een gelijktijdige wijziging ging voor; er is niets gewijzigd. Probeer het opnieuw.",
+                        "Une modification simultanée est passée avant; rien n'a été modifié. Réessayez.",
+                    ))
+                    .with_header("Retry-After", "1")
             }
             other => ApiError::internal(other),
         }
@@ -385,6 +396,23 @@ mod tests {
             );
             assert_eq!(ErrorCode::parse(code.as_str()), Some(*code));
         }
+    }
+
+    #[test]
+    fn an_undone_transaction_is_answered_retry_soon() {
+        let error = ApiError::from(DbError::Contention("40P01: deadlock detected".into()));
+        assert_eq!(error.code, ErrorCode::ServiceUnavailable);
+        assert_eq!(error.headers, vec![("Retry-After", "1".to_owned())]);
+        let body = error.body("01ABC", Language::Dutch);
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("niets gewijzigd"),
+            "{body}"
+        );
+        let unavailable = ApiError::from(DbError::Unavailable("08006".into()));
+        assert!(unavailable.headers.is_empty() && unavailable.message.is_none());
     }
 
     #[test]

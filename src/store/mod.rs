@@ -171,6 +171,11 @@ pub enum DbError {
     Decode(String),
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// The database undid the transaction to let a conflicting one go on (PostgreSQL's
+    /// deadlock detection); nothing of it was written, and the same work may simply be run
+    /// again.
+    #[error("transaction undone by a conflicting one: {0}")]
+    Contention(String),
     #[error("database error: {0}")]
     Other(String),
 }

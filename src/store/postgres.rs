@@ -585,6 +585,13 @@ fn map_error(e: tokio_postgres::Error) -> DbError {
         if *db.code() == SqlState::FOREIGN_KEY_VIOLATION {
             return DbError::ForeignKeyViolation(constraint);
         }
+        // Deadlock detected (40P01), and the serialization failure (40001) of a stricter
+        // isolation level: the server rolled the transaction back as a whole.
+        if *db.code() == SqlState::T_R_DEADLOCK_DETECTED
+            || *db.code() == SqlState::T_R_SERIALIZATION_FAILURE
+        {
+            return DbError::Contention(format!("{}: {}", db.code().code(), db.message()));
+        }
         // Connection exceptions (08) and the server going away (57P: shut down, restarting,
         // our connection terminated): the next request gets a new connection.
         let code = db.code().code();

@@ -711,6 +711,70 @@ async fn postgres_point_reads_share_a_spare_connection_while_searches_run() {
     );
 }
 
+/// Two writers that lock two rows in opposite orders deadlock on PostgreSQL: the server
+/// undoes one of them, which reads as `DbError::Contention` (answered 503 with
+/// `Retry-After`, not 500), writes nothing, and leaves the other to commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn a_postgres_deadlock_undoes_one_writer_as_contention() {
+    let app = TestApp::start(Backend::Postgres, "deadlock").await;
+    create_probe(&app).await;
+    app.db
+        .write(|conn| {
+            Box::pin(async move {
+                conn.execute_batch(
+                    "INSERT INTO probe (id, payload, n) VALUES (1, 'one', 0), (2, 'two', 0)",
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    // Each writer holds its first row before either asks for its second.
+    let both_hold_one = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+    let writer = |first: i64, second: i64| {
+        let (db, both_hold_one) = (app.db.clone(), both_hold_one.clone());
+        tokio::spawn(async move {
+            db.write(move |conn| {
+                Box::pin(async move {
+                    for (step, id) in [first, second].into_iter().enumerate() {
+                        conn.execute(
+                            "UPDATE probe SET n = n + $2 WHERE id = $1",
+                            &[Value::Int(id), Value::Int(first * 10)],
+                        )
+                        .await?;
+                        if step == 0 {
+                            both_hold_one.wait().await;
+                        }
+                    }
+                    Ok::<_, DbError>(())
+                })
+            })
+            .await
+        })
+    };
+    let (one_then_two, two_then_one) = (writer(1, 2), writer(2, 1));
+    let outcomes = [one_then_two.await.unwrap(), two_then_one.await.unwrap()];
+    let undone: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+    assert_eq!(undone.len(), 1, "{outcomes:?}");
+    assert!(
+        matches!(undone[0], DbError::Contention(cause) if cause.starts_with("40P01")),
+        "{undone:?}"
+    );
+    // Only the writer that committed added its share to both rows.
+    let committed = if outcomes[0].is_ok() { 10 } else { 20 };
+    for id in [1, 2] {
+        let row = read_one(
+            &app,
+            "SELECT n FROM probe WHERE id = $1",
+            vec![Value::Int(id)],
+        )
+        .await
+        .unwrap();
+        assert_eq!(row.get::<i64>("n").unwrap(), committed, "row {id}");
+    }
+}
+
 /// A PostgreSQL connection that the server ends (a restart, a failover, an operator's
 /// `pg_terminate_backend`) is replaced by the next request that needs one: meanwhile
 /// requests answer 503 `service-unavailable`, never 500, and no restart of Souk is needed.
