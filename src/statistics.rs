@@ -15,6 +15,10 @@ pub const FLUSH_SECONDS: u64 = 5;
 #[derive(Default)]
 pub struct ViewCounter {
     pending: Mutex<HashMap<i64, i64>>,
+    /// Held through a flush, so that the last flush at shutdown waits for a periodic one
+    /// that has taken counts and not written them yet, instead of finding nothing to write
+    /// while the runtime's end cuts the other short.
+    flushing: tokio::sync::Mutex<()>,
 }
 
 impl ViewCounter {
@@ -34,6 +38,7 @@ impl ViewCounter {
 
     /// Writes the pending counts; on failure they are kept for the next flush.
     pub async fn flush(&self, db: &Db) -> Result<(), DbError> {
+        let _flushing = self.flushing.lock().await;
         let pending = std::mem::take(&mut *self.pending.lock());
         if pending.is_empty() {
             return Ok(());
