@@ -53,6 +53,7 @@ async fn exchange_code(
         return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
     };
     let code_hash = secret::hash(raw_code);
+    store::lock_code_owner(conn, &code_hash).await?;
     let Some(code) = store::code(conn, &code_hash).await? else {
         return Ok(Err(oauth::unknown_code()));
     };
@@ -102,6 +103,7 @@ async fn refresh(
         )));
     };
     let hash = secret::hash(raw);
+    store::lock_refresh_owner(conn, &hash).await?;
     let Some(token) = store::refresh_token(conn, &hash).await? else {
         return Ok(Err(oauth::unknown_refresh_token()));
     };
@@ -113,7 +115,8 @@ async fn refresh(
         }
         RefreshDecision::Rotate(scope) => scope,
     };
-    // Of two rotations of one token at one moment, only one moves it from live.
+    // With the owner's row held the token is still live; were it not, it would be refused
+    // rather than rotated twice.
     if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated).await? {
         return Ok(Err(oauth::refresh_used_twice()));
     }
@@ -178,6 +181,7 @@ pub async fn revoke(
     {
         store::revoke_access_token(conn, &hash, now).await?;
     }
+    store::lock_refresh_owner(conn, &hash).await?;
     if let Some(refresh) = store::refresh_token(conn, &hash).await?
         && refresh.client_id == client.id
     {
