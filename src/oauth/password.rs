@@ -42,16 +42,26 @@ pub async fn hash(password: String) -> String {
 /// Checks a password against a stored hash (or against nothing, in the same time).
 pub async fn verify(password: String, stored: Option<String>) -> bool {
     limited(move || {
-        let exists = stored.is_some();
-        let stored = stored.unwrap_or_else(|| DUMMY.clone());
-        let ok = PasswordHash::new(&stored).is_ok_and(|h| {
+        let (checked, usable) = to_check(stored);
+        let ok = PasswordHash::new(&checked).is_ok_and(|h| {
             Argon2::default()
                 .verify_password(password.as_bytes(), &h)
                 .is_ok()
         });
-        ok && exists
+        ok && usable
     })
     .await
+}
+
+/// The hash a password is checked against, and whether a match counts. No account, and an
+/// account without a password (stored as an empty text: its owner chooses one when
+/// confirming), are checked against [`DUMMY`], so that neither answers sooner than a wrong
+/// password and the time tells nothing about the address.
+fn to_check(stored: Option<String>) -> (String, bool) {
+    match stored {
+        Some(own) if PasswordHash::new(&own).is_ok() => (own, true),
+        _ => (DUMMY.clone(), false),
+    }
 }
 
 #[cfg(test)]
@@ -65,5 +75,15 @@ mod tests {
         assert!(verify("correct horse".into(), Some(stored.clone())).await);
         assert!(!verify("wrong".into(), Some(stored)).await);
         assert!(!verify("no account has this password".into(), None).await);
+    }
+
+    #[tokio::test]
+    async fn an_account_without_a_password_costs_a_full_check() {
+        let stored = hash("correct horse".into()).await;
+        assert_eq!(to_check(Some(stored.clone())), (stored, true));
+        for none in [None, Some(String::new())] {
+            assert_eq!(to_check(none), (DUMMY.clone(), false));
+        }
+        assert!(!verify("no account has this password".into(), Some(String::new())).await);
     }
 }
