@@ -28,27 +28,82 @@ pub struct Caller {
 /// unknown or revoked.
 #[derive(Default)]
 pub struct TokenCache {
-    entries: Mutex<HashMap<String, (i64, Option<Caller>)>>,
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_hash: HashMap<String, (i64, Option<Caller>)>,
+    /// How many times the cache was cleared: a lookup read before a clear is not kept.
+    clears: u64,
+}
+
+/// When a lookup started, for [`TokenCache::put`].
+#[derive(Clone, Copy)]
+pub struct LookupStart {
+    clears: u64,
 }
 
 impl TokenCache {
     /// The lookup of `hash`, if made less than [`CACHE_SECONDS`] before `now`.
     pub fn get(&self, hash: &str, now: i64) -> Option<Option<Caller>> {
         let entries = self.entries.lock();
-        let (fetched, caller) = entries.get(hash)?;
+        let (fetched, caller) = entries.by_hash.get(hash)?;
         (now - fetched < CACHE_SECONDS).then(|| caller.clone())
     }
 
-    pub fn put(&self, hash: String, now: i64, caller: Option<Caller>) {
-        let mut entries = self.entries.lock();
-        if entries.len() >= CACHE_ENTRIES {
-            entries.clear();
+    /// To be read before a lookup reads the database.
+    pub fn start_lookup(&self) -> LookupStart {
+        LookupStart {
+            clears: self.entries.lock().clears,
         }
-        entries.insert(hash, (now, caller));
     }
 
-    /// Forgets every lookup: called when this process revokes tokens.
+    /// Keeps a lookup, unless the cache was cleared since it started: a revocation that
+    /// committed meanwhile may not be in what it read.
+    pub fn put(&self, started: LookupStart, hash: String, now: i64, caller: Option<Caller>) {
+        let mut entries = self.entries.lock();
+        if entries.clears != started.clears {
+            return;
+        }
+        if entries.by_hash.len() >= CACHE_ENTRIES {
+            entries.by_hash.clear();
+        }
+        entries.by_hash.insert(hash, (now, caller));
+    }
+
+    /// Forgets every lookup, and any running now: called when this process revokes tokens.
     pub fn clear(&self) {
-        self.entries.lock().clear();
+        let mut entries = self.entries.lock();
+        entries.by_hash.clear();
+        entries.clears += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller() -> Caller {
+        Caller {
+            client_id: "app".into(),
+            user_id: Some(1),
+            scopes: Scopes::from_stored("read"),
+            expires_at: 100,
+        }
+    }
+
+    #[test]
+    fn a_lookup_that_a_clear_overtook_is_not_kept() {
+        let cache = TokenCache::default();
+        let before_revocation = cache.start_lookup();
+        cache.clear();
+        cache.put(before_revocation, "h".into(), 10, Some(caller()));
+        assert_eq!(cache.get("h", 10), None);
+
+        let after = cache.start_lookup();
+        cache.put(after, "h".into(), 10, Some(caller()));
+        assert_eq!(cache.get("h", 10), Some(Some(caller())));
+        assert_eq!(cache.get("h", 10 + CACHE_SECONDS), None, "too old");
     }
 }

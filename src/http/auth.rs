@@ -196,6 +196,7 @@ async fn resolve(
     let caller = match state.tokens.get(&hash, now) {
         Some(cached) => cached,
         None => {
+            let started = state.tokens.start_lookup();
             let lookup = hash.clone();
             let record = state
                 .db
@@ -207,7 +208,7 @@ async fn resolve(
                 scopes: Scopes::from_stored(&t.scope),
                 expires_at: t.expires_at,
             });
-            state.tokens.put(hash, now, caller.clone());
+            state.tokens.put(started, hash, now, caller.clone());
             caller
         }
     };
