@@ -109,7 +109,10 @@ impl Blobs {
             BlobConfig::Local(dir) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| BlobError::Store(format!("{}: {e}", dir.display())))?;
-                Arc::new(LocalFileSystem::new_with_prefix(dir)?)
+                // Synced before a write returns, as SQLite syncs its commits: an image
+                // answered 201 (and the rendition rows pointing at its files) must not come
+                // back after a power cut as a missing or empty file.
+                Arc::new(LocalFileSystem::new_with_prefix(dir)?.with_fsync(true))
             }
             BlobConfig::S3 {
                 bucket,
