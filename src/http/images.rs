@@ -22,6 +22,7 @@ use crate::domain::image::{Format, Size, media_type};
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
+use crate::images::blobs::BlobError;
 use crate::images::check::{Limits, Refusal};
 use crate::images::fetch::{FetchPolicy, fetch_all};
 use crate::store::images::ImageRecord;
@@ -528,10 +529,22 @@ async fn blob(
     {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let bytes = state.blobs.get_blob(&chosen.sha256).await.map_err(|e| {
-            tracing::error!(error = %e, sha256 = chosen.sha256, "a rendition's blob is missing");
-            ApiError::new(ErrorCode::ImageNotFound)
-        })?;
+        let bytes = state
+            .blobs
+            .get_blob(&chosen.sha256)
+            .await
+            .map_err(|e| match e {
+                BlobError::NotFound => {
+                    tracing::error!(sha256 = chosen.sha256, "a rendition's blob is missing");
+                    ApiError::new(ErrorCode::ImageNotFound)
+                }
+                // The store did not answer: the image may well be there, so not a 404 that a
+                // client or a cache would take as its end.
+                BlobError::Store(cause) => {
+                    tracing::error!(cause, sha256 = chosen.sha256, "the blob store failed");
+                    ApiError::new(ErrorCode::ServiceUnavailable)
+                }
+            })?;
         let mut response = Body::from(bytes).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,

@@ -11,8 +11,8 @@ use super::{
     wait_until_available,
 };
 use crate::ads::{created, minimal, status};
-use crate::every_store;
 use crate::helpers::{TestApp, expect_json};
+use crate::{both_backends, every_store};
 
 every_store!(
     a_phone_photo_comes_back_upright_without_metadata,
@@ -21,6 +21,8 @@ every_store!(
     an_image_is_seen_as_its_ad_is,
     a_change_elsewhere_reaches_blob_answers_within_the_bound,
 );
+
+both_backends!(a_blob_store_that_fails_is_unavailable_not_a_missing_image);
 
 /// A JPEG as a phone writes it: `width` x `height` stored with EXIF orientation 6 (turn 90
 /// degrees clockwise to show) and a GPS position. The stored image's top-left quarter is
@@ -414,4 +416,37 @@ async fn a_change_elsewhere_reaches_blob_answers_within_the_bound(app: TestApp) 
     app.clock.advance(souk::usecase::images::LOOKUP_SECONDS);
     let answer = app.get_with(&blob, &other.token).await;
     assert_eq!(expect_json(answer, 404).await["code"], "image-not-found");
+}
+
+/// A blob store that fails (here a file of the local store that cannot be opened: a link to
+/// itself) answers 503 `service-unavailable`, not a 404 that a client or a cache would take
+/// for the image's end; once the store reads again, the image is served.
+async fn a_blob_store_that_fails_is_unavailable_not_a_missing_image(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap();
+    let media_id = available_image(&app, &seller.token, item).await;
+    let store = app.config.data_dir.join("images");
+    let files: Vec<_> = blob_files(&app)
+        .await
+        .into_iter()
+        .filter(|key| key.starts_with("blobs/"))
+        .map(|key| store.join(key))
+        .collect();
+    assert!(!files.is_empty());
+    for file in &files {
+        std::fs::rename(file, file.with_extension("kept")).unwrap();
+        std::os::unix::fs::symlink(file, file).unwrap();
+    }
+    let answer = blob(&app, &seller.token, &media_id, "small", "image/jpeg").await;
+    assert_eq!(
+        expect_json(answer, 503).await["code"],
+        "service-unavailable"
+    );
+
+    for file in &files {
+        std::fs::remove_file(file).unwrap();
+        std::fs::rename(file.with_extension("kept"), file).unwrap();
+    }
+    let answer = blob(&app, &seller.token, &media_id, "small", "image/jpeg").await;
+    assert_eq!(answer.status(), 200);
 }
