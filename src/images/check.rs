@@ -6,7 +6,7 @@
 
 use std::io::Cursor;
 
-use image::{ImageFormat, ImageReader};
+use image::{ImageDecoder, ImageFormat, ImageReader};
 
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
@@ -51,10 +51,12 @@ impl Kind {
 pub struct Limits {
     /// The largest file, in bytes (`SOUK_MAX_IMAGE_BYTES`).
     pub max_bytes: usize,
-    /// The most pixels (width x height): a decoded image takes 3 to 4 bytes a pixel, so
-    /// this bounds the memory of one decode. 50 megapixels (a 200 MB RGBA buffer at worst)
-    /// is above any phone camera.
+    /// The most pixels (width x height). 50 megapixels is above any phone camera.
     pub max_pixels: u64,
+    /// The most bytes the decoded image takes (pixels x bytes a pixel), which bounds the
+    /// memory of one decode: an 8-bit RGBA image of 50 megapixels, or a 16-bit one of 25,
+    /// takes 200 MB. Pixels alone do not bound it: a 16-bit RGBA pixel takes 8 bytes.
+    pub max_decoded_bytes: u64,
     /// The longest side, in pixels.
     pub max_side: u32,
 }
@@ -64,6 +66,7 @@ impl Default for Limits {
         Limits {
             max_bytes: 20 * 1024 * 1024,
             max_pixels: 50_000_000,
+            max_decoded_bytes: 200_000_000,
             max_side: 20_000,
         }
     }
@@ -182,12 +185,14 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
     let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.image_format());
     reader.no_limits();
     // A header that does not parse (a bad checksum, nonsense fields) is no image.
-    let (width, height) = reader.into_dimensions().map_err(|_| Refusal::NotAnImage)?;
+    let decoder = reader.into_decoder().map_err(|_| Refusal::NotAnImage)?;
+    let (width, height) = decoder.dimensions();
     if width == 0
         || height == 0
         || width > limits.max_side
         || height > limits.max_side
         || u64::from(width) * u64::from(height) > limits.max_pixels
+        || decoder.total_bytes() > limits.max_decoded_bytes
     {
         return Err(Refusal::TooManyPixels { width, height });
     }
@@ -316,6 +321,32 @@ mod tests {
                 height: 60_000
             })
         );
+    }
+
+    /// A small PNG whose header claims 7,000 x 7,000 pixels of 16-bit RGBA: fewer than the
+    /// most pixels, but 392 MB decoded.
+    #[test]
+    fn a_deep_image_is_refused_by_its_decoded_size() {
+        let mut png = encoded(ImageFormat::Png, 1, 1);
+        png[16..20].copy_from_slice(&7_000u32.to_be_bytes());
+        png[20..24].copy_from_slice(&7_000u32.to_be_bytes());
+        let set_depth_and_colour = |png: &mut Vec<u8>, depth: u8, colour: u8| {
+            png[24] = depth;
+            png[25] = colour;
+            let crc = crc32(&png[12..29]);
+            png[29..33].copy_from_slice(&crc.to_be_bytes());
+        };
+        // Colour type 6 is RGBA; 2 is RGB, 8 bits: 147 MB decoded, within the bound.
+        set_depth_and_colour(&mut png, 16, 6);
+        assert_eq!(
+            check(&png, Some("image/png"), Limits::default()),
+            Err(Refusal::TooManyPixels {
+                width: 7_000,
+                height: 7_000
+            })
+        );
+        set_depth_and_colour(&mut png, 8, 2);
+        assert!(check(&png, Some("image/png"), Limits::default()).is_ok());
     }
 
     fn crc32(bytes: &[u8]) -> u32 {
