@@ -4,7 +4,7 @@
 use crate::params;
 
 use super::record::record;
-use super::{Backend, Conn, DbError, Record};
+use super::{Conn, DbError, Record};
 
 record! {
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,10 +44,7 @@ pub async fn take(
     now: i64,
     until: i64,
 ) -> Result<Option<QueuedMail>, DbError> {
-    let skip_locked = match conn.backend() {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
+    let skip_locked = conn.skip_locked();
     conn.record(
         &format!(
             "UPDATE mail_queue SET due_at = $2, attempts = attempts + 1 \

@@ -96,6 +96,16 @@ impl dyn Conn + '_ {
         self.execute(sql, params).await.map(drop)
     }
 
+    /// The end of a `SELECT` in a queue's claim that passes over the rows another
+    /// transaction is claiming at this moment, instead of waiting for it (PostgreSQL's
+    /// `FOR UPDATE SKIP LOCKED`); nothing on SQLite, whose one writer claims alone.
+    pub fn skip_locked(&self) -> &'static str {
+        match self.backend() {
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+            Backend::Sqlite => "",
+        }
+    }
+
     /// Holds the row that `select` (a `SELECT` of one row by the key `$1`) finds until the
     /// transaction ends, so that a rule over what it and the rows under it hold now is
     /// checked by one transaction at a time. SQLite has one writer and no row locks: a

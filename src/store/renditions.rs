@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use super::images::{self, ImageHolder};
 use super::record::record;
-use super::{Backend, Conn, DbError, Record, Value, numbered};
+use super::{Conn, DbError, Record, Value, numbered};
 use crate::domain::image::{Format, ImageStatus, Size};
 use crate::params;
 
@@ -332,10 +332,7 @@ pub async fn claim_unreferenced(
     now: i64,
     limit: i64,
 ) -> Result<Claim, DbError> {
-    let skip_locked = match conn.backend() {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
+    let skip_locked = conn.skip_locked();
     let until = now + CLAIM_HOLD_SECS;
     let claimable = "refs <= 0 AND (held_until <= $1 OR (refs = 0 AND holds = 0))";
     let blobs = conn
@@ -453,17 +450,20 @@ pub async fn enqueue(
 }
 
 /// Claims the oldest job whose lease ran out (or that never had one) until `until`. One
-/// statement on both backends; on PostgreSQL two replicas racing for the same row both
-/// re-check `claimed_until` after the row lock, so only one gets it (the other finds none
-/// this time and asks again).
+/// statement on both backends; on PostgreSQL a job that another replica is claiming at
+/// this moment is passed over for the next, so that replicas with a backlog each take one
+/// instead of one finding none and pausing.
 pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<Job>, DbError> {
     let row = conn
         .query_opt(
-            "UPDATE image_jobs SET claimed_until = $2, attempts = attempts + 1 \
-             WHERE media_id = (SELECT media_id FROM image_jobs WHERE claimed_until <= $1 \
-                               ORDER BY claimed_until, created_at LIMIT 1) \
-               AND claimed_until <= $1 \
-             RETURNING media_id, phase, original_key, attempts",
+            &format!(
+                "UPDATE image_jobs SET claimed_until = $2, attempts = attempts + 1 \
+                 WHERE media_id = (SELECT media_id FROM image_jobs WHERE claimed_until <= $1 \
+                                   ORDER BY claimed_until, created_at LIMIT 1{}) \
+                   AND claimed_until <= $1 \
+                 RETURNING media_id, phase, original_key, attempts",
+                conn.skip_locked()
+            ),
             params![now, until],
         )
         .await?;
