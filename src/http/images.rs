@@ -146,10 +146,12 @@ async fn upload(
     Query(query): Query<UploadQuery>,
     request: Request,
 ) -> Result<Json, ApiError> {
-    let mut replace_all = parse_flag("replaceAll", query.replace_all.as_deref())?;
+    let replace_all = parse_flag("replaceAll", query.replace_all.as_deref());
     let now = state.clock.now();
-    // Only the ad's seller makes Souk read a body this large, or connect somewhere.
+    // Only the ad's seller makes Souk read a body this large, or connect somewhere; and
+    // only the seller is told what is wrong with the request.
     images::check_seller::<ApiError>(&state.db, seller, item, now).await?;
+    let mut replace_all = replace_all?;
     // The route lifts the general body limit; this is its own, for the whole body.
     let limit = upload_body_limit(&state.config);
     let request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));

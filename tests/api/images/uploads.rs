@@ -300,6 +300,15 @@ async fn replace_all_is_true_or_false(app: TestApp) {
         1,
         "nothing added, nothing replaced"
     );
+    // Someone else is refused as such, not told what is wrong with the request.
+    let other = app.user("ander@souk.test").await;
+    let refused = app
+        .post(&format!("{ad}/images?replaceAll=yes"))
+        .token(&other.token)
+        .bytes("image/jpeg", jpeg(10, 10))
+        .send()
+        .await;
+    assert_eq!(expect_json(refused, 403).await["code"], "unauthorized");
     let (content_type, body) = multipart(&[
         ("replaceAll", None, b"maybe".to_vec()),
         ("file", Some("image/jpeg"), jpeg(12, 12)),
