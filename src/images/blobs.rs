@@ -7,7 +7,7 @@
 //! counts their references, `store::renditions`).
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -57,6 +57,8 @@ impl From<object_store::Error> for BlobError {
 pub struct Blobs {
     store: Arc<dyn ObjectStore>,
     hot: Arc<Mutex<HotBlobs>>,
+    /// The folder of a local store, where a write cut short leaves a file of its own.
+    local_dir: Option<PathBuf>,
 }
 
 /// Renditions read lately, kept in memory up to a total size: a blob's name is its
@@ -139,9 +141,14 @@ impl Blobs {
                 Arc::new(builder.build()?)
             }
         };
+        let local_dir = match config {
+            BlobConfig::Local(dir) => Some(dir.clone()),
+            BlobConfig::S3 { .. } => None,
+        };
         Ok(Blobs {
             store,
             hot: Arc::default(),
+            local_dir,
         })
     }
 
@@ -230,11 +237,53 @@ impl Blobs {
         Ok(keys)
     }
 
+    /// Deletes the files that writes cut short left in a local store, last changed before
+    /// `before` (seconds since the epoch); returns their paths. The local store writes a
+    /// file as `{name}#{n}` and renames it when whole, so a crash in between leaves that
+    /// file, which listings pass over: the start of an original, with its GPS position,
+    /// would stay for ever. An S3 object appears whole or not at all: nothing to do there.
+    pub async fn delete_interrupted_writes(&self, before: i64) -> Result<Vec<String>, BlobError> {
+        let Some(dir) = self.local_dir.clone() else {
+            return Ok(Vec::new());
+        };
+        let cutoff = std::time::UNIX_EPOCH + std::time::Duration::from_secs(before.max(0) as u64);
+        tokio::task::spawn_blocking(move || {
+            let mut deleted = Vec::new();
+            let mut folders = vec![dir];
+            while let Some(folder) = folders.pop() {
+                for entry in std::fs::read_dir(&folder)? {
+                    let entry = entry?;
+                    let (path, metadata) = (entry.path(), entry.metadata()?);
+                    if metadata.is_dir() {
+                        folders.push(path);
+                    } else if is_cut_short(&path) && metadata.modified()? < cutoff {
+                        std::fs::remove_file(&path)?;
+                        deleted.push(path.display().to_string());
+                    }
+                }
+            }
+            Ok(deleted)
+        })
+        .await
+        .map_err(|e| BlobError::Store(e.to_string()))?
+        .map_err(|e: std::io::Error| BlobError::Store(e.to_string()))
+    }
+
     /// Deletes a rendition's bytes (gone already is fine).
     pub async fn delete_blob(&self, sha256: &str) -> Result<(), BlobError> {
         self.hot().forget(sha256);
         ignore_missing(self.store.delete(&Blobs::blob_key(sha256)).await)
     }
+}
+
+/// Whether a local store's file is one being written: its name ends in `#` and digits.
+fn is_cut_short(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    name.rsplit_once('#')
+        .is_some_and(|(_, suffix)| !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn ignore_missing(result: object_store::Result<()>) -> Result<(), BlobError> {

@@ -293,12 +293,20 @@ const STRAY_AFTER_SECS: i64 = 3600;
 /// Deletes the originals that no job needs and that are too old to belong to an upload
 /// still being recorded: left by an upload that stopped between storing its files and
 /// recording its images (a crash, or a failure whose own deletion failed too). Only
-/// originals being made are kept, so the listing is short. In the hourly upkeep.
+/// originals being made are kept, so the listing is short. Also the files that a local
+/// store's writes left when cut short ([`Blobs::delete_interrupted_writes`]). In the hourly
+/// upkeep.
 pub async fn delete_stray_originals(db: &Db, blobs: &Blobs, clock: &Clock) {
-    let stored = match blobs
-        .originals_stored_before(clock.now() - STRAY_AFTER_SECS)
-        .await
-    {
+    let before = clock.now() - STRAY_AFTER_SECS;
+    match blobs.delete_interrupted_writes(before).await {
+        Ok(deleted) => {
+            for path in deleted {
+                tracing::info!(path, "deleted a file that a write cut short left");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot delete what cut-short writes left"),
+    }
+    let stored = match blobs.originals_stored_before(before).await {
         Ok(keys) => keys,
         Err(e) => {
             tracing::warn!(error = %e, "cannot list the originals");

@@ -591,7 +591,8 @@ async fn an_original_whose_deletion_a_crash_cut_off_goes_at_the_next_sweep(app: 
 
 /// An upload stores its files first and records its images after: a process that stops in
 /// between leaves originals that nothing names. The hourly upkeep deletes an original that
-/// no job needs once it is an hour old (younger, its upload may still be recording it).
+/// no job needs once it is an hour old (younger, its upload may still be recording it),
+/// and the file that a local store's write cut short left (which a listing passes over).
 async fn an_original_that_no_upload_recorded_goes_after_an_hour(app: TestApp) {
     let put = |name: &'static str| {
         let blobs = app.blobs.clone();
@@ -605,6 +606,9 @@ async fn an_original_that_no_upload_recorded_goes_after_an_hour(app: TestApp) {
     let stray = put("stray-original").await;
     let being_made = put("being-made").await;
     enqueue_jobs(&app, &["being-made"]).await;
+    // A write of the local store cut short: the file it writes before renaming it.
+    let cut_short = app.config.data_dir.join("images/originals/cut-short#1");
+    std::fs::write(&cut_short, b"GPS").unwrap();
     let stored = || async { super::blob_files(&app).await };
     let sweep_at = |clock: souk::clock::Clock| {
         let (db, blobs) = (app.db.clone(), app.blobs.clone());
@@ -617,6 +621,7 @@ async fn an_original_that_no_upload_recorded_goes_after_an_hour(app: TestApp) {
         files.contains(&stray) && files.contains(&being_made),
         "{files:?}"
     );
+    assert!(cut_short.exists(), "too new to be cut short for good");
 
     let an_hour_on = souk::clock::Clock::default();
     an_hour_on.advance(3601);
@@ -624,4 +629,5 @@ async fn an_original_that_no_upload_recorded_goes_after_an_hour(app: TestApp) {
     let files = stored().await;
     assert!(!files.contains(&stray), "the stray went: {files:?}");
     assert!(files.contains(&being_made), "a job needs it: {files:?}");
+    assert!(!cut_short.exists(), "the cut-short write went");
 }
