@@ -100,9 +100,19 @@ async fn concurrent_code_exchange_has_one_winner(app: TestApp) {
         exchange(&app, &client, &code, &[]),
         exchange(&app, &client, &code, &[])
     );
-    let mut statuses = [a.status().as_u16(), b.status().as_u16()];
-    statuses.sort();
-    assert_eq!(statuses, [200, 400]);
+    let (winner, loser) = if a.status() == 200 { (a, b) } else { (b, a) };
+    let winner = expect_json(winner, 200).await;
+    expect_oauth_error(loser, 400, "invalid_grant").await;
+    // The second use is a replay (case 18): what the first one got stops working too.
+    let access = winner["access_token"].as_str().unwrap();
+    assert_eq!(app.get_with("/v1/me", access).await.status(), 401);
+    let refresh = winner["refresh_token"].as_str().unwrap();
+    expect_oauth_error(
+        super::refresh(&app, &client, refresh, None).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
 }
 
 /// Case 23.
