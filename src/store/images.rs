@@ -196,6 +196,17 @@ pub async fn delete(conn: &mut dyn Conn, media_id: &str) -> Result<bool, DbError
         == 1)
 }
 
+/// Numbers an ad's images 1, 2, ... again in their order, after some were removed, so that
+/// `imageId` stays the position from 1. The caller holds the ad (`ads::lock`).
+pub async fn close_gaps(conn: &mut dyn Conn, item_number: i64) -> Result<(), DbError> {
+    let images = of_ad(conn, item_number).await?;
+    if images.iter().zip(1..).all(|(image, n)| image.position == n) {
+        return Ok(());
+    }
+    let order: Vec<String> = images.into_iter().map(|image| image.media_id).collect();
+    reorder(conn, item_number, &order).await
+}
+
 /// Puts an ad's images in the order of `media_ids` (every one of its images, each once),
 /// numbering them from 1. Positions go negative first, so that no two rows ever share a
 /// position on the way.

@@ -568,9 +568,14 @@ pub async fn delete(
             let (ad, _) = stored::get_held(conn, &media_id)
                 .await?
                 .ok_or(Error::NotFound(Thing::Image))?;
+            // Held first, as an upload holds it: the images after this one move up.
+            ads::lock(conn, ad.item_number).await?;
             let item = ItemId::from_number(ad.item_number);
             match own_existing(conn, seller, item, now).await {
-                Ok(_) => Ok(renditions::remove_images(conn, &[media_id.as_str()], now).await?),
+                Ok(_) => {
+                    renditions::remove_images(conn, &[media_id.as_str()], now).await?;
+                    Ok(stored::close_gaps(conn, ad.item_number).await?)
+                }
                 // An image of someone else's online ad is 403, like the ad; of an ad
                 // not shown, as unknown as a missing one.
                 Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),

@@ -265,10 +265,17 @@ pub async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Res
     let dropped = db
         .write(move |conn| {
             Box::pin(async move {
+                // The ad is held first, as every writer of its images holds it: the images
+                // after this one move up.
+                let Some((ad, _)) = images::get_held(conn, &media_id).await? else {
+                    return Ok(false);
+                };
+                crate::store::ads::lock(conn, ad.item_number).await?;
                 if !renditions::hold_job(conn, &media_id, phase).await? {
                     return Ok(false);
                 }
                 renditions::remove_images(conn, &[media_id.as_str()], now).await?;
+                images::close_gaps(conn, ad.item_number).await?;
                 Ok::<_, DbError>(true)
             })
         })

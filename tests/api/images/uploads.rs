@@ -388,6 +388,27 @@ async fn the_seller_orders_the_images(app: TestApp) {
     }
     let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
     assert_eq!(embedded(&read), reversed, "unchanged by the refusals");
+
+    // Deleting the first image moves the others up: `imageId` stays the position from 1.
+    let deleted = app
+        .delete(&format!("/v1/images/{}", reversed[0]))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(deleted.status(), 204);
+    let list = expect_json(
+        app.get_with(&format!("{ad}/images"), &seller.token).await,
+        200,
+    )
+    .await;
+    assert_eq!(media_ids(&list), reversed[1..]);
+    let positions: Vec<&Value> = list["_embedded"]["svc:advertisement-image"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["imageId"])
+        .collect();
+    assert_eq!(positions, [&json!(1), &json!(2)]);
 }
 
 /// The CRC of a PNG chunk (type and data), so that a doctored header is well formed.
