@@ -192,28 +192,30 @@ pub async fn revoke_access_token(
     .await
 }
 
-/// Holds the row of the user that the code `code_hash` was issued to, until the
-/// transaction ends ([`lock_refresh_owner`]).
-pub async fn lock_code_owner(conn: &mut dyn Conn, code_hash: &str) -> Result<(), DbError> {
-    conn.lock_row(
-        "SELECT user_id FROM users WHERE user_id = \
-             (SELECT user_id FROM authorization_codes WHERE code_hash = $1)",
-        code_hash,
-    )
-    .await
+/// A member of a refresh family: the code that started it, or one of its refresh tokens,
+/// by hash.
+#[derive(Clone, Copy, Debug)]
+pub enum FamilyMember<'a> {
+    Code(&'a str),
+    RefreshToken(&'a str),
 }
 
-/// Holds the row of the user that the refresh token `token_hash` was issued to, until the
-/// transaction ends. Every change to a refresh family takes its user's row first, so that
-/// on PostgreSQL two requests about one family (a refresh token presented twice at once, a
-/// revocation or a replayed code racing a rotation) run one after the other, and the second
-/// reads what the first wrote: without it, a statement neither waits for nor sees the
-/// successor token that a rotation still open has inserted.
-pub async fn lock_refresh_owner(conn: &mut dyn Conn, token_hash: &str) -> Result<(), DbError> {
+/// Holds the row of the user that `member` was issued to, until the transaction ends.
+/// Every change to a refresh family takes its user's row first, so that on PostgreSQL two
+/// requests about one family (a refresh token presented twice at once, a revocation or a
+/// replayed code racing a rotation) run one after the other, and the second reads what
+/// the first wrote: without it, a statement neither waits for nor sees the successor
+/// token that a rotation still open has inserted.
+pub async fn lock_owner(conn: &mut dyn Conn, member: FamilyMember<'_>) -> Result<(), DbError> {
+    let (table, key, hash) = match member {
+        FamilyMember::Code(hash) => ("authorization_codes", "code_hash", hash),
+        FamilyMember::RefreshToken(hash) => ("refresh_tokens", "token_hash", hash),
+    };
     conn.lock_row(
-        "SELECT user_id FROM users WHERE user_id = \
-             (SELECT user_id FROM refresh_tokens WHERE token_hash = $1)",
-        token_hash,
+        &format!(
+            "SELECT user_id FROM users WHERE user_id = (SELECT user_id FROM {table} WHERE {key} = $1)"
+        ),
+        hash,
     )
     .await
 }

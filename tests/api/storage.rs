@@ -28,18 +28,20 @@ async fn read_one(app: &TestApp, sql: &'static str, values: Vec<Value>) -> Resul
         .await
 }
 
-async fn create_probe(app: &TestApp) {
+/// Runs `sql` (statements without parameters) in a write transaction.
+async fn write_batch(app: &TestApp, sql: &'static str) {
     app.db
-        .write(|conn| {
-            Box::pin(async move {
-                conn.execute_batch(
-                    "CREATE TABLE probe (id BIGINT PRIMARY KEY, payload TEXT NOT NULL, n BIGINT)",
-                )
-                .await
-            })
-        })
+        .write(move |conn| Box::pin(async move { conn.execute_batch(sql).await }))
         .await
         .unwrap();
+}
+
+async fn create_probe(app: &TestApp) {
+    write_batch(
+        app,
+        "CREATE TABLE probe (id BIGINT PRIMARY KEY, payload TEXT NOT NULL, n BIGINT)",
+    )
+    .await;
 }
 
 async fn concurrent_writes_are_all_kept_and_failures_roll_back_alone(app: TestApp) {
@@ -719,17 +721,11 @@ async fn postgres_point_reads_share_a_spare_connection_while_searches_run() {
 async fn a_postgres_deadlock_undoes_one_writer_as_contention() {
     let app = TestApp::start(Backend::Postgres, "deadlock").await;
     create_probe(&app).await;
-    app.db
-        .write(|conn| {
-            Box::pin(async move {
-                conn.execute_batch(
-                    "INSERT INTO probe (id, payload, n) VALUES (1, 'one', 0), (2, 'two', 0)",
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+    write_batch(
+        &app,
+        "INSERT INTO probe (id, payload, n) VALUES (1, 'one', 0), (2, 'two', 0)",
+    )
+    .await;
     // Each writer holds its first row before either asks for its second.
     let both_hold_one = std::sync::Arc::new(tokio::sync::Barrier::new(2));
     let writer = |first: i64, second: i64| {
