@@ -192,24 +192,27 @@ pub async fn revoke_access_token(
     .await
 }
 
-/// A member of a refresh family: the code that started it, or one of its refresh tokens,
-/// by hash.
+/// A secret issued to a user, by its hash: an authorization code, a refresh token, or a
+/// confirmation link.
 #[derive(Clone, Copy, Debug)]
-pub enum FamilyMember<'a> {
+pub enum UserSecret<'a> {
     Code(&'a str),
     RefreshToken(&'a str),
+    ConfirmationLink(&'a str),
 }
 
-/// Holds the row of the user that `member` was issued to, until the transaction ends.
-/// Every change to a refresh family takes its user's row first, so that on PostgreSQL two
-/// requests about one family (a refresh token presented twice at once, a revocation or a
-/// replayed code racing a rotation) run one after the other, and the second reads what
-/// the first wrote: without it, a statement neither waits for nor sees the successor
-/// token that a rotation still open has inserted.
-pub async fn lock_owner(conn: &mut dyn Conn, member: FamilyMember<'_>) -> Result<(), DbError> {
-    let (table, key, hash) = match member {
-        FamilyMember::Code(hash) => ("authorization_codes", "code_hash", hash),
-        FamilyMember::RefreshToken(hash) => ("refresh_tokens", "token_hash", hash),
+/// Holds the row of the user that `secret` was issued to, until the transaction ends. Every
+/// change to a refresh family, and every use of a confirmation link, takes its user's row
+/// first (as a request for a new link does), so that on PostgreSQL two requests about one
+/// user's family or links (a refresh token presented twice at once, a revocation or a
+/// replayed code racing a rotation, two address changes at once) run one after the other,
+/// and the second reads what the first wrote: without it, a statement neither waits for
+/// nor sees the row that a transaction still open has inserted.
+pub async fn lock_owner(conn: &mut dyn Conn, secret: UserSecret<'_>) -> Result<(), DbError> {
+    let (table, key, hash) = match secret {
+        UserSecret::Code(hash) => ("authorization_codes", "code_hash", hash),
+        UserSecret::RefreshToken(hash) => ("refresh_tokens", "token_hash", hash),
+        UserSecret::ConfirmationLink(hash) => ("email_confirmations", "token_hash", hash),
     };
     conn.lock_row(
         &format!(

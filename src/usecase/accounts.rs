@@ -12,7 +12,9 @@ use crate::mail::Mail;
 use crate::oauth::Client;
 use crate::oauth::scope::Scopes;
 use crate::oauth::secret;
-use crate::store::oauth::{self as oauth_store, ConfirmationPurpose, EmailConfirmation};
+use crate::store::oauth::{
+    self as oauth_store, ConfirmationPurpose, EmailConfirmation, UserSecret,
+};
 use crate::store::users::{self, NewUser, User};
 use crate::store::{Conn, DbError};
 
@@ -98,6 +100,8 @@ pub async fn request_email_change(
     how: &LinkMail,
     now: i64,
 ) -> Result<(), Error> {
+    // Held first: of two requests at once, the second retires the first one's link.
+    users::lock(conn, user).await?;
     if users::by_email(conn, email).await?.is_some() {
         return Err(email_in_use("newEmail", email).into());
     }
@@ -169,6 +173,8 @@ pub async fn confirm(
     password_hash: Option<String>,
     now: i64,
 ) -> Result<Option<Confirmed>, Error> {
+    // The user first, then the link, as a request for a link holds them.
+    oauth_store::lock_owner(conn, UserSecret::ConfirmationLink(link_hash)).await?;
     let Some(confirmation) = oauth_store::take_confirmation(conn, link_hash, now).await? else {
         return Ok(None);
     };

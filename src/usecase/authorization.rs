@@ -7,7 +7,7 @@ use crate::oauth::{
     LIVE_REFRESH_TOKENS, OAuthError, RefreshDecision, RefreshState, RefreshToken, TokenRequest,
 };
 use crate::oauth::{ACCESS_TOKEN_SECONDS, Introspection, scope::Scopes, secret};
-use crate::store::oauth::{self as store, FamilyMember};
+use crate::store::oauth::{self as store, UserSecret};
 use crate::store::{Conn, DbError};
 
 /// Authenticates the client of a token, revocation or introspection request.
@@ -53,7 +53,7 @@ async fn exchange_code(
         return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
     };
     let code_hash = secret::hash(raw_code);
-    store::lock_owner(conn, FamilyMember::Code(&code_hash)).await?;
+    store::lock_owner(conn, UserSecret::Code(&code_hash)).await?;
     let Some(code) = store::code(conn, &code_hash).await? else {
         return Ok(Err(oauth::unknown_code()));
     };
@@ -103,7 +103,7 @@ async fn refresh(
         )));
     };
     let hash = secret::hash(raw);
-    store::lock_owner(conn, FamilyMember::RefreshToken(&hash)).await?;
+    store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
     let Some(token) = store::refresh_token(conn, &hash).await? else {
         return Ok(Err(oauth::unknown_refresh_token()));
     };
@@ -181,7 +181,7 @@ pub async fn revoke(
     {
         store::revoke_access_token(conn, &hash, now).await?;
     }
-    store::lock_owner(conn, FamilyMember::RefreshToken(&hash)).await?;
+    store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
     if let Some(refresh) = store::refresh_token(conn, &hash).await?
         && refresh.client_id == client.id
     {

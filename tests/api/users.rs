@@ -12,6 +12,7 @@ both_backends!(
     bodies_must_be_json,
     users_root_profile_and_me,
     change_email_takes_effect_when_confirmed,
+    two_address_changes_at_once_leave_one_link,
     idempotency_keys_replay_and_refuse_reuse,
     an_idempotency_key_left_pending_by_a_stopped_replica_is_freed,
     user_brands,
@@ -325,6 +326,45 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
         (&own["email"], &own["status"]),
         (&json!("piet@souk.test"), &json!("confirmed"))
     );
+}
+
+/// Two address changes at once (a double submit, a typo corrected at once) leave one link
+/// that works: the second retires the first's. On PostgreSQL each once retired before the
+/// other committed, so both links stayed live, and a mistyped address could take the
+/// account. Ten rounds, since a round may not overlap.
+async fn two_address_changes_at_once_leave_one_link(app: TestApp) {
+    let User { id: jan, token, .. } = app.user("jan@souk.test").await;
+    let change = |email: String| {
+        app.post(&format!("/v1/users/{jan}/change-email"))
+            .token(&token)
+            .json(&json!({ "newEmail": email }))
+            .send()
+    };
+    let live_links = || async {
+        app.db
+            .read(move |conn| {
+                Box::pin(async move {
+                    conn.query_one(
+                        "SELECT COUNT(*) AS n FROM email_confirmations \
+                         WHERE user_id = $1 AND used_at IS NULL",
+                        &[souk::store::Value::Int(jan)],
+                    )
+                    .await?
+                    .get::<i64>("n")
+                })
+            })
+            .await
+            .unwrap()
+    };
+    for round in 0..10 {
+        let (one, other) = tokio::join!(
+            change(format!("jan.{round}@souk.test")),
+            change(format!("jan.{round}.typo@souk.test"))
+        );
+        expect_json(one, 200).await;
+        expect_json(other, 200).await;
+        assert_eq!(live_links().await, 1, "round {round}");
+    }
 }
 
 /// Idempotency-Key on POST (shown on account creation, the POST that exists first).
