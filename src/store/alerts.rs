@@ -87,7 +87,8 @@ pub async fn add_matches(
 
 /// Takes the lease on mailing the saved searches with unmailed matches whose mail is due at
 /// `now`: an immediate alert's at once, a daily digest's a day after the last one (or after
-/// the search was saved). Returns them; the lease runs until `until`.
+/// the search was saved). Returns them; the lease runs until `until`. On PostgreSQL a
+/// search that another replica is claiming at this moment is passed over.
 pub async fn claim_due(
     conn: &mut dyn Conn,
     now: i64,
@@ -102,9 +103,10 @@ pub async fn claim_due(
                 AND (s.alert = 'immediate' OR COALESCE(s.alerted_at, s.created_at) <= $1 - 86400) \
                 AND EXISTS (SELECT 1 FROM saved_search_matches m \
                             WHERE m.saved_search_id = s.saved_search_id AND m.mailed_at IS NULL) \
-              ORDER BY s.saved_search_id LIMIT $3) \
+              ORDER BY s.saved_search_id LIMIT $3{}) \
              AND alert_lease_until <= $1 \
              RETURNING {}",
+            conn.skip_locked(),
             Alerting::COLUMNS
         ),
         params![now, until, limit],
@@ -143,14 +145,26 @@ pub async fn give_up_before(
 /// 65,535 on PostgreSQL).
 pub const NUMBERS_PER_STATEMENT: usize = 500;
 
-/// Marks the matches `numbers` of saved search `id` mailed at `now` (in statements of
-/// [`NUMBERS_PER_STATEMENT`]), and the search alerted then, its lease given back.
+/// Marks saved search `id` alerted at `now`, its lease given back, and its matches
+/// `numbers` mailed then (in statements of [`NUMBERS_PER_STATEMENT`]). The search first, as
+/// its deletion holds it before its matches go with it: the other order deadlocked with a
+/// deletion at that moment on PostgreSQL. A search deleted meanwhile has nothing to mark.
 pub async fn mailed(
     conn: &mut dyn Conn,
     id: i64,
     numbers: &[i64],
     now: i64,
 ) -> Result<(), DbError> {
+    let marked = conn
+        .execute(
+            "UPDATE saved_searches SET alerted_at = $2, alert_lease_until = 0 \
+             WHERE saved_search_id = $1",
+            params![id, now],
+        )
+        .await?;
+    if marked == 0 {
+        return Ok(());
+    }
     for some in numbers.chunks(NUMBERS_PER_STATEMENT) {
         let mut values = vec![Value::Int(id), Value::Int(now)];
         values.extend(some.iter().map(|n| Value::Int(*n)));
@@ -164,12 +178,7 @@ pub async fn mailed(
         )
         .await?;
     }
-    conn.run(
-        "UPDATE saved_searches SET alerted_at = $2, alert_lease_until = 0 \
-         WHERE saved_search_id = $1",
-        params![id, now],
-    )
-    .await
+    Ok(())
 }
 
 /// How many ads wait in the queue (for tests and the seed).
