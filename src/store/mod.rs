@@ -118,10 +118,21 @@ impl dyn Conn + '_ {
     pub async fn lock_row(&mut self, select: &str, key: impl Into<Value>) -> DbResult<()> {
         match self.backend() {
             Backend::Postgres => self
-                .query(&format!("{select} FOR NO KEY UPDATE"), &[key.into()])
+                .query(&format!("{select}{}", self.hold_rows()), &[key.into()])
                 .await
                 .map(drop),
             Backend::Sqlite => Ok(()),
+        }
+    }
+
+    /// The end of a `SELECT` that holds the rows it returns, in the order it returns them,
+    /// as [`Conn::lock_row`] holds one (`FOR NO KEY UPDATE`); nothing on SQLite. An update
+    /// of many rows picks them with it, ordered by key, so that it holds them in the order
+    /// every other writer does.
+    pub fn hold_rows(&self) -> &'static str {
+        match self.backend() {
+            Backend::Postgres => " FOR NO KEY UPDATE",
+            Backend::Sqlite => "",
         }
     }
 

@@ -640,14 +640,20 @@ pub async fn by_numbers(conn: &mut dyn Conn, numbers: &[i64]) -> Result<Vec<AdRe
 }
 
 /// Writes down the expiry of online and paused ads whose `closeDate` has passed; returns
-/// how many expired. (Reads already treat them as expired; see `effective_status`.)
+/// how many expired. (Reads already treat them as expired; see `effective_status`.) The
+/// ads are held in item order, as a payment and a re-index hold them: the update alone
+/// would take them in the order of the index it walks, by close date, and deadlock with
+/// those on PostgreSQL.
 pub async fn expire_due(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
+    let due = format!("status IN ({}) AND close_date <= $1", running_states());
     conn.execute(
         &format!(
             "UPDATE advertisements SET status = '{}', version = version + 1, updated_at = $1 \
-             WHERE status IN ({}) AND close_date <= $1",
+             WHERE item_number IN (SELECT item_number FROM advertisements WHERE {due} \
+                                   ORDER BY item_number{}) \
+               AND {due}",
             AdStatus::Expired.as_str(),
-            running_states()
+            conn.hold_rows()
         ),
         params![now],
     )
