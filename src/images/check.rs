@@ -54,8 +54,9 @@ pub struct Limits {
     /// The most pixels (width x height). 50 megapixels is above any phone camera.
     pub max_pixels: u64,
     /// The most bytes the decoded image takes (pixels x bytes a pixel), which bounds the
-    /// memory of one decode: an 8-bit RGBA image of 50 megapixels, or a 16-bit one of 25,
-    /// takes 200 MB. Pixels alone do not bound it: a 16-bit RGBA pixel takes 8 bytes.
+    /// memory of one rendition (`render::decode`): an 8-bit RGBA image of 50 megapixels,
+    /// or a 16-bit one of 25, takes 200 MB. Pixels alone do not bound it: a 16-bit RGBA
+    /// pixel takes 8 bytes.
     pub max_decoded_bytes: u64,
     /// The longest side, in pixels.
     pub max_side: u32,

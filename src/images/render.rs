@@ -22,6 +22,7 @@ use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, RgbImage};
 
+use super::check::Limits;
 use crate::domain::image::{Format, Size};
 
 /// One rendition, encoded.
@@ -47,23 +48,31 @@ const WEBP_METHOD: i32 = 0;
 /// Decodes an original, upright, as RGB (transparency flattened onto white). `largest`
 /// is the longest side the renditions need: a JPEG decodes at the smallest DCT scale that
 /// still covers it.
+///
+/// Memory: the decoded image is at most [`Limits::max_decoded_bytes`] (checked at upload,
+/// and again here for a job queued before that check); it is made 8-bit RGB first, at most
+/// 3/4 of that beside it, and only then turned upright, a copy of the smaller image.
 pub fn decode(bytes: &[u8], largest: u32) -> Result<RgbImage, DecodeError> {
     let format = image::guess_format(bytes).map_err(|e| DecodeError(e.to_string()))?;
-    let (mut image, orientation) = match format {
+    let (image, orientation) = match format {
         ImageFormat::Jpeg => decode_jpeg(bytes, largest)?,
         _ => {
             let reader = ImageReader::with_format(Cursor::new(bytes), format);
             let mut decoder = reader
                 .into_decoder()
                 .map_err(|e| DecodeError(e.to_string()))?;
+            if decoder.total_bytes() > Limits::default().max_decoded_bytes {
+                return Err(DecodeError("too large to decode".into()));
+            }
             let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
             let image =
                 DynamicImage::from_decoder(decoder).map_err(|e| DecodeError(e.to_string()))?;
             (image, orientation)
         }
     };
-    image.apply_orientation(orientation);
-    Ok(flatten(image))
+    let mut upright = DynamicImage::ImageRgb8(flatten(image));
+    upright.apply_orientation(orientation);
+    Ok(upright.into_rgb8())
 }
 
 fn decode_jpeg(bytes: &[u8], largest: u32) -> Result<(DynamicImage, Orientation), DecodeError> {
