@@ -107,14 +107,15 @@ impl HotBlobs {
 
 impl Blobs {
     pub fn open(config: &BlobConfig) -> Result<Blobs, BlobError> {
-        let store: Arc<dyn ObjectStore> = match config {
+        let (store, local_dir): (Arc<dyn ObjectStore>, _) = match config {
             BlobConfig::Local(dir) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| BlobError::Store(format!("{}: {e}", dir.display())))?;
                 // Synced before a write returns, as SQLite syncs its commits: an image
                 // answered 201 (and the rendition rows pointing at its files) must not come
                 // back after a power cut as a missing or empty file.
-                Arc::new(LocalFileSystem::new_with_prefix(dir)?.with_fsync(true))
+                let store = LocalFileSystem::new_with_prefix(dir)?.with_fsync(true);
+                (Arc::new(store), Some(dir.clone()))
             }
             BlobConfig::S3 {
                 bucket,
@@ -138,12 +139,8 @@ impl Blobs {
                 if let Some(secret) = secret_access_key {
                     builder = builder.with_secret_access_key(secret);
                 }
-                Arc::new(builder.build()?)
+                (Arc::new(builder.build()?), None)
             }
-        };
-        let local_dir = match config {
-            BlobConfig::Local(dir) => Some(dir.clone()),
-            BlobConfig::S3 { .. } => None,
         };
         Ok(Blobs {
             store,
@@ -253,12 +250,25 @@ impl Blobs {
             while let Some(folder) = folders.pop() {
                 for entry in std::fs::read_dir(&folder)? {
                     let entry = entry?;
-                    let (path, metadata) = (entry.path(), entry.metadata()?);
-                    if metadata.is_dir() {
+                    let path = entry.path();
+                    if entry.file_type()?.is_dir() {
                         folders.push(path);
-                    } else if is_cut_short(&path) && metadata.modified()? < cutoff {
-                        std::fs::remove_file(&path)?;
-                        deleted.push(path.display().to_string());
+                        continue;
+                    }
+                    if !is_cut_short(&path) {
+                        continue;
+                    }
+                    // A write may finish (rename its file) or a sweep delete it meanwhile.
+                    match entry.metadata().and_then(|m| m.modified()) {
+                        Ok(modified) if modified < cutoff => {}
+                        Ok(_) => continue,
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(e),
+                    }
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => deleted.push(path.display().to_string()),
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e),
                     }
                 }
             }
