@@ -98,10 +98,13 @@ impl dyn Conn + '_ {
 
     /// The end of a `SELECT` in a queue's claim that passes over the rows another
     /// transaction is claiming at this moment, instead of waiting for it (PostgreSQL's
-    /// `FOR UPDATE SKIP LOCKED`); nothing on SQLite, whose one writer claims alone.
+    /// `SKIP LOCKED`); nothing on SQLite, whose one writer claims alone. The lock is the one
+    /// the claim's `UPDATE` takes, `FOR NO KEY UPDATE`: `FOR UPDATE` would also pass over
+    /// rows that an insert elsewhere refers to (a saved search while its matches are
+    /// recorded), which are free to claim.
     pub fn skip_locked(&self) -> &'static str {
         match self.backend() {
-            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+            Backend::Postgres => " FOR NO KEY UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         }
     }
