@@ -107,7 +107,15 @@ async fn refresh(
     let Some(token) = store::refresh_token(conn, &hash).await? else {
         return Ok(Err(oauth::unknown_refresh_token()));
     };
-    let scope = match oauth::decide_refresh(&token, client, request) {
+    let mut decision = oauth::decide_refresh(&token, client, request);
+    // With the owner's row held the token is still live; were it not, this is a reuse.
+    if matches!(decision, RefreshDecision::Rotate(_))
+        && !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated)
+            .await?
+    {
+        decision = RefreshDecision::Reuse;
+    }
+    let scope = match decision {
         RefreshDecision::Refuse(error) => return Ok(Err(error)),
         RefreshDecision::Reuse => {
             store::revoke_family(conn, &token.family, now).await?;
@@ -115,11 +123,6 @@ async fn refresh(
         }
         RefreshDecision::Rotate(scope) => scope,
     };
-    // With the owner's row held the token is still live; were it not, it would be refused
-    // rather than rotated twice.
-    if !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated).await? {
-        return Ok(Err(oauth::refresh_used_twice()));
-    }
     // The successor keeps the grant's scope, so a narrower access token now does not
     // narrow later refreshes.
     let successor = secret::new_token();
@@ -176,12 +179,12 @@ pub async fn revoke(
     now: i64,
 ) -> Result<(), DbError> {
     let hash = secret::hash(token);
+    store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
     if let Some(access) = store::access_token(conn, &hash).await?
         && access.client_id == client.id
     {
         store::revoke_access_token(conn, &hash, now).await?;
     }
-    store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
     if let Some(refresh) = store::refresh_token(conn, &hash).await?
         && refresh.client_id == client.id
     {
