@@ -287,6 +287,18 @@ pub async fn remove_images(
     Ok(())
 }
 
+/// Removes one image of the ad `item_number` ([`remove_images`]) and moves the ad's later
+/// images up ([`images::close_gaps`]). The caller holds the ad (`ads::lock`).
+pub async fn remove_image(
+    conn: &mut dyn Conn,
+    item_number: i64,
+    media_id: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    remove_images(conn, &[media_id], now).await?;
+    images::close_gaps(conn, item_number).await
+}
+
 /// Removes the renditions of `media_ids` and their blob references (a blob left with none
 /// is swept: [`claim_unreferenced`]). Blobs are updated in SHA-256 order, as every writer
 /// locks them.

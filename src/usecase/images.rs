@@ -572,10 +572,7 @@ pub async fn delete(
             ads::lock(conn, ad.item_number).await?;
             let item = ItemId::from_number(ad.item_number);
             match own_existing(conn, seller, item, now).await {
-                Ok(_) => {
-                    renditions::remove_images(conn, &[media_id.as_str()], now).await?;
-                    Ok(stored::close_gaps(conn, ad.item_number).await?)
-                }
+                Ok(_) => Ok(renditions::remove_image(conn, ad.item_number, &media_id, now).await?),
                 // An image of someone else's online ad is 403, like the ad; of an ad
                 // not shown, as unknown as a missing one.
                 Err(Error::NotFound(_)) => Err(Error::NotFound(Thing::Image)),

@@ -274,8 +274,7 @@ pub async fn drop_image(db: &Db, blobs: &Blobs, job: &Job, clock: &Clock) -> Res
                 if !renditions::hold_job(conn, &media_id, phase).await? {
                     return Ok(false);
                 }
-                renditions::remove_images(conn, &[media_id.as_str()], now).await?;
-                images::close_gaps(conn, ad.item_number).await?;
+                renditions::remove_image(conn, ad.item_number, &media_id, now).await?;
                 Ok::<_, DbError>(true)
             })
         })
