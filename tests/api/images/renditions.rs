@@ -22,7 +22,10 @@ every_store!(
     a_change_elsewhere_reaches_blob_answers_within_the_bound,
 );
 
-both_backends!(a_blob_store_that_fails_is_unavailable_not_a_missing_image);
+both_backends!(
+    a_blob_store_that_fails_is_unavailable_not_a_missing_image,
+    an_image_that_does_not_decode_goes_and_the_next_moves_up,
+);
 
 /// A JPEG as a phone writes it: `width` x `height` stored with EXIF orientation 6 (turn 90
 /// degrees clockwise to show) and a GPS position. The stored image's top-left quarter is
@@ -449,4 +452,43 @@ async fn a_blob_store_that_fails_is_unavailable_not_a_missing_image(app: TestApp
     }
     let answer = blob(&app, &seller.token, &media_id, "small", "image/jpeg").await;
     assert_eq!(answer.status(), 200);
+}
+
+/// A PNG that passes the checks (its header and end are whole) but whose pixels do not
+/// decode is removed by the rendition worker, and the ad's later image moves up: `imageId`
+/// stays the position from 1.
+async fn an_image_that_does_not_decode_goes_and_the_next_moves_up(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let mut broken = encoded(ImageFormat::Png, 40, 30);
+    let middle = broken.len() / 2;
+    for byte in &mut broken[middle - 8..middle + 8] {
+        *byte ^= 0xFF;
+    }
+    let first = uploaded(&app, &seller.token, &ad, "image/png", broken).await;
+    let broken_id = first[0]["mediaId"].as_str().unwrap().to_owned();
+    let good = encoded(ImageFormat::Png, 40, 30);
+    let second = uploaded(&app, &seller.token, &ad, "image/png", good).await;
+    assert_eq!(second[0]["imageId"], 2);
+    let good_id = second[0]["mediaId"].as_str().unwrap().to_owned();
+    wait_until_available(&app, &seller.token, &good_id).await;
+    let mut status = 0;
+    for _ in 0..300 {
+        status = app
+            .get_with(&format!("/v1/images/{broken_id}"), &seller.token)
+            .await
+            .status()
+            .as_u16();
+        if status == 404 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 404, "the image that does not decode went");
+    let good = expect_json(
+        app.get_with(&format!("/v1/images/{good_id}"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(good["imageId"], 1, "moved up");
 }

@@ -7,7 +7,7 @@ mod refresh;
 mod token_endpoint;
 mod tokens;
 
-use crate::helpers::{TestApp, TestClient, encode, query_value};
+use crate::helpers::{TestApp, TestClient, encode, expect_json, expect_oauth_error, query_value};
 
 pub const TOKEN: &str = "/accounts/oauth/token";
 
@@ -55,4 +55,27 @@ pub async fn refresh(
         params.push(("scope", scope));
     }
     app.token_request(client, &params).await
+}
+
+/// Two token requests with one grant (a code, a refresh token), sent at once: one wins, the
+/// other is a reuse (400 `invalid_grant`), which revokes the family, so the winner's tokens
+/// stop working too (cases 18 and 26).
+pub async fn one_wins_and_the_family_is_revoked(
+    app: &TestApp,
+    client: &TestClient,
+    (a, b): (reqwest::Response, reqwest::Response),
+) {
+    let (winner, loser) = if a.status() == 200 { (a, b) } else { (b, a) };
+    let winner = expect_json(winner, 200).await;
+    expect_oauth_error(loser, 400, "invalid_grant").await;
+    let access = winner["access_token"].as_str().unwrap();
+    let status = app.get_with("/v1/me", access).await.status();
+    assert_eq!(status, 401, "the winner's access token");
+    let successor = winner["refresh_token"].as_str().unwrap();
+    expect_oauth_error(
+        refresh(app, client, successor, None).await,
+        400,
+        "invalid_grant",
+    )
+    .await;
 }
