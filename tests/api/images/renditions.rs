@@ -4,10 +4,10 @@
 //! is seen by whoever may see its ad.
 
 use image::ImageFormat;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{
-    available_image, blob_files, encoded, image_count, new_ad, new_image, uploaded,
+    available_image, blob_files, encoded, image_count, multipart, new_ad, new_image, uploaded,
     wait_until_available,
 };
 use crate::ads::{created, minimal, status};
@@ -464,12 +464,19 @@ async fn an_image_that_does_not_decode_goes_and_the_next_moves_up(app: TestApp) 
     for byte in &mut broken[middle - 8..middle + 8] {
         *byte ^= 0xFF;
     }
-    let first = uploaded(&app, &seller.token, &ad, "image/png", broken).await;
-    let broken_id = first[0]["mediaId"].as_str().unwrap().to_owned();
     let good = encoded(ImageFormat::Png, 40, 30);
-    let second = uploaded(&app, &seller.token, &ad, "image/png", good).await;
-    assert_eq!(second[0]["imageId"], 2);
-    let good_id = second[0]["mediaId"].as_str().unwrap().to_owned();
+    // In one request, so that both are numbered before the worker sees the first.
+    let (content_type, form) = multipart(&[
+        ("file", Some("image/png"), broken),
+        ("file", Some("image/png"), good),
+    ]);
+    let added = uploaded(&app, &seller.token, &ad, &content_type, form).await;
+    assert_eq!(
+        (&added[0]["imageId"], &added[1]["imageId"]),
+        (&json!(1), &json!(2))
+    );
+    let broken_id = added[0]["mediaId"].as_str().unwrap().to_owned();
+    let good_id = added[1]["mediaId"].as_str().unwrap().to_owned();
     wait_until_available(&app, &seller.token, &good_id).await;
     let mut status = 0;
     for _ in 0..300 {
