@@ -235,7 +235,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .write(move |conn| {
                     Box::pin(async move { categories::import(conn, &taxonomy, replace, now).await })
                 })
-                .await?;
+                .await
+                .map_err(|e| match e {
+                    categories::ImportError::Refused(e) => {
+                        anyhow::anyhow!("{} refused, nothing changed: {e}", file.display())
+                    }
+                    categories::ImportError::Db(e) => e.into(),
+                })?;
             println!(
                 "{}: {} categories added, {} updated, {} closed",
                 file.display(),

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::advertisement::{AMOUNT_MAX, PERIOD_MAX_DAYS, STANDARD_FIELDS};
 use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus, Fees, Leaf};
 use super::locale::Labels;
+use super::search::attribute_tag;
 
 /// The taxonomy file: L1 categories with their L2 children.
 #[derive(Debug, Deserialize)]
@@ -123,6 +124,35 @@ pub fn parse_taxonomy(text: &str) -> Result<Vec<Category>, TaxonomyError> {
     Ok(categories)
 }
 
+/// Checks a parsed taxonomy against the categories stored (`(id, parent)` pairs): a file
+/// may move an L2 category under another L1, but not make a stored L1 an L2 or a stored
+/// L2 an L1. The ads of a leaf must stay in a leaf (their fees and attributes come from
+/// it), and the children of an L1 under an L1.
+pub fn check_against_stored(
+    categories: &[Category],
+    stored: &[(i64, Option<i64>)],
+) -> Result<(), TaxonomyError> {
+    for category in categories {
+        let Some((_, parent)) = stored.iter().find(|(id, _)| *id == category.id) else {
+            continue;
+        };
+        if parent.is_some() != category.parent_id.is_some() {
+            let (was, now) = match parent {
+                Some(_) => ("an L2", "an L1"),
+                None => ("an L1", "an L2"),
+            };
+            return Err(refuse(
+                format!("category {}", category.id),
+                format!(
+                    "is {was} category in the database and {now} in the file; a category \
+                     keeps its level (an L2 may move under another L1)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_id(at: &str, id: i64, seen: &mut HashSet<i64>) -> Result<(), TaxonomyError> {
     if id <= 0 {
         return Err(refuse(
@@ -220,12 +250,23 @@ fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyErro
         }
         _ => {}
     }
-    let mut option_keys = HashSet::new();
+    // An option's key is what an ad stores and a search filters on (by its tag, folded to
+    // ASCII letters and digits): two keys with one tag could not be told apart, a key with
+    // none could not be found, and a control character (a NUL) is refused by PostgreSQL's
+    // jsonb, which the attribute filters read the ad's attributes as.
+    let mut option_tags = HashSet::new();
     for (i, option) in a.options.iter().enumerate() {
-        if option.key.is_empty() || !option_keys.insert(option.key.as_str()) {
+        let tag = attribute_tag(&a.key, &option.key);
+        if option.key.chars().any(char::is_control)
+            || !tag.is_some_and(|tag| option_tags.insert(tag))
+        {
             return Err(refuse(
                 format!("{at}.options[{i}].key"),
-                format!("option key `{}` is empty or repeated", option.key),
+                format!(
+                    "option key `{}` is empty, repeated, has no letter or digit, has a \
+                     control character, or is the same as another once folded",
+                    option.key.escape_debug()
+                ),
             ));
         }
         check_labels(&format!("{at}.options[{i}].labels"), &option.labels)?;

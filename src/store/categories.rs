@@ -1,6 +1,7 @@
 //! Categories: the tree as stored, and the import of a taxonomy.
 
 use crate::domain::category::{Category, CategoryStatus, Fees, Leaf};
+use crate::domain::taxonomy::{TaxonomyError, check_against_stored};
 use crate::params;
 
 use super::{Conn, DbError, Record, Row};
@@ -95,15 +96,26 @@ pub struct ImportSummary {
     pub ads_to_reindex: u64,
 }
 
+/// Why an import changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The taxonomy does not fit the stored one (`check_against_stored`).
+    #[error("{0}")]
+    Refused(#[from] TaxonomyError),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
 /// Stores the categories of a checked taxonomy: new ids are added, known ids updated.
 /// With `replace`, every stored category the taxonomy does not name is closed (not deleted:
-/// ads may still point at it). Run it inside one write so a failure changes nothing.
+/// ads may still point at it). A taxonomy that would change a stored category's level is
+/// refused before anything is written. Run it inside one write so a failure changes nothing.
 pub async fn import(
     conn: &mut dyn Conn,
     categories: &[Category],
     replace: bool,
     now: i64,
-) -> Result<ImportSummary, DbError> {
+) -> Result<ImportSummary, ImportError> {
     let mut summary = ImportSummary::default();
     let mut known = Vec::new();
     for row in conn
@@ -115,6 +127,7 @@ pub async fn import(
             row.get::<Option<i64>>("parent_id")?,
         ));
     }
+    check_against_stored(categories, &known)?;
     let position_base: i64 = conn
         .query_one(
             "SELECT COALESCE(MAX(position), 0) AS p FROM categories",
