@@ -43,6 +43,15 @@ impl FieldError {
         .with_value(value)
     }
 
+    /// A query parameter given more than once (`duplicate`): each of Souk's takes one value.
+    pub fn repeated_parameter(name: impl Into<String>) -> Self {
+        FieldError::new(
+            name,
+            "duplicate",
+            Text::new("mag maar één keer voorkomen", "ne peut figurer qu'une fois"),
+        )
+    }
+
     pub fn with_value(mut self, value: impl Into<Value>) -> Self {
         self.value = Some(value.into());
         self

@@ -1,7 +1,6 @@
 //! Bids under an advertisement: place, list (highest first), read, withdraw or remove, and
 //! the seller's question to a bidder. Each handler runs one use case of `usecase::bids`.
 
-use axum::extract::Query;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
@@ -17,7 +16,7 @@ use crate::usecase::bids::{self, Shown};
 
 use super::api::{Api, Operation, delete, get, post};
 use super::auth::{UserWith, need};
-use super::extract::{BidPath, Context, ItemPath, JsonBody, PageQuery};
+use super::extract::{BidPath, Context, ItemPath, JsonBody, PageQuery, Query};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {

@@ -1,6 +1,5 @@
 //! `/v1/categories`: the tree, one category, and a leaf's attributes and fees.
 
-use axum::extract::Query;
 use serde_json::{Value, json};
 
 use crate::domain::category::{AttributeDefinition, Category};
@@ -11,7 +10,7 @@ use crate::state::AppState;
 use crate::store::categories;
 
 use super::api::{Api, Operation, get};
-use super::extract::{CategoryPath, Context, LeafCategoryPath, parse_id, parse_optional_id};
+use super::extract::{CategoryPath, Context, LeafCategoryPath, Query, parse_id, parse_optional_id};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {

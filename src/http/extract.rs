@@ -229,6 +229,34 @@ pub fn parse_flag(field: &str, raw: Option<&str>) -> Result<bool, ApiError> {
     }
 }
 
+/// The query string read into `T`, as axum's `Query` reads it, but answered in the
+/// documented format: a parameter given twice is a field error (`duplicate`) naming it,
+/// anything else that `T` cannot take a bare `invalid-request`.
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Query(value)),
+            Err(rejection) => Err(match repeated_parameter(parts.uri.query().unwrap_or("")) {
+                Some(name) => ApiError::validation(vec![FieldError::repeated_parameter(name)]),
+                None => ApiError::new(ErrorCode::for_status(rejection.status())),
+            }),
+        }
+    }
+}
+
+/// The first parameter name that the query string holds more than once.
+fn repeated_parameter(query: &str) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    form_urlencoded::parse(query.as_bytes())
+        .map(|(name, _)| name)
+        .find(|name| !seen.insert(name.clone()))
+        .map(|name| name.into_owned())
+}
+
 /// The `offset` and `limit` query parameters of a collection, as text until
 /// [`PageQuery::page`] checks them.
 #[derive(serde::Deserialize)]
@@ -295,7 +323,8 @@ pub fn parse_page(
 
 /// A JSON request body: `Content-Type: application/json` (else 400
 /// `incorrect-content-type`), within the size limit (else 413), and parseable into `T`
-/// (else 400 `invalid-json` naming where it failed). A handler whose permission depends on
+/// (else 400 `invalid-json` naming where it failed, or `validation-failure` naming a member
+/// of the wrong type: see [`parse_json`]). A handler whose permission depends on
 /// more than the token takes it as `Result<JsonBody<T>, ApiError>` and uses it only after
 /// that check (see `auth::UserWith`).
 pub struct JsonBody<T>(pub T);
@@ -318,7 +347,7 @@ impl<S: Send + Sync> FromRequest<S> for PatchBody {
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         let bytes = body_of_type(request, state, "application/json-patch+json").await?;
-        parse_json(&bytes).map(PatchBody)
+        parse_whole_json(&bytes).map(PatchBody)
     }
 }
 
@@ -341,21 +370,54 @@ async fn body_of_type<S: Send + Sync>(
         .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))
 }
 
-/// Parses a JSON body; a syntax error or a value of the wrong shape is `invalid-json`
-/// whose message says where.
+/// Parses a JSON body. A member of the wrong type (`{"brands": "Ford"}`) is a field at
+/// fault: 400 `validation-failure` naming it, as api.md §2 has it. Malformed JSON, or JSON
+/// whose whole shape is wrong (an array where an object belongs), is `invalid-json` whose
+/// message says where.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let inner = e.inner();
-        let place = format!("line {}, column {}", inner.line(), inner.column());
-        ApiError::new(ErrorCode::InvalidJson).with_message(Text::new(
-            format!("De body is geen geldige JSON ({place}, `{}`)", e.path()),
-            format!(
-                "Le corps n'est pas du JSON valide ({place}, `{}`)",
-                e.path()
-            ),
-        ))
+    parse_document(bytes).map_err(|error| {
+        let path = error.path();
+        // Within an object: a body that is an array or a scalar is wrong as a whole.
+        let is_member = matches!(
+            path.iter().next(),
+            Some(serde_path_to_error::Segment::Map { .. })
+        );
+        if error.inner().classify() == serde_json::error::Category::Data && is_member {
+            ApiError::validation(vec![FieldError::new(
+                path.to_string(),
+                "invalid-value",
+                Text::new(
+                    "heeft een waarde van het verkeerde type",
+                    "a une valeur du mauvais type",
+                ),
+            )])
+        } else {
+            invalid_json(&error)
+        }
     })
+}
+
+/// Parses a JSON document that is read as a whole (a JSON Patch): any fault is
+/// `invalid-json` whose message says where.
+fn parse_whole_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    parse_document(bytes).map_err(|error| invalid_json(&error))
+}
+
+fn parse_document<T: DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(deserializer)
+}
+
+fn invalid_json(error: &serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let inner = error.inner();
+    let place = format!("line {}, column {}", inner.line(), inner.column());
+    let path = error.path();
+    ApiError::new(ErrorCode::InvalidJson).with_message(Text::new(
+        format!("De body is geen geldige JSON ({place}, `{path}`)"),
+        format!("Le corps n'est pas du JSON valide ({place}, `{path}`)"),
+    ))
 }
 
 #[cfg(test)]
@@ -400,10 +462,46 @@ mod tests {
             #[allow(dead_code)]
             title: String,
         }
-        let err = parse_json::<Body>(b"{\"title\": 12}").unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidJson);
-        assert!(err.message.unwrap().dutch.contains("title"));
         let err = parse_json::<Body>(b"{\"title\": ").unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidJson);
+        assert!(err.message.unwrap().dutch.contains("line 1, column 10"));
+        for whole in ["5", "[1, 2]"] {
+            let err = parse_json::<Body>(whole.as_bytes()).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidJson, "{whole}");
+        }
+    }
+
+    #[test]
+    fn a_member_of_the_wrong_type_is_a_field_error() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Body {
+            #[allow(dead_code)]
+            title: Option<String>,
+            #[allow(dead_code)]
+            urls: Option<Vec<String>>,
+        }
+        for (body, field) in [
+            (r#"{"title": 12}"#, "title"),
+            (r#"{"urls": "http://x.test"}"#, "urls"),
+            (r#"{"urls": ["http://x.test", 5]}"#, "urls[1]"),
+        ] {
+            let err = parse_json::<Body>(body.as_bytes()).unwrap_err();
+            assert_eq!(err.code, ErrorCode::ValidationFailure, "{body}");
+            assert_eq!(err.details[0].fields, vec![field.to_owned()], "{body}");
+            assert_eq!(err.details[0].code, "invalid-value", "{body}");
+        }
+        let whole = parse_whole_json::<Body>(br#"{"title": 12}"#).unwrap_err();
+        assert_eq!(whole.code, ErrorCode::InvalidJson);
+    }
+
+    #[test]
+    fn a_repeated_query_parameter_is_named() {
+        assert_eq!(repeated_parameter("a=1&b=2&a=3"), Some("a".to_owned()));
+        assert_eq!(
+            repeated_parameter("post%63ode=1&postcode=2"),
+            Some("postcode".to_owned())
+        );
+        assert_eq!(repeated_parameter("a=1&b=2"), None);
+        assert_eq!(repeated_parameter(""), None);
     }
 }

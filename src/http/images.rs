@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use axum::body::{Body, to_bytes};
-use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Multipart, Query, Request};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Multipart, Request};
 use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -32,7 +32,7 @@ use super::ads::{image_value, list_of_ad};
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, ad_reader, need};
 use super::extract::{
-    Context, ItemPath, JsonBody, MediaId, MediaPath, RenditionPath, parse_flag, parse_json,
+    Context, ItemPath, JsonBody, MediaId, MediaPath, Query, RenditionPath, parse_flag, parse_json,
 };
 use super::render::Json;
 
@@ -396,7 +396,7 @@ async fn list(
 #[derive(Deserialize)]
 struct Order {
     #[serde(rename = "mediaIds")]
-    media_ids: Vec<String>,
+    media_ids: Option<Vec<String>>,
 }
 
 async fn reorder(
@@ -405,7 +405,9 @@ async fn reorder(
     ItemPath(item): ItemPath,
     body: Result<JsonBody<Order>, ApiError>,
 ) -> Result<Json, ApiError> {
-    let order = body.map(|JsonBody(order)| order.media_ids);
+    let order = body.and_then(|JsonBody(order)| {
+        (order.media_ids).ok_or_else(|| ApiError::validation(vec![FieldError::missing("mediaIds")]))
+    });
     let now = state.clock.now();
     let ordered = state
         .db

@@ -1,6 +1,5 @@
 //! `/v1/locations?postcode=`: the place, province and province code of a postcode.
 
-use axum::extract::Query;
 use serde_json::json;
 
 use crate::domain::field_error::FieldError;
@@ -11,7 +10,7 @@ use crate::hal::Resource;
 use crate::store::locations;
 
 use super::api::{Api, get};
-use super::extract::Context;
+use super::extract::{Context, Query};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {

@@ -1,7 +1,6 @@
 //! Reviews of sellers: the buyer of a completed transaction writes one; anyone with a token
 //! reads a seller's. Each handler runs one use case of `usecase::reviews`.
 
-use axum::extract::Query;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
@@ -15,7 +14,7 @@ use crate::usecase::reviews;
 
 use super::api::{Api, get, post};
 use super::auth::{UserWith, need};
-use super::extract::{Context, JsonBody, PageQuery, ReviewPath, TransactionPath, UserPath};
+use super::extract::{Context, JsonBody, PageQuery, Query, ReviewPath, TransactionPath, UserPath};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {

@@ -1,7 +1,6 @@
 //! `/v1/savedsearches`: a user's saved searches. Each handler runs one use case of
 //! `usecase::saved_searches`; the representation links to the search it saves.
 
-use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -15,7 +14,7 @@ use crate::usecase::saved_searches;
 
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, need};
-use super::extract::{Context, JsonBody, PageQuery, SavedSearchPath};
+use super::extract::{Context, JsonBody, PageQuery, Query, SavedSearchPath};
 use super::render::Json;
 
 pub fn routes(api: Api) -> Api {

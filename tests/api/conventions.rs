@@ -3,7 +3,7 @@
 use reqwest::Method;
 
 use crate::both_backends;
-use crate::helpers::{TestApp, User, expect_json};
+use crate::helpers::{TestApp, User, expect_json, field_codes};
 
 both_backends!(
     unknown_routes_are_not_found,
@@ -12,6 +12,7 @@ both_backends!(
     request_ids_are_unique_and_kept_from_a_proxy,
     roots_link_to_every_top_level_resource,
     links_false_leaves_links_out_of_typed_representations,
+    fields_at_fault_are_named,
 );
 
 /// Whether a `_links` member is anywhere in `value`.
@@ -158,5 +159,30 @@ async fn roots_link_to_every_top_level_resource(app: TestApp) {
         );
         assert_eq!(links["svc:locations"]["templated"], true);
         assert!(root["message"].as_str().unwrap().contains("/docs"));
+    }
+}
+
+/// Well-formed JSON with a member of the wrong type, and a query parameter given twice,
+/// are fields at fault (api.md §2): `validation-failure` naming the field.
+async fn fields_at_fault_are_named(app: TestApp) {
+    let User { id, token, .. } = app.user("fields@souk.test").await;
+    let named = |field: &str, code: &str| vec![(field.to_owned(), code.to_owned())];
+    let body = serde_json::json!({"email": 5, "name": "Vijf"});
+    let response = app.post("/v1/users").token(&app.token).json(&body).send();
+    let error = expect_json(response.await, 400).await;
+    assert_eq!(field_codes(&error), named("email", "invalid-value"));
+    let body = serde_json::json!({"newEmail": ["fields2@souk.test"]});
+    let path = format!("/v1/users/{id}/change-email");
+    let response = app.post(&path).token(&token).json(&body).send();
+    let error = expect_json(response.await, 400).await;
+    assert_eq!(field_codes(&error), named("newEmail", "invalid-value"));
+    let listing = format!("/v1/users/{id}/advertisements?limit=5&offset=0&limit=10");
+    for (path, field) in [
+        ("/v1/locations?postcode=1097DN&postcode=1011AB", "postcode"),
+        ("/v1/categories?categoryId=4&categoryId=91", "categoryId"),
+        (listing.as_str(), "limit"),
+    ] {
+        let error = app.get_json(path, 400).await;
+        assert_eq!(field_codes(&error), named(field, "duplicate"), "{path}");
     }
 }

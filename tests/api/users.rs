@@ -482,6 +482,8 @@ async fn user_brands(app: TestApp) {
     expect_json(set(json!({"brands": ["Alfa Romeo", "Ford"]})).await, 200).await;
     let refused = expect_json(set(json!({"brands": ["Ford", "FORD", ""]})).await, 400).await;
     assert_eq!(fields(&refused), ["brands[1]", "brands[2]"]);
+    let refused = expect_json(set(json!({"brands": "Ford"})).await, 400).await;
+    assert_eq!(fields(&refused), ["brands"]);
     assert_eq!(
         app.get_json(&path, 200).await["brands"],
         json!(["Alfa Romeo", "Ford"]),

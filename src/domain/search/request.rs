@@ -163,14 +163,7 @@ impl SearchRequest {
                 continue;
             }
             if !seen.insert(name.as_str()) {
-                errors.push(
-                    FieldError::new(
-                        name.clone(),
-                        "duplicate",
-                        Text::new("mag maar één keer voorkomen", "ne peut figurer qu'une fois"),
-                    )
-                    .with_value(raw.as_str()),
-                );
+                errors.push(FieldError::repeated_parameter(name.clone()).with_value(raw.as_str()));
                 continue;
             }
             match name.as_str() {

@@ -6,7 +6,7 @@ pub(super) mod json;
 
 pub(crate) use json::image_value;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -25,7 +25,7 @@ use crate::usecase::images;
 
 use super::api::{Api, Operation, delete, get, patch, post, put};
 use super::auth::{UserWith, ad_reader, need};
-use super::extract::{Context, ItemPath, JsonBody, PatchBody, UserPath, parse_page};
+use super::extract::{Context, ItemPath, JsonBody, PatchBody, Query, UserPath, parse_page};
 use super::render::{Json, etag_matches_strong};
 use json::{AdJson, AdPageJson};
 

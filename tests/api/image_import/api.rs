@@ -159,7 +159,10 @@ async fn a_url_that_fails_stores_nothing(app: TestApp, server: ImageServer) {
         400,
     )
     .await;
-    assert_eq!(error["code"], "invalid-json");
+    assert_eq!(
+        field_codes(&error),
+        vec![("urls".to_owned(), "invalid-value".to_owned())]
+    );
     let many: Vec<String> = (0..25).map(|_| good.clone()).collect();
     let error = expect_json(
         import(&app, &seller.token, &ad, &json!({"urls": many})).await,

@@ -7,7 +7,7 @@ use super::{
     blob_files, image_count, jpeg, media_ids, multipart, new_ad, png, upload, upload_as, uploaded,
 };
 use crate::every_store;
-use crate::helpers::{TestApp, expect_json};
+use crate::helpers::{TestApp, expect_json, field_codes};
 
 every_store!(
     an_upload_answers_with_the_new_images,
@@ -385,6 +385,18 @@ async fn the_seller_orders_the_images(app: TestApp) {
         let refused = expect_json(order(&wrong).await, 400).await;
         assert_eq!(refused["details"][0]["field"], "mediaIds");
         assert_eq!(refused["details"][0]["code"], "not-the-images");
+    }
+    // Not a list, or no list: a field error too.
+    for (body, code) in [
+        (json!({ "mediaIds": uploaded[0] }), "invalid-value"),
+        (json!({}), "missing"),
+    ] {
+        let put = app.put(&format!("{ad}/images/order")).token(&seller.token);
+        let refused = expect_json(put.json(&body).send().await, 400).await;
+        assert_eq!(
+            field_codes(&refused),
+            [("mediaIds".to_owned(), code.to_owned())]
+        );
     }
     let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
     assert_eq!(embedded(&read), reversed, "unchanged by the refusals");
