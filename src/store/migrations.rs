@@ -74,6 +74,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(51, "0051_mail_queue"),
     migration!(52, "0052_original_deletions"),
     migration!(53, "0053_reindex_not_news"),
+    migration!(54, "0054_image_job_interrupted_renders"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

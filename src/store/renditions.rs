@@ -443,8 +443,6 @@ pub struct Job {
     pub media_id: String,
     pub phase: Format,
     pub original_key: String,
-    /// Including this one.
-    pub attempts: i64,
 }
 
 /// Queues the making of `media_id`'s renditions from the original at `original_key`.
@@ -469,11 +467,11 @@ pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<J
     let row = conn
         .query_opt(
             &format!(
-                "UPDATE image_jobs SET claimed_until = $2, attempts = attempts + 1 \
+                "UPDATE image_jobs SET claimed_until = $2 \
                  WHERE media_id = (SELECT media_id FROM image_jobs WHERE claimed_until <= $1 \
                                    ORDER BY claimed_until, created_at LIMIT 1{}) \
                    AND claimed_until <= $1 \
-                 RETURNING media_id, phase, original_key, attempts",
+                 RETURNING media_id, phase, original_key",
                 conn.skip_locked()
             ),
             params![now, until],
@@ -486,8 +484,35 @@ pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<J
         media_id: row.take()?,
         phase: row.take()?,
         original_key: row.take()?,
-        attempts: row.take()?,
     }))
+}
+
+/// Counts a render of the job's image as begun (migration 0054), if the job is still in
+/// `phase`. Returns how many of its renders have begun without returning, this one
+/// included; None if the job has ended or moved on meanwhile (a worker whose lease ran
+/// out, and another took the job over).
+pub async fn begin_render(
+    conn: &mut dyn Conn,
+    media_id: &str,
+    phase: Format,
+) -> Result<Option<i64>, DbError> {
+    conn.query_opt(
+        "UPDATE image_jobs SET interrupted_renders = interrupted_renders + 1 \
+         WHERE media_id = $1 AND phase = $2 RETURNING interrupted_renders",
+        params![media_id, phase.as_str()],
+    )
+    .await?
+    .map(|mut row| row.take())
+    .transpose()
+}
+
+/// A render of the job's image returned, whatever it returned: it stopped no process.
+pub async fn render_returned(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE image_jobs SET interrupted_renders = 0 WHERE media_id = $1",
+        params![media_id],
+    )
+    .await
 }
 
 /// Gives every lease up (SQLite at start-up: one process, so no lease is anyone's now).
@@ -500,7 +525,7 @@ pub async fn release_all(conn: &mut dyn Conn) -> Result<u64, DbError> {
 /// under its lease.
 pub async fn to_webp_phase(conn: &mut dyn Conn, media_id: &str) -> Result<(), DbError> {
     conn.run(
-        "UPDATE image_jobs SET phase = $2, attempts = 0 WHERE media_id = $1",
+        "UPDATE image_jobs SET phase = $2 WHERE media_id = $1",
         params![media_id, Format::Webp.as_str()],
     )
     .await

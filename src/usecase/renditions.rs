@@ -8,7 +8,9 @@
 //!
 //! A crash at any point leaves the job claimed until its lease runs out; then a worker
 //! (of any replica) does it again. Nothing is visible before its transaction commits, and
-//! rendition bytes are content-addressed, so doing a phase twice is harmless.
+//! rendition bytes are content-addressed, so doing a phase twice is harmless. An image
+//! whose render is what stops the process is given up after a few tries
+//! ([`counted_render`]), as one that does not decode is.
 
 use crate::clock::Clock;
 use crate::domain::image::{Format, Size};
@@ -60,25 +62,19 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunE
     };
     let largest = Size::Xlarge.longest_side();
     let phase = job.phase;
-    let made = tokio::task::spawn_blocking(move || -> Result<_, render::DecodeError> {
+    let made = counted_render(db, &job, move || {
         let resized = render::resize(&render::decode(&original, largest)?)?;
         let made = render::encode(&resized, phase)?;
         Ok((resized, made))
     })
-    .await;
+    .await?;
     let (resized, made) = match made {
-        Ok(Ok(made)) => made,
-        Ok(Err(e)) => {
-            tracing::warn!(media_id = job.media_id, phase = %job.phase.as_str(), error = %e, "an image does not decode");
+        Rendering::Done(made) => made,
+        Rendering::Failed(error) => {
+            tracing::warn!(media_id = job.media_id, phase = %phase.as_str(), error, "an image does not decode");
             return unrenderable(db, blobs, &job, clock).await;
         }
-        // A decoder that panics on these bytes would panic at every try: the image is as
-        // undecodable as one that fails cleanly, not a job to run for ever.
-        Err(e) if e.is_panic() => {
-            tracing::error!(media_id = job.media_id, phase = %job.phase.as_str(), "rendering an image panicked");
-            return unrenderable(db, blobs, &job, clock).await;
-        }
-        Err(e) => return Err(RunError::Thread(e.to_string())),
+        Rendering::Moot => return Ok(()),
     };
     if !record(db, blobs, &job, phase, made, clock).await? || phase == Format::Webp {
         return Ok(());
@@ -94,15 +90,18 @@ async fn webp_phase(
     resized: Vec<Resized>,
     clock: &Clock,
 ) -> Result<(), RunError> {
-    let made = tokio::task::spawn_blocking(move || render::encode(&resized, Format::Webp)).await;
+    let job = &Job {
+        phase: Format::Webp,
+        ..job.clone()
+    };
+    let made = counted_render(db, job, move || render::encode(&resized, Format::Webp)).await?;
     let failure = match made {
-        Ok(Ok(made)) => {
+        Rendering::Done(made) => {
             record(db, blobs, job, Format::Webp, made, clock).await?;
             return Ok(());
         }
-        Ok(Err(e)) => e.to_string(),
-        Err(e) if e.is_panic() => "the encoder panicked".to_owned(),
-        Err(e) => return Err(RunError::Thread(e.to_string())),
+        Rendering::Failed(error) => error,
+        Rendering::Moot => return Ok(()),
     };
     // JPEG worked, so the encoder fails on these sizes, and would at every try: the image
     // keeps its JPEG renditions, as when its original is lost in this phase.
@@ -111,11 +110,67 @@ async fn webp_phase(
         error = failure,
         "cannot encode WebP"
     );
-    let in_webp_phase = Job {
-        phase: Format::Webp,
-        ..job.clone()
+    unrenderable(db, blobs, job, clock).await
+}
+
+/// After this many renders of an image that never returned, its job gives the image up.
+const MOST_INTERRUPTED_RENDERS: i64 = 3;
+
+/// What a render came to.
+enum Rendering<T> {
+    Done(T),
+    /// The image cannot be rendered, and would not be at the next try.
+    Failed(String),
+    /// The job has ended or moved on meanwhile: it is no longer this worker's.
+    Moot,
+}
+
+/// Runs `render` for `job` (in the phase the job is in once its JPEGs exist, WebP) on a
+/// blocking thread, counted (migration 0054): begun in the job's row, and back to 0 once
+/// it returns. A render that never returned stopped the process: a codec library that
+/// aborts, or the OOM killer. After [`MOST_INTERRUPTED_RENDERS`] of them the image is
+/// failed without a render, as one that does not decode is, instead of stopping the
+/// process at every lease for ever. An outage of the blob store or the database meets the
+/// worker before or after a render, so it does not count.
+async fn counted_render<T: Send + 'static>(
+    db: &Db,
+    job: &Job,
+    render: impl FnOnce() -> Result<T, render::DecodeError> + Send + 'static,
+) -> Result<Rendering<T>, RunError> {
+    let (media_id, phase) = (job.media_id.clone(), job.phase);
+    let begun = db
+        .write(move |conn| {
+            Box::pin(async move { renditions::begin_render(conn, &media_id, phase).await })
+        })
+        .await?;
+    let Some(begun) = begun else {
+        return Ok(Rendering::Moot);
     };
-    unrenderable(db, blobs, &in_webp_phase, clock).await
+    if begun > MOST_INTERRUPTED_RENDERS {
+        tracing::error!(
+            media_id = job.media_id,
+            phase = %phase.as_str(),
+            "renders of an image stopped the process {} times: it is given up",
+            begun - 1
+        );
+        return Ok(Rendering::Failed(
+            "its renders stopped the process".to_owned(),
+        ));
+    }
+    let rendered = match tokio::task::spawn_blocking(render).await {
+        Ok(Ok(made)) => Rendering::Done(made),
+        Ok(Err(e)) => Rendering::Failed(e.to_string()),
+        // A codec that panics on these bytes would panic at every try: the image is as
+        // unrenderable as one that fails cleanly, not a job to run for ever.
+        Err(e) if e.is_panic() => Rendering::Failed("rendering panicked".to_owned()),
+        Err(e) => return Err(RunError::Thread(e.to_string())),
+    };
+    let media_id = job.media_id.clone();
+    db.write(move |conn| {
+        Box::pin(async move { renditions::render_returned(conn, &media_id).await })
+    })
+    .await?;
+    Ok(rendered)
 }
 
 /// Writes rendered bytes to blob storage, each under its SHA-256, and returns what the

@@ -3,8 +3,9 @@
 
 use souk::domain::image::{Format, Size};
 use souk::store::renditions::{
-    BLOB_HOLD_SECS, Claim, Job, NewRendition, RecordError, Recorded, claim, claim_unreferenced,
-    enqueue, forget, hold_blobs, record, references, remove_all,
+    BLOB_HOLD_SECS, Claim, Job, NewRendition, RecordError, Recorded, begin_render, claim,
+    claim_unreferenced, enqueue, forget, hold_blobs, record, references, remove_all,
+    render_returned,
 };
 use souk::store::{Backend, Conn, DbError};
 use souk::usecase::renditions::drop_image;
@@ -21,6 +22,7 @@ both_backends!(
     a_rendition_is_recorded_only_on_the_registration_it_held,
     a_worker_that_lost_its_lease_leaves_a_finished_image_whole,
     an_image_whose_original_is_lost_after_its_jpegs_keeps_them,
+    an_image_whose_renders_stopped_the_process_is_given_up,
     an_image_deleted_while_renditions_are_recorded_keeps_none,
     an_original_whose_deletion_a_crash_cut_off_goes_at_the_next_sweep,
     an_original_that_no_upload_recorded_goes_after_an_hour,
@@ -93,7 +95,21 @@ async fn jobs_are_claimed_once_and_again_after_their_lease(app: TestApp) {
     assert_eq!(job.media_id, "a");
     assert_eq!(job.phase, Format::Jpeg);
     assert_eq!(job.original_key, "originals/a");
-    assert_eq!(job.attempts, 2);
+    // Renders that never returned are counted until one returns (migration 0054), and
+    // only while the job is in the phase the worker found it in.
+    let begin = |phase: Format| {
+        write(&app, move |conn| {
+            Box::pin(async move { begin_render(conn, "a", phase).await })
+        })
+    };
+    assert_eq!(begin(Format::Jpeg).await, Some(1));
+    assert_eq!(begin(Format::Jpeg).await, Some(2));
+    assert_eq!(begin(Format::Webp).await, None, "not in that phase");
+    write(&app, |conn| {
+        Box::pin(async move { render_returned(conn, "a").await })
+    })
+    .await;
+    assert_eq!(begin(Format::Jpeg).await, Some(1));
 }
 
 /// Eight workers (each its own write, on PostgreSQL each its own connection) claim from
@@ -462,7 +478,6 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
         media_id: media_id.clone(),
         phase: Format::Webp,
         original_key: "originals/finished".to_owned(),
-        attempts: 1,
     };
     drop_image(&app.db, &app.blobs, &late, &app.clock)
         .await
@@ -493,32 +508,8 @@ async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp
     let item = ad.rsplit('/').next().unwrap().to_owned();
     let media_id = available_image(&app, &seller.token, &item).await;
     until_no_job(&app, &media_id).await;
-    // The image as it stands between the phases: its JPEG renditions only, and its job in
-    // the WebP phase, with its original gone. The server's own workers take the job.
-    let (now, media) = (app.clock.now(), media_id.clone());
-    write(&app, move |conn| {
-        Box::pin(async move {
-            conn.execute(
-                "UPDATE image_blobs SET refs = refs - 1 WHERE sha256 IN \
-                 (SELECT sha256 FROM image_renditions WHERE media_id = $1 AND format = 'webp')",
-                souk::params![media.clone()],
-            )
-            .await?;
-            conn.execute(
-                "DELETE FROM image_renditions WHERE media_id = $1 AND format = 'webp'",
-                souk::params![media.clone()],
-            )
-            .await?;
-            enqueue(conn, &media, "originals/lost", now).await?;
-            conn.execute(
-                "UPDATE image_jobs SET phase = $1 WHERE media_id = $2",
-                souk::params![Format::Webp.as_str(), media],
-            )
-            .await?;
-            Ok::<_, DbError>(())
-        })
-    })
-    .await;
+    // The original is gone. The server's own workers take the job.
+    between_the_phases(&app, &media_id, "originals/lost", 0).await;
     until_no_job(&app, &media_id).await;
     assert_eq!(
         image_status(&app, &seller.token, &media_id).await,
@@ -544,6 +535,70 @@ async fn an_image_whose_original_is_lost_after_its_jpegs_keeps_them(app: TestApp
         "image/jpeg",
         "WebP falls back"
     );
+}
+
+/// Puts the image `media_id` (whose job has ended) back as it stands between the phases:
+/// its JPEG renditions only, and its job in the WebP phase with the original at
+/// `original_key` and `interrupted` renders that never returned.
+async fn between_the_phases(app: &TestApp, media_id: &str, original_key: &str, interrupted: i64) {
+    let (now, media, key) = (
+        app.clock.now(),
+        media_id.to_owned(),
+        original_key.to_owned(),
+    );
+    write(app, move |conn| {
+        Box::pin(async move {
+            conn.execute(
+                "UPDATE image_blobs SET refs = refs - 1 WHERE sha256 IN \
+                 (SELECT sha256 FROM image_renditions WHERE media_id = $1 AND format = 'webp')",
+                souk::params![media.clone()],
+            )
+            .await?;
+            conn.execute(
+                "DELETE FROM image_renditions WHERE media_id = $1 AND format = 'webp'",
+                souk::params![media.clone()],
+            )
+            .await?;
+            enqueue(conn, &media, &key, now).await?;
+            conn.execute(
+                "UPDATE image_jobs SET phase = $1, interrupted_renders = $2 WHERE media_id = $3",
+                souk::params![Format::Webp.as_str(), interrupted, media],
+            )
+            .await?;
+            Ok::<_, DbError>(())
+        })
+    })
+    .await;
+}
+
+/// Renders of an image that stopped the process (a codec that aborts) three times: the
+/// next worker gives the image up instead of rendering it again, as it does one that
+/// does not decode. Two are not enough.
+async fn an_image_whose_renders_stopped_the_process_is_given_up(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap().to_owned();
+    for (interrupted, renditions) in [(2, 8), (3, 4)] {
+        let media_id = available_image(&app, &seller.token, &item).await;
+        until_no_job(&app, &media_id).await;
+        let key = app
+            .blobs
+            // Under a name of its own: the worker that ended the job may still be deleting
+            // the first original.
+            .put_original(&format!("{media_id}-again"), super::jpeg(40, 30).into())
+            .await
+            .unwrap();
+        between_the_phases(&app, &media_id, &key, interrupted).await;
+        until_no_job(&app, &media_id).await;
+        assert_eq!(
+            renditions_of(&app, media_id.clone()).await,
+            renditions,
+            "after {interrupted} interrupted renders"
+        );
+        assert_eq!(
+            image_status(&app, &seller.token, &media_id).await,
+            "available"
+        );
+    }
 }
 
 /// The status an image's representation gives (which must answer 200).
