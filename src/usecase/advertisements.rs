@@ -437,7 +437,7 @@ fn patched<R>(
     apply_patch(&mut view, patch)?;
     match view {
         Value::Object(map) => Ok(map),
-        _ => Err(Error::Invalid(Vec::new())),
+        _ => Err(patch_refused("the advertisement must stay a JSON object".to_owned()).into()),
     }
 }
 
@@ -468,6 +468,12 @@ pub const PATCH_MAX_OPERATIONS: usize = 100;
 /// The most a patched advertisement may weigh as JSON: far beyond any valid ad, and a
 /// bound on what `copy` operations, each of which may double the document, can build.
 pub const PATCHED_MAX_BYTES: usize = 1 << 20;
+/// The deepest a patched advertisement may nest: far beyond any valid ad (whose members
+/// nest two deep). Checked after every operation, so that one operation, which at most
+/// doubles the depth (`copy`) or adds a parsed value's (at most 128), never builds a
+/// document deep enough that cloning, dropping or writing it (each recursive) overflows
+/// the stack, which would abort the process.
+pub const PATCHED_MAX_DEPTH: usize = 32;
 
 /// RFC 6902, with the original's allowance: `replace` of a member absent when the operation
 /// comes acts as `add`. Applied to `view`, a copy of the ad that a failure leaves half patched: the caller
@@ -499,6 +505,11 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldE
                 "operation '/{index}' failed at path '{path}': {kind}"
             ))
         })?;
+        if deeper_than(view, PATCHED_MAX_DEPTH) {
+            return Err(patch_refused(format!(
+                "the patched advertisement nests deeper than {PATCHED_MAX_DEPTH} levels"
+            )));
+        }
         if copies && serde_json::to_vec(view).map_or(true, |v| v.len() > PATCHED_MAX_BYTES) {
             return Err(patch_refused(format!(
                 "the patched advertisement is over {PATCHED_MAX_BYTES} bytes"
@@ -506,6 +517,24 @@ fn apply_patch(view: &mut Value, patch: &json_patch::Patch) -> Result<(), FieldE
         }
     }
     Ok(())
+}
+
+/// Whether `value` nests deeper than `most` arrays and objects; without recursion, as the
+/// value may be too deep for it.
+fn deeper_than(value: &Value, most: usize) -> bool {
+    let mut pending = vec![(value, 0)];
+    while let Some((value, depth)) = pending.pop() {
+        let inner = depth + 1;
+        match value {
+            Value::Array(items) if depth < most => pending.extend(items.iter().map(|v| (v, inner))),
+            Value::Object(members) if depth < most => {
+                pending.extend(members.values().map(|v| (v, inner)));
+            }
+            Value::Array(_) | Value::Object(_) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn patch_refused(why: String) -> FieldError {

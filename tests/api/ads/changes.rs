@@ -174,19 +174,33 @@ async fn etags_guard_changes(app: TestApp) {
         "patch-failed"
     );
     // A `move` that fails half way (which json-patch's undo cannot take back), copies of
-    // the whole ad into itself (each doubles it) and too many operations: refused alike,
-    // and the ad is as it was.
+    // the whole ad into itself (each doubles it), too many operations, a document nested
+    // too deep and one that is no longer an object: refused alike, and the ad is as it
+    // was.
     let doubling: Vec<Value> = (0..40)
         .map(|n| json!({"op": "copy", "from": "", "path": format!("/a{n}")}))
         .collect();
     let many: Vec<Value> = (0..101)
         .map(|_| json!({"op": "replace", "path": "/title", "value": "Veel"}))
         .collect();
+    // Copies of a member into its own innermost member double its depth each time: 17 of
+    // them build 65,536 levels in a few hundred KB, which overflowed the stack and aborted
+    // the server. An added value can be deep too.
+    let mut deepening = vec![json!({"op": "add", "path": "/x", "value": {}})];
+    deepening.extend(
+        (1..=17)
+            .map(|k| json!({"op": "copy", "from": "/x", "path": "/x".repeat((1 << (k - 1)) + 1)})),
+    );
+    let nested = (0..100).fold(json!({}), |inner, _| json!({ "y": inner }));
+    let piled = json!([{"op": "add", "path": "/y", "value": nested}]);
     for patch in [
         json!([{"op": "add", "path": "/location/x", "value": 1},
                {"op": "move", "from": "/location", "path": "/nope/y"}]),
         Value::Array(doubling),
         Value::Array(many),
+        Value::Array(deepening),
+        piled,
+        json!([{"op": "replace", "path": "", "value": []}]),
     ] {
         let moves = patch[1]["op"] == "move";
         let refused = json_patch(&app, &seller.token, &path, patch, None).await;
