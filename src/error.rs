@@ -358,6 +358,14 @@ fn conflict_message(conflict: Conflict) -> Text {
                 "L'annonce sera en ligne une fois la commande {order} (les frais d'insertion) payée"
             ),
         ),
+        Conflict::RenewalAwaitingPayment(order) => Text::new(
+            format!(
+                "Een verlenging van deze advertentie wacht al op de betaling van order {order}"
+            ),
+            format!(
+                "Une prolongation de cette annonce attend déjà le paiement de la commande {order}"
+            ),
+        ),
         Conflict::Reviewed => Text::new(
             "Deze transactie is al beoordeeld",
             "Cette transaction a déjà été évaluée",

@@ -32,10 +32,10 @@ pub fn routes(api: Api) -> Api {
             .authenticated()
             .item_param()
             .summary("Renew an advertisement (the seller, scope `purchase`)")
-            .description("Body `{\"pay\": true}`, optionally with the `orderId` of an open order of the caller's to add the renewal to (400 `unknown-order` for an order that is not theirs or does not exist, `invalid-order-state` for one paid or closed). Possible in the last 7 days before `closeDate` and for 30 days after it (else 400 `invalid-expiration`). The renewal costs the category's insertion fee and extends `closeDate` by the category's running days (from now, for an ad that expired; it comes back online). In the sandbox the order is paid at once; in production it is `payment required` and the renewal takes effect when the payment is confirmed. Answers 201 with the order, `Location` and `Content-Location` its address.")
+            .description("Body `{\"pay\": true}`, optionally with the `orderId` of an open order of the caller's to add the renewal to (400 `unknown-order` for an order that is not theirs or does not exist, `invalid-order-state` for one paid or closed). Possible in the last 7 days before `closeDate` and for 30 days after it (else 400 `invalid-expiration`). The renewal costs the category's insertion fee and extends `closeDate` by the category's running days (from now, for an ad that expired; it comes back online). In the sandbox the order is paid at once, and so is an order of price 0; in production it is `payment required` and the renewal takes effect when the payment is confirmed, and a second renewal meanwhile is 409 `conflicting-state` naming the order. Answers 201 with the order, `Location` and `Content-Location` its address.")
             .body("application/json", "Purchase")
             .ok(201, "The order (Location and Content-Location: its address)", "Order")
-            .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, InvalidExpiration, UnknownOrder, InvalidOrderState]),
+            .errors(&[ValidationFailure, Unauthorized, AdvertisementNotFound, InvalidExpiration, UnknownOrder, InvalidOrderState, ConflictingState]),
         renew,
     )
     .resource(

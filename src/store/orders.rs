@@ -124,6 +124,25 @@ pub async fn products(conn: &mut dyn Conn, order: i64) -> Result<Vec<Product>, D
     .await
 }
 
+/// The open order (`new` or `payment required`) that holds a renewal of ad `item_number`,
+/// if there is one.
+pub async fn unpaid_renewal(conn: &mut dyn Conn, item_number: i64) -> Result<Option<i64>, DbError> {
+    let found: Vec<i64> = conn
+        .column(
+            "SELECT o.order_id FROM order_products p JOIN orders o ON o.order_id = p.order_id \
+             WHERE p.item_number = $1 AND p.kind = $2 AND o.status IN ($3, $4) \
+             ORDER BY o.order_id LIMIT 1",
+            params![
+                item_number,
+                ProductKind::Renewal.as_str(),
+                OrderStatus::New.as_str(),
+                OrderStatus::PaymentRequired.as_str()
+            ],
+        )
+        .await?;
+    Ok(found.into_iter().next())
+}
+
 /// Marks an order paid at `now`.
 pub async fn set_paid(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
     conn.run(

@@ -142,6 +142,8 @@ pub enum Conflict {
     Reviewed,
     /// The draft goes online when its insertion order (this one) is paid.
     AwaitingPayment(i64),
+    /// A renewal of the ad waits for the payment of this order already.
+    RenewalAwaitingPayment(i64),
 }
 
 impl<R> From<DbError> for Error<R> {

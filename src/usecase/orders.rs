@@ -20,7 +20,7 @@ use crate::store::orders::{self, NewProduct, Order, Product};
 use crate::store::{Conn, ads, categories, users};
 
 use super::advertisements::own_existing;
-use super::{Error, PurchaseRefusal, Thing, features};
+use super::{Conflict, Error, PurchaseRefusal, Thing, features};
 
 /// How this deployment takes payment, and its VAT.
 #[derive(Clone, Copy, Debug)]
@@ -64,6 +64,11 @@ pub async fn renew<R>(
     let open_order = check_purchase(&request.map_err(Error::Request)?)?;
     if !renew_possible(ad.status_at(now), ad.close_date, now) {
         return Err(Error::Purchase(PurchaseRefusal::NotRenewable));
+    }
+    // In production the close date moves only once the order is paid: a second renewal
+    // meanwhile would pass the window check on the old date, and pay for a second period.
+    if let Some(order) = orders::unpaid_renewal(conn, ad.number).await? {
+        return Err(Error::Conflict(Conflict::RenewalAwaitingPayment(order)));
     }
     let fees = categories::get(conn, ad.category_id)
         .await?
@@ -125,7 +130,7 @@ pub(super) async fn charge_insertion<R>(
 }
 
 /// Adds `product` to `user`'s open order `open_order`, or to a new one, and pays for it
-/// where payment is immediate; the order as it is then.
+/// where payment is immediate or there is nothing to pay; the order as it is then.
 pub(super) async fn buy<R>(
     conn: &mut dyn Conn,
     user: i64,
@@ -148,7 +153,9 @@ pub(super) async fn buy<R>(
         None => orders::create(conn, user, OrderStatus::PaymentRequired, now).await?,
     };
     orders::add_product(conn, order, product).await?;
-    if till.pays_at_once {
+    // An order of price 0 (a renewal in a category without fee) has nothing to wait for:
+    // no payment of it would ever be confirmed.
+    if till.pays_at_once || with_products(conn, order).await?.price() == 0 {
         settle(conn, order, now).await?;
     }
     Ok(with_products(conn, order).await?)

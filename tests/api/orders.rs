@@ -164,6 +164,11 @@ async fn a_renewal_in_its_window_is_an_order_paid_at_once(mut app: TestApp) {
 async fn an_expired_ad_comes_back_within_its_grace_period(mut app: TestApp) {
     let mut seller = app.user("verhuurder@souk.test").await;
     let ad = room(&app, &seller).await;
+    // Paused, it expires all the same; renewed, it comes back online too, also before the
+    // minute's sweep has stored it `expired` (it used to stay paused then).
+    let paused = room(&app, &seller).await;
+    let pause = crate::ads::status(&app, &seller.token, &paused, "paused").await;
+    expect_json(pause, 200).await;
     let (close, _) = close_date(&app, &ad, &seller.token).await;
     let close = parse(&close);
     // Ten days after its closeDate it is expired, and may still be renewed.
@@ -187,8 +192,16 @@ async fn an_expired_ad_comes_back_within_its_grace_period(mut app: TestApp) {
         timestamp(before + 28 * DAY),
         timestamp(after + 28 * DAY),
     );
+    assert_eq!(close_date(&app, &paused, &token).await.1, "expired");
+    let order = expect_json(
+        renew(&app, &token, &paused, json!({"pay": true})).await,
+        201,
+    )
+    .await;
+    assert_eq!(order["status"], "paid");
+    assert_eq!(close_date(&app, &paused, &token).await.1, "online");
     let found = app.get_json("/v1/search?query=kamer", 200).await;
-    assert_eq!(found["totalCount"], 1, "online again, so found again");
+    assert_eq!(found["totalCount"], 2, "online again, so found again");
     // Past the grace period there is no way back.
     let other = room(&app, &seller).await;
     let (close, _) = close_date(&app, &other, &token).await;
@@ -523,6 +536,12 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
         timestamp(close)
     );
     let id = order["orderId"].to_string();
+    // A second renewal while the first waits for its payment (a double click): refused,
+    // where it used to make a second order and, once both were paid, a second period.
+    let twice = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    let twice = expect_json(twice, 409).await;
+    assert_eq!(twice["code"], "conflicting-state");
+    assert!(twice["message"].as_str().unwrap().contains(&id), "{twice}");
     let paid = app.souk(&["orders", "pay", &id]);
     assert!(
         paid.status.success(),
@@ -542,6 +561,9 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
         close_date(&app, &ad, &seller.token).await.0,
         timestamp(close + 28 * DAY)
     );
+    // Renewed: out of its window now.
+    let after = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    assert_eq!(expect_json(after, 400).await["code"], "invalid-expiration");
     // Paid once: a second confirmation is refused and changes nothing.
     let again = app.souk(&["orders", "pay", &id]);
     assert!(!again.status.success());
@@ -552,6 +574,24 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
     );
     let missing = app.souk(&["orders", "pay", "999999"]);
     assert!(!missing.status.success());
+    // A renewal in a category without fee costs 0: nothing to wait for, it is paid at
+    // once (it used to wait for a payment that no one would ever confirm).
+    let bike = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Fiets")).await;
+    let bike = bike["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let (close, _) = close_date(&app, &bike, &seller.token).await;
+    let close = parse(&close);
+    let by = close - app.clock.now() - 2 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let order = renew(&app, &seller.token, &bike, json!({"pay": true})).await;
+    let order = expect_json(order, 201).await;
+    assert_eq!(
+        (&order["status"], &order["price"]),
+        (&json!("paid"), &json!(0))
+    );
+    assert_eq!(
+        close_date(&app, &bike, &seller.token).await.0,
+        timestamp(close + 28 * DAY)
+    );
 }
 
 mod production_waits_for_the_payment {

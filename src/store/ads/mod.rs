@@ -441,13 +441,19 @@ pub async fn set_status(
         == 1)
 }
 
-/// Renews an ad: its `closeDate` becomes `close`, and an expired ad comes back online (a
-/// paused one stays paused; one stored online past its old date is online again).
+/// Renews an ad: its `closeDate` becomes `close`, and an expired ad comes back online,
+/// whether the minute's sweep has stored it `expired` yet or it is still stored running
+/// past its old date (`effective_status`); a paused one that has not expired stays paused.
 pub async fn renew(conn: &mut dyn Conn, number: i64, close: i64, now: i64) -> Result<(), DbError> {
     conn.run(
-        "UPDATE advertisements SET close_date = $2, \
-         status = CASE WHEN status = 'expired' THEN 'online' ELSE status END, \
-         version = version + 1, updated_at = $3 WHERE item_number = $1",
+        &format!(
+            "UPDATE advertisements SET close_date = $2, \
+             status = CASE WHEN status = 'expired' \
+                             OR (status IN ({}) AND close_date <= $3) \
+                           THEN 'online' ELSE status END, \
+             version = version + 1, updated_at = $3 WHERE item_number = $1",
+            running_states()
+        ),
         params![number, close, now],
     )
     .await
