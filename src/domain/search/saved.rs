@@ -92,6 +92,19 @@ const TOP_LEVEL: [&str; 6] = [
     "locale",
 ];
 
+/// Search parameters that are neither a member of `searchRequest` nor a filter: the page,
+/// the order, facets, and what the HTTP layer reads itself. A saved search holds none of
+/// them, so none may come in as a filter's name either.
+const NOT_SAVED: [&str; 7] = [
+    "offset",
+    "limit",
+    "sortBy",
+    "sortOrder",
+    "facets",
+    "_links",
+    "access_token",
+];
+
 /// A checked saved search: the search parameters as `GET /v1/search` takes them, and the
 /// request they parse into.
 #[derive(Clone, Debug)]
@@ -126,11 +139,14 @@ impl SavedRequest {
             return Err(reader.errors);
         }
         let Reader { pairs, paths, .. } = reader;
+        // Each parameter by the path it came from; one the client did not send (the
+        // `postCode` that a `distance` needs) by where it belongs.
         let rename = |mut error: FieldError| {
             for field in &mut error.fields {
-                if let Some((_, path)) = paths.iter().find(|(name, _)| name == field) {
-                    field.clone_from(path);
-                }
+                *field = match paths.iter().find(|(name, _)| name == field) {
+                    Some((_, path)) => path.clone(),
+                    None => SavedRequest::path_of(field),
+                };
             }
             error
         };
@@ -290,6 +306,10 @@ impl Reader {
         };
         for (key, value) in filters {
             let path = format!("{path}.{key}");
+            if TOP_LEVEL.contains(&key.as_str()) || NOT_SAVED.contains(&key.as_str()) {
+                self.errors.push(unknown(&path, value));
+                continue;
+            }
             match (key.as_str(), value) {
                 ("postCode" | "distance", _) => self.scalar(key, value, &path),
                 (_, Value::Object(range)) => self.range(key, range, &path),
@@ -388,6 +408,27 @@ mod tests {
         assert_eq!(
             fields(SavedRequest::read(&json!([1])).unwrap_err()),
             ["searchRequest"]
+        );
+        // What is not part of a saved search is no filter either.
+        let smuggled = json!({"filters": {"sortBy": ["price"], "offset": ["30"],
+                                          "access_token": ["abc"], "query": ["fiets"]}});
+        assert_eq!(
+            fields(SavedRequest::read(&smuggled).unwrap_err()),
+            [
+                "searchRequest.filters.access_token",
+                "searchRequest.filters.offset",
+                "searchRequest.filters.query",
+                "searchRequest.filters.sortBy",
+            ]
+        );
+        // A parameter that another needs is named where it would be sent.
+        let far = json!({"filters": {"distance": 5000}});
+        assert_eq!(
+            fields(SavedRequest::read(&far).unwrap_err()),
+            [
+                "searchRequest.filters.postCode",
+                "searchRequest.filters.distance"
+            ]
         );
     }
 
