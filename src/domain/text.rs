@@ -17,17 +17,27 @@ pub fn required_text(field: &str, value: Option<&Value>) -> Result<String, Field
     }
 }
 
-/// One line: no control character at all (no line break, tab or NUL).
+/// One line: no control character at all (no line break, tab or NUL), no Unicode line or
+/// paragraph separator, and no bidirectional override.
 pub fn is_one_line(text: &str) -> bool {
-    !text.chars().any(char::is_control)
+    !text
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_bidi_control(c))
 }
 
-/// Text of several lines: line breaks and tabs are fine, other control characters (NUL
-/// among them) are not.
+/// Text of several lines: line breaks (Unicode's separators too) and tabs are fine, other
+/// control characters (NUL among them) and bidirectional overrides are not.
 pub fn is_multiline(text: &str) -> bool {
     !text
         .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        .any(|c| (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || is_bidi_control(c))
+}
+
+/// The embeddings, overrides and isolates of Unicode's bidirectional algorithm: they make
+/// text display in another order than it reads (a title that shows one price and says
+/// another), and typed text has no need of them. The marks (U+200E, U+200F) stay allowed.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// A required message of several lines (a question, a review), trimmed: 1 to `max_chars`
@@ -71,11 +81,32 @@ mod tests {
     #[test]
     fn lines_and_control_characters() {
         assert!(is_one_line("Fiets met mand, € 20"));
-        for bad in ["a\nb", "a\tb", "a\0b", "a\u{7f}b", "a\u{85}b"] {
+        assert!(
+            is_one_line("\u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{200f}20"),
+            "right to left, a mark"
+        );
+        for bad in [
+            "a\nb",
+            "a\tb",
+            "a\0b",
+            "a\u{7f}b",
+            "a\u{85}b",
+            "a\u{2028}b",
+            "a\u{2029}b",
+            "a\u{202e}b",
+            "a\u{2066}b",
+        ] {
             assert!(!is_one_line(bad), "{bad:?}");
         }
-        assert!(is_multiline("Regel één\r\nRegel\ttwee"));
-        for bad in ["a\0b", "a\u{1b}[31m", "a\u{7f}", "a\u{9b}b"] {
+        assert!(is_multiline("Regel één\r\nRegel\ttwee\u{2028}drie"));
+        for bad in [
+            "a\0b",
+            "a\u{1b}[31m",
+            "a\u{7f}",
+            "a\u{9b}b",
+            "a\u{202d}b",
+            "a\u{2069}",
+        ] {
             assert!(!is_multiline(bad), "{bad:?}");
         }
     }

@@ -439,6 +439,18 @@ async fn control_characters_are_refused_where_text_is_stored(app: TestApp) {
     escape["description"] = json!("Rood\u{1b}[31m");
     let error = expect_json(create(&app, &seller.token, &escape).await, 400).await;
     assert_eq!(error["details"][0]["field"], "description");
+    // Unicode's line separator breaks a title too; a right-to-left override makes it show
+    // another price than it says.
+    let mut spoofed = minimal("Fiets\u{2028}met mand");
+    spoofed["description"] = json!("Prijs \u{202e}05 \u{20ac}");
+    let error = expect_json(create(&app, &seller.token, &spoofed).await, 400).await;
+    assert_eq!(
+        field_codes(&error),
+        [
+            ("title".to_owned(), "invalid-value".to_owned()),
+            ("description".to_owned(), "invalid-value".to_owned())
+        ]
+    );
     let car = json!({"title": "Golf", "description": "Een auto.", "categoryId": 101,
                      "location": {"postcode": "1000"},
                      "priceModel": {"modelType": "fixed", "askingPrice": 500000},
