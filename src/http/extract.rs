@@ -70,16 +70,22 @@ impl PathParam for String {
     }
 }
 
-/// An image's id: of the shape the server gives them, else no such image.
+/// An image's id: a UUID, in either case (RFC 9562 reads them so; Souk gives them in lower
+/// case); anything else is malformed, 400 with a field error (api.md §2).
 pub struct MediaId(pub String);
 
 impl PathParam for MediaId {
-    fn parse(_: &str, raw: String) -> Result<Self, ApiError> {
-        if is_media_id(&raw) {
-            Ok(MediaId(raw))
-        } else {
-            Err(ErrorCode::ImageNotFound.into())
+    fn parse(name: &str, raw: String) -> Result<Self, ApiError> {
+        let id = raw.to_ascii_lowercase();
+        if is_media_id(&id) {
+            return Ok(MediaId(id));
         }
+        let error = FieldError::new(
+            name,
+            "invalid-value",
+            Text::new("moet een UUID zijn", "doit être un UUID"),
+        );
+        Err(ApiError::validation(vec![error.with_value(raw)]))
     }
 }
 

@@ -39,8 +39,14 @@ use super::render::Json;
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
     let images = |operation: Operation| operation.tag("Images").authenticated();
-    let one_image =
-        |operation: Operation| images(operation).path_text_param("mediaId", "The image's mediaId.");
+    let one_image = |operation: Operation| {
+        images(operation)
+            .path_text_param(
+                "mediaId",
+                "The image's mediaId, a UUID (400 when it is not one).",
+            )
+            .errors(&[ValidationFailure])
+    };
     let rendition = |operation: Operation| {
         one_image(operation).path_enum_param(
             "size",
@@ -60,7 +66,7 @@ pub fn routes(api: Api) -> Api {
             .body("multipart/form-data", "ImageUpload")
             .body("application/json", "ImageUrls")
             .ok(201, "The new images (Location: the first one)", "ImageList")
-            .errors(&[ValidationFailure, InvalidJson, Unauthorized, AdvertisementNotFound, UnsupportedMediaType]),
+            .errors(&[ValidationFailure, InvalidJson, IncorrectContentType, Unauthorized, AdvertisementNotFound, UnsupportedMediaType]),
         upload.layer(DefaultBodyLimit::disable()),
     )
     .resource(
@@ -330,8 +336,10 @@ async fn read_uploads(
             field: "image".to_owned(),
         }]);
     }
+    // A body of another kind than the operation takes (api.md §1); a format other than
+    // JPEG, PNG and WebP, read from the bytes, is 415 (`images::check`).
     Err(
-        ApiError::new(ErrorCode::UnsupportedMediaType).with_message(Text::new(
+        ApiError::new(ErrorCode::IncorrectContentType).with_message(Text::new(
             "Stuur een afbeelding (image/jpeg, image/png, image/webp) of multipart/form-data",
             "Envoyez une image (image/jpeg, image/png, image/webp) ou multipart/form-data",
         )),

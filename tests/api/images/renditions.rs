@@ -11,7 +11,7 @@ use super::{
     wait_until_available,
 };
 use crate::ads::{created, minimal, status};
-use crate::helpers::{TestApp, expect_json};
+use crate::helpers::{TestApp, expect_json, field_codes};
 use crate::{both_backends, every_store};
 
 every_store!(
@@ -334,6 +334,9 @@ async fn image_answers(app: &TestApp, token: &str, media_id: &str) -> [u16; 3] {
                 "image-not-found",
                 "{path}"
             );
+        } else if *status == 400 {
+            let error = expect_json(answer, 400).await;
+            assert_eq!(error["details"][0]["field"], "mediaId", "{path}");
         }
     }
     statuses
@@ -351,6 +354,12 @@ async fn an_image_is_seen_as_its_ad_is(app: TestApp) {
         [200; 3]
     );
     assert_eq!(image_answers(&app, &other.token, &media_id).await, [200; 3]);
+    let upper = media_id.to_uppercase();
+    assert_eq!(
+        image_answers(&app, &other.token, &upper).await,
+        [200; 3],
+        "one id"
+    );
 
     expect_json(status(&app, &seller.token, &ad, "paused").await, 200).await;
     assert_eq!(image_answers(&app, &other.token, &media_id).await, [404; 3]);
@@ -369,18 +378,32 @@ async fn an_image_is_seen_as_its_ad_is(app: TestApp) {
         [404; 3]
     );
     assert_eq!(image_answers(&app, &other.token, &media_id).await, [404; 3]);
-    // Ids that no image has, nor could have (PostgreSQL refuses a NUL in text).
-    for unknown in ["%00", "x%00y", &media_id.to_uppercase(), "0"] {
-        assert_eq!(
-            image_answers(&app, &seller.token, unknown).await,
-            [404; 3],
-            "{unknown}"
-        );
+    // The id in upper case is the same id; an id of the right shape that no image has is
+    // not found.
+    let unknown = "0b1e3c62-5d1f-4c7e-9a0f-1d2e3f405162";
+    for gone in [media_id.to_uppercase().as_str(), unknown] {
+        assert_eq!(image_answers(&app, &seller.token, gone).await, [404; 3]);
         let delete = app
-            .delete(&format!("/v1/images/{unknown}"))
+            .delete(&format!("/v1/images/{gone}"))
             .token(&seller.token);
         let answer = expect_json(delete.send().await, 404).await;
-        assert_eq!(answer["code"], "image-not-found", "{unknown}");
+        assert_eq!(answer["code"], "image-not-found", "{gone}");
+    }
+    // Ids that no image could have (PostgreSQL refuses a NUL in text): malformed, 400.
+    for malformed in ["%00", "x%00y", "0"] {
+        assert_eq!(
+            image_answers(&app, &seller.token, malformed).await,
+            [400; 3],
+            "{malformed}"
+        );
+        let delete = app
+            .delete(&format!("/v1/images/{malformed}"))
+            .token(&seller.token);
+        let answer = expect_json(delete.send().await, 400).await;
+        assert_eq!(
+            field_codes(&answer),
+            [("mediaId".to_owned(), "invalid-value".to_owned())]
+        );
     }
 }
 

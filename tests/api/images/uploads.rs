@@ -180,8 +180,8 @@ async fn bad_files_are_refused_and_nothing_is_stored(app: TestApp) {
         .send()
         .await;
     assert_eq!(
-        expect_json(text, 415).await["code"],
-        "unsupported-media-type"
+        expect_json(text, 400).await["code"],
+        "incorrect-content-type"
     );
     assert_eq!(image_count(&app).await, 0);
 }
