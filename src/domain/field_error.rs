@@ -43,6 +43,16 @@ impl FieldError {
         .with_value(value)
     }
 
+    /// The value is not an object (`invalid-value`).
+    pub fn not_an_object(field: impl Into<String>, value: impl Into<Value>) -> Self {
+        FieldError::new(
+            field,
+            "invalid-value",
+            Text::new("moet een object zijn", "doit être un objet"),
+        )
+        .with_value(value)
+    }
+
     /// A query parameter given more than once (`duplicate`): each of Souk's takes one value.
     pub fn repeated_parameter(name: impl Into<String>) -> Self {
         FieldError::new(

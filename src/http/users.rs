@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
+use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::domain::user::{Email, NewAccount, check_new_account, invalid_email, normalize_email};
 use crate::error::{ApiError, ErrorCode};
@@ -216,7 +217,9 @@ async fn change_email(
     OwnAccount(id, _): OwnAccount<need::Read>,
     JsonBody(body): JsonBody<ChangeEmailBody>,
 ) -> Result<Json, ApiError> {
-    let given = body.new_email.unwrap_or_default();
+    let Some(given) = body.new_email else {
+        return Err(ApiError::validation(vec![FieldError::missing("newEmail")]));
+    };
     let Some(email) = Email::parse(&given) else {
         return Err(ApiError::validation(vec![invalid_email(
             "newEmail",

@@ -176,6 +176,13 @@ async fn fields_at_fault_are_named(app: TestApp) {
     let response = app.post(&path).token(&token).json(&body).send();
     let error = expect_json(response.await, 400).await;
     assert_eq!(field_codes(&error), named("newEmail", "invalid-value"));
+    let response = app
+        .post(&path)
+        .token(&token)
+        .json(&serde_json::json!({}))
+        .send();
+    let error = expect_json(response.await, 400).await;
+    assert_eq!(field_codes(&error), named("newEmail", "missing"));
     let listing = format!("/v1/users/{id}/advertisements?limit=5&offset=0&limit=10");
     for (path, field) in [
         ("/v1/locations?postcode=1097DN&postcode=1011AB", "postcode"),

@@ -199,23 +199,29 @@ pub fn check_content(
         }
         (_, category) => category.and_then(|c| c.leaf.as_ref()),
     };
-    let postcode = match body.get("location").and_then(|l| l.get("postcode")) {
-        None | Some(Value::Null) => {
-            errors.push(FieldError::missing("location.postcode"));
+    let postcode = match body.get("location") {
+        Some(location) if !location.is_object() && !location.is_null() => {
+            errors.push(FieldError::not_an_object("location", location.clone()));
             None
         }
-        Some(value) => value.as_str().and_then(normalize_postcode).or_else(|| {
-            errors.push(
-                error(
-                    "location.postcode",
-                    "invalid-postcode",
-                    "is geen Nederlandse of Belgische postcode",
-                    "n'est pas un code postal néerlandais ou belge",
-                )
-                .with_value(value.clone()),
-            );
-            None
-        }),
+        location => match location.and_then(|l| l.get("postcode")) {
+            None | Some(Value::Null) => {
+                errors.push(FieldError::missing("location.postcode"));
+                None
+            }
+            Some(value) => value.as_str().and_then(normalize_postcode).or_else(|| {
+                errors.push(
+                    error(
+                        "location.postcode",
+                        "invalid-postcode",
+                        "is geen Nederlandse of Belgische postcode",
+                        "n'est pas un code postal néerlandais ou belge",
+                    )
+                    .with_value(value.clone()),
+                );
+                None
+            }),
+        },
     };
     let reserved = match body.get("reserved") {
         None | Some(Value::Null) => None,

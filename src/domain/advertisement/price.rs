@@ -52,16 +52,20 @@ impl PriceModel {
     /// non-negative integer cents (numeric strings accepted, as clients of the original
     /// send them).
     pub fn parse(value: Option<&Value>) -> Result<PriceModel, Vec<FieldError>> {
-        let Some(object) = value.and_then(Value::as_object) else {
-            return Err(vec![FieldError::missing("priceModel")]);
+        let object = match value {
+            None | Some(Value::Null) => return Err(vec![FieldError::missing("priceModel")]),
+            Some(Value::Object(object)) => object,
+            Some(other) => {
+                return Err(vec![FieldError::not_an_object("priceModel", other.clone())]);
+            }
         };
         let mut errors = Vec::new();
-        let model_type = match object.get("modelType").and_then(Value::as_str) {
-            None => {
+        let model_type = match object.get("modelType") {
+            None | Some(Value::Null) => {
                 errors.push(FieldError::missing("priceModel.modelType"));
                 None
             }
-            Some(text) => ModelType::parse(text).or_else(|| {
+            Some(Value::String(text)) => ModelType::parse(text).or_else(|| {
                 errors.push(
                     error(
                         "priceModel.modelType",
@@ -69,10 +73,14 @@ impl PriceModel {
                         "is geen bekend prijstype",
                         "n'est pas un type de prix connu",
                     )
-                    .with_value(text),
+                    .with_value(text.as_str()),
                 );
                 None
             }),
+            Some(other) => {
+                errors.push(FieldError::not_text("priceModel.modelType", other.clone()));
+                None
+            }
         };
         let mut amount = |key: &str| -> Option<i64> {
             let field = format!("priceModel.{key}");

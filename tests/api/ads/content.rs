@@ -197,6 +197,21 @@ async fn every_content_rule_has_its_field_error(app: TestApp) {
             ("priceModel", "missing"),
         ),
         (
+            with(bike.clone(), &[("priceModel", json!("fixed"))]),
+            ("priceModel", "invalid-value"),
+        ),
+        (
+            with(
+                bike.clone(),
+                &[("priceModel", json!({"modelType": 5, "askingPrice": 100}))],
+            ),
+            ("priceModel.modelType", "invalid-value"),
+        ),
+        (
+            with(bike.clone(), &[("location", json!("1097DN"))]),
+            ("location", "invalid-value"),
+        ),
+        (
             with(bike.clone(), &[("categoryId", json!(9999))]),
             ("categoryId", "unknown-category"),
         ),
