@@ -49,8 +49,12 @@ pub async fn place<R>(
         return Err(Error::NotConfirmed);
     };
     let body = body.map_err(Error::Request)?;
-    let status = new_ad_status(requested_status(&body)?)?;
-    let checked = checked_content(conn, &body, region, None).await?;
+    let status = requested_status(&body).and_then(new_ad_status);
+    let checked = checked_content(conn, &body, region, None).await;
+    let (status, checked) = match status {
+        Ok(status) => (status, checked?),
+        Err(error) => return Err(with_content_errors(error, checked)),
+    };
     // A fee to pay: a draft until its order is paid (at once in the sandbox).
     let charged = status == AdStatus::Online && checked.insertion_fee > 0;
     let status = if charged { AdStatus::Draft } else { status };
@@ -137,14 +141,6 @@ pub async fn change<R>(
         .into_iter()
         .filter(|(key, _)| !READ_ONLY_FIELDS.contains(&key.as_str()))
         .collect();
-    let current = record.status_at(now);
-    let wanted = requested_status(&body)?.unwrap_or(current);
-    if !may_transition(current, wanted, Actor::Seller) {
-        return Err(Error::Conflict(Conflict::Transition {
-            from: current,
-            to: wanted,
-        }));
-    }
     let attributes = match serde_json::from_str::<Value>(&record.attributes) {
         Ok(Value::Object(attributes)) => attributes,
         _ => Map::new(),
@@ -154,6 +150,20 @@ pub async fn change<R>(
         attributes: &attributes,
         price: price_before(&record),
     };
+    let current = record.status_at(now);
+    let wanted = match requested_status(&body) {
+        Ok(wanted) => wanted.unwrap_or(current),
+        Err(error) => {
+            let checked = checked_content(conn, &body, region, Some(stored)).await;
+            return Err(with_content_errors(error, checked));
+        }
+    };
+    if !may_transition(current, wanted, Actor::Seller) {
+        return Err(Error::Conflict(Conflict::Transition {
+            from: current,
+            to: wanted,
+        }));
+    }
     let checked = checked_content(conn, &body, region, Some(stored)).await?;
     let publishing = publishes(current, wanted);
     if publishing && !checked.category_open {
@@ -387,6 +397,19 @@ struct Checked {
 
 /// Checks content against its category, read in the same transaction; `stored` is what an
 /// update starts from.
+/// `error` (the requested status's) with the field errors of the content's check: every
+/// problem of a request at once (docs/API.md).
+fn with_content_errors<C, R>(error: FieldError, content: Result<C, Error<R>>) -> Error<R> {
+    match content {
+        Err(Error::Invalid(mut errors)) => {
+            errors.insert(0, error);
+            Error::Invalid(errors)
+        }
+        Err(other) => other,
+        Ok(_) => error.into(),
+    }
+}
+
 async fn checked_content<R>(
     conn: &mut dyn Conn,
     body: &Map<String, Value>,

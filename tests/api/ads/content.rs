@@ -37,6 +37,24 @@ async fn problems_come_back_together(app: TestApp) {
             "{expected:?} in {found:?}"
         );
     }
+    // A status that cannot be asked for hides none of the others, on a new ad and on a
+    // change.
+    let mut paused = minimal("x");
+    paused["status"] = json!("paused");
+    let error = expect_json(create(&app, &seller.token, &paused).await, 400).await;
+    let both = [
+        ("status".to_owned(), "invalid-value".to_owned()),
+        ("title".to_owned(), "too-short".to_owned()),
+    ];
+    assert_eq!(field_codes(&error), both);
+    let ad = created(&app, &seller.token, &minimal("Fiets")).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let mut bogus = minimal("x");
+    bogus["status"] = json!("bogus");
+    let error = expect_json(put(&app, &seller.token, &path, &bogus).await, 400).await;
+    assert_eq!(field_codes(&error), both);
+    let deleted = app.delete(&path).token(&seller.token).send().await;
+    assert_eq!(deleted.status(), 204);
     let mut closed = minimal("Kaartjes");
     closed["categoryId"] = json!(2401);
     let error = expect_json(create(&app, &seller.token, &closed).await, 400).await;
