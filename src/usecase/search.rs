@@ -147,8 +147,21 @@ async fn filters<R>(conn: &mut dyn Conn, request: &SearchRequest) -> Result<Filt
             .iter()
             .filter_map(|v| attribute_tag(key, v))
             .collect();
-        if !filterable(&definitions, key, VALUE_KINDS) || group.len() != values.len() {
+        if !filterable(&definitions, key, VALUE_KINDS) {
             errors.push(unknown_parameter(key.clone(), values.join(",")));
+        } else if group.len() != values.len() {
+            // A value no ad can hold: without a letter or digit, or free text.
+            errors.push(
+                FieldError::new(
+                    key.clone(),
+                    "invalid-value",
+                    Text::new(
+                        "elke waarde heeft letters of cijfers, en hoogstens 60",
+                        "chaque valeur a des lettres ou des chiffres, et au plus 60",
+                    ),
+                )
+                .with_value(values.join(",")),
+            );
         } else {
             tags.push(group);
         }

@@ -578,6 +578,16 @@ async fn bad_parameters_are_field_errors(app: TestApp) {
         pairs(&[("mileage", "unknown-parameter")]),
         "a NUMBER attribute takes no value list"
     );
+    let long_value = format!(
+        "/v1/search?categoryId=101&fuel=petrol,---,{}",
+        "x".repeat(61)
+    );
+    let answer = expect_json(app.get(&long_value).await, 400).await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("fuel", "invalid-value")]),
+        "a known attribute, with values that no ad can hold"
+    );
     let answer = bad("price.from=500&price.to=100").await;
     assert_eq!(field_codes(&answer)[0].1, "invalid-range");
     let long = "twee drie vier vijf zes zeven acht negen tien";
