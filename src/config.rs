@@ -248,6 +248,47 @@ impl Config {
                 "curie_prefix: `{prefix}` must be 1 to 32 letters, digits, - or _"
             )));
         }
+        // Numbers whose type allows what the server cannot work with: a timeout of 0
+        // answers every request 408, a lease of 0 hands a rendition job to every worker at
+        // once, a pool of 0 or of billions cannot be made.
+        let gib = 1 << 30;
+        for (name, value, least, most) in [
+            ("request_timeout_secs", self.request_timeout_secs, 1, 3_600),
+            (
+                "image_fetch_timeout_secs",
+                self.image_fetch_timeout_secs,
+                1,
+                3_600,
+            ),
+            ("image_job_lease_secs", self.image_job_lease_secs, 2, 86_400),
+            ("max_body_bytes", self.max_body_bytes as u64, 1_024, gib),
+            ("max_image_bytes", self.max_image_bytes as u64, 1_024, gib),
+            (
+                "database_max_connections",
+                self.database_max_connections as u64,
+                1,
+                10_000,
+            ),
+            (
+                "database_read_connections",
+                self.database_read_connections as u64,
+                1,
+                10_000,
+            ),
+            (
+                "database_heavy_reads",
+                self.database_heavy_reads as u64,
+                1,
+                10_000,
+            ),
+            ("image_workers", self.image_workers as u64, 1, 1_024),
+        ] {
+            if !(least..=most).contains(&value) {
+                return Err(ConfigError(format!(
+                    "{name}: `{value}` must be {least} to {most}"
+                )));
+            }
+        }
         if self.vat_percent > 100 {
             return Err(ConfigError(format!(
                 "vat_percent: `{}` must be 0 to 100",
@@ -396,6 +437,27 @@ mod tests {
         let err = from(None, &[("SOUK_VAT_PERCENT", "4000000000")]).unwrap_err();
         assert!(err.to_string().contains("vat_percent"), "{err}");
         assert!(from(None, &[("SOUK_VAT_PERCENT", "100")]).is_ok());
+        for (variable, value, name) in [
+            ("SOUK_REQUEST_TIMEOUT_SECS", "0", "request_timeout_secs"),
+            ("SOUK_IMAGE_JOB_LEASE_SECS", "1", "image_job_lease_secs"),
+            (
+                "SOUK_IMAGE_JOB_LEASE_SECS",
+                "99999999999999999999",
+                "image_job_lease_secs",
+            ),
+            ("SOUK_MAX_BODY_BYTES", "0", "max_body_bytes"),
+            ("SOUK_DATABASE_HEAVY_READS", "0", "database_heavy_reads"),
+            (
+                "SOUK_DATABASE_MAX_CONNECTIONS",
+                "100000000",
+                "database_max_connections",
+            ),
+            ("SOUK_IMAGE_WORKERS", "0", "image_workers"),
+        ] {
+            let err = from(None, &[(variable, value)]).unwrap_err();
+            assert!(err.to_string().contains(name), "{variable}={value}: {err}");
+        }
+        assert!(from(None, &[("SOUK_IMAGE_JOB_LEASE_SECS", "2")]).is_ok());
         let err = from(None, &[("SOUK_TRUSTED_PROXIES", "10.0.0.0/8, balancer")]).unwrap_err();
         assert!(err.to_string().contains("`balancer`"), "{err}");
         let proxies = from(None, &[("SOUK_TRUSTED_PROXIES", "10.0.0.0/8, ::1")]).unwrap();

@@ -443,6 +443,9 @@ pub struct Job {
     pub media_id: String,
     pub phase: Format,
     pub original_key: String,
+    /// The end of this worker's lease (`claimed_until`): no other claim of the job has
+    /// the same, since a claim takes a job only once the lease before it has ended.
+    pub lease_until: i64,
 }
 
 /// Queues the making of `media_id`'s renditions from the original at `original_key`.
@@ -484,22 +487,21 @@ pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<J
         media_id: row.take()?,
         phase: row.take()?,
         original_key: row.take()?,
+        lease_until: until,
     }))
 }
 
-/// Counts a render of the job's image as begun (migration 0054), if the job is still in
-/// `phase`. Returns how many of its renders have begun without returning, this one
-/// included; None if the job has ended or moved on meanwhile (a worker whose lease ran
-/// out, and another took the job over).
-pub async fn begin_render(
-    conn: &mut dyn Conn,
-    media_id: &str,
-    phase: Format,
-) -> Result<Option<i64>, DbError> {
+/// Counts a render of `job`'s image as begun (migration 0054), if the job is still in
+/// its phase and under its lease. Returns how many of its renders have begun without
+/// returning, this one included; None if the job has ended, moved on, or been taken over
+/// by another worker once this one's lease ran out (which then renders no more: two
+/// renders of one job at once would count as one that never returned).
+pub async fn begin_render(conn: &mut dyn Conn, job: &Job) -> Result<Option<i64>, DbError> {
     conn.query_opt(
         "UPDATE image_jobs SET interrupted_renders = interrupted_renders + 1 \
-         WHERE media_id = $1 AND phase = $2 RETURNING interrupted_renders",
-        params![media_id, phase.as_str()],
+         WHERE media_id = $1 AND phase = $2 AND claimed_until = $3 \
+         RETURNING interrupted_renders",
+        params![job.media_id.as_str(), job.phase.as_str(), job.lease_until],
     )
     .await?
     .map(|mut row| row.take())

@@ -127,7 +127,7 @@ enum Rendering<T> {
 
 /// Runs `render` for `job` (in the phase the job is in once its JPEGs exist, WebP) on a
 /// blocking thread, counted (migration 0054): begun in the job's row, and back to 0 once
-/// it returns. A render that never returned stopped the process: a codec library that
+/// it returns; a job whose lease another worker has taken over is not rendered. A render that never returned stopped the process: a codec library that
 /// aborts, or the OOM killer. After [`MOST_INTERRUPTED_RENDERS`] of them the image is
 /// failed without a render, as one that does not decode is, instead of stopping the
 /// process at every lease for ever. An outage of the blob store or the database meets the
@@ -137,11 +137,9 @@ async fn counted_render<T: Send + 'static>(
     job: &Job,
     render: impl FnOnce() -> Result<T, render::DecodeError> + Send + 'static,
 ) -> Result<Rendering<T>, RunError> {
-    let (media_id, phase) = (job.media_id.clone(), job.phase);
+    let (claimed, phase) = (job.clone(), job.phase);
     let begun = db
-        .write(move |conn| {
-            Box::pin(async move { renditions::begin_render(conn, &media_id, phase).await })
-        })
+        .write(move |conn| Box::pin(async move { renditions::begin_render(conn, &claimed).await }))
         .await?;
     let Some(begun) = begun else {
         return Ok(Rendering::Moot);

@@ -95,21 +95,31 @@ async fn jobs_are_claimed_once_and_again_after_their_lease(app: TestApp) {
     assert_eq!(job.media_id, "a");
     assert_eq!(job.phase, Format::Jpeg);
     assert_eq!(job.original_key, "originals/a");
+    assert_eq!(job.lease_until, now + 121);
     // Renders that never returned are counted until one returns (migration 0054), and
-    // only while the job is in the phase the worker found it in.
-    let begin = |phase: Format| {
+    // only while the job is in the phase and under the lease the worker claimed it in.
+    let begin = |job: Job| {
         write(&app, move |conn| {
-            Box::pin(async move { begin_render(conn, "a", phase).await })
+            Box::pin(async move { begin_render(conn, &job).await })
         })
     };
-    assert_eq!(begin(Format::Jpeg).await, Some(1));
-    assert_eq!(begin(Format::Jpeg).await, Some(2));
-    assert_eq!(begin(Format::Webp).await, None, "not in that phase");
+    assert_eq!(begin(job.clone()).await, Some(1));
+    assert_eq!(begin(job.clone()).await, Some(2));
+    let webp = Job {
+        phase: Format::Webp,
+        ..job.clone()
+    };
+    assert_eq!(begin(webp).await, None, "not in that phase");
+    let lost = Job {
+        lease_until: now + 60,
+        ..job.clone()
+    };
+    assert_eq!(begin(lost).await, None, "the first lease, taken over");
     write(&app, |conn| {
         Box::pin(async move { render_returned(conn, "a").await })
     })
     .await;
-    assert_eq!(begin(Format::Jpeg).await, Some(1));
+    assert_eq!(begin(job).await, Some(1));
 }
 
 /// Eight workers (each its own write, on PostgreSQL each its own connection) claim from
@@ -478,6 +488,7 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
         media_id: media_id.clone(),
         phase: Format::Webp,
         original_key: "originals/finished".to_owned(),
+        lease_until: 0,
     };
     drop_image(&app.db, &app.blobs, &late, &app.clock)
         .await
