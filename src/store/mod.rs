@@ -494,20 +494,38 @@ fn sqlite_path(url: &str) -> Option<&str> {
     Some(rest.split('?').next().unwrap_or(rest))
 }
 
-/// The URL with any password replaced by `***`, for logs and `souk config`.
+/// The URL with any password replaced by `***`, for logs and `souk config`: the one in
+/// the user information, which is taken to end at the last `@` (a password may hold `/`,
+/// `?` or `@` unescaped, which clients read each their own way; a host is never hidden
+/// for a password shown), and any query parameter whose name says `password`.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
+    let mut redacted = format!("{scheme}://");
+    let after_userinfo = match rest.rsplit_once('@') {
+        Some((userinfo, after)) => {
+            match userinfo.split_once(':') {
+                Some((user, _password)) => redacted.push_str(&format!("{user}:***@")),
+                None => redacted.push_str(&format!("{userinfo}@")),
+            }
+            after
+        }
+        None => rest,
+    };
+    let Some((address, query)) = after_userinfo.split_once('?') else {
+        return redacted + after_userinfo;
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if name.to_ascii_lowercase().contains("password") => {
+                format!("{name}=***")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{redacted}{address}?{}", query.join("&"))
 }
 
 #[cfg(test)]
@@ -525,6 +543,28 @@ mod tests {
             "postgres://souk@db/souk"
         );
         assert_eq!(redact_url("sqlite://data/souk.db"), "sqlite://data/souk.db");
+        // Passwords that clients read in other ways than the common form.
+        for (url, redacted) in [
+            (
+                "postgres://souk:ab/cd@db/souk",
+                "postgres://souk:***@db/souk",
+            ),
+            (
+                "postgres://souk:ab?cd@db/souk",
+                "postgres://souk:***@db/souk",
+            ),
+            (
+                "postgres://souk:a@b@db:5432/souk",
+                "postgres://souk:***@db:5432/souk",
+            ),
+            (
+                "postgres://souk@db/souk?sslmode=require&password=s3cret",
+                "postgres://souk@db/souk?sslmode=require&password=***",
+            ),
+            ("smtps://mailer:pw@mail:465", "smtps://mailer:***@mail:465"),
+        ] {
+            assert_eq!(redact_url(url), redacted, "{url}");
+        }
     }
 
     #[test]

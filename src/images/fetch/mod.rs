@@ -182,9 +182,27 @@ pub async fn fetch(policy: &FetchPolicy, url: &str) -> Result<Fetched, FetchErro
         .await
         .unwrap_or(Err(FetchError::TooSlow));
     if let Err(error) = &result {
+        let url = loggable(url);
         tracing::info!(url, ?error, "image import: URL refused");
     }
     result
+}
+
+/// The URL as the log may show it: scheme, host, port and path. Its user information and
+/// its query may hold credentials (a presigned S3 URL's signature).
+fn loggable(url: &str) -> String {
+    match Url::parse(url.trim()) {
+        Ok(url) => format!(
+            "{}://{}{}{}",
+            url.scheme(),
+            url.host_str().unwrap_or(""),
+            url.port()
+                .map(|port| format!(":{port}"))
+                .unwrap_or_default(),
+            url.path()
+        ),
+        Err(_) => "(not a URL)".to_owned(),
+    }
 }
 
 async fn fetch_following(policy: &FetchPolicy, url: &str) -> Result<Fetched, FetchError> {
@@ -377,5 +395,15 @@ impl Resolve for HopGuard {
             let addresses: Addrs = Box::new(permitted.into_iter());
             Ok(addresses)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_log_shows_no_credentials() {
+        let presigned = "https://u:p@img.test:8443/a/b.jpg?X-Amz-Signature=abc";
+        assert_eq!(super::loggable(presigned), "https://img.test:8443/a/b.jpg");
+        assert_eq!(super::loggable("nonsense"), "(not a URL)");
     }
 }
