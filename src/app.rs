@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::domain::feature::parse_price_list;
 use crate::domain::taxonomy::parse_taxonomy;
 use crate::state::AppState;
+use crate::store::oauth::FORGET_BATCH;
 use crate::store::{Db, DbOptions, categories, features, migrations};
 
 /// The default taxonomy, shipped in the binary so that `souk` runs from any directory.
@@ -285,12 +286,10 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
             .await;
         warn_on(folded, "cannot fold the search counts");
         if tick % 60 == 0 {
-            let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
-            let swept = state
-                .db
-                .write(move |conn| Box::pin(crate::store::idempotency::sweep(conn, before)))
-                .await;
-            warn_on(swept, "cannot sweep idempotency keys");
+            warn_on(
+                forget_idempotency_keys(&state.db, now).await,
+                "cannot sweep idempotency keys",
+            );
             warn_on(
                 forget_spent_tokens(&state.db, now).await,
                 "cannot delete spent tokens",
@@ -420,23 +419,45 @@ pub async fn forget_spent_tokens(db: &Db, now: i64) -> Result<u64, crate::store:
         now - SPENT_REFRESH_KEPT_SECONDS,
         now - THROTTLE_WINDOW,
     );
+    in_batches(db, move |conn| {
+        Box::pin(crate::store::oauth::forget_spent(
+            conn,
+            expired_before,
+            spent_before,
+            failed_before,
+        ))
+    })
+    .await
+}
+
+/// Forgets the `Idempotency-Key`s older than a day (`http::IDEMPOTENCY_KEEP_SECONDS`), a
+/// batch per write; returns how many went.
+pub async fn forget_idempotency_keys(db: &Db, now: i64) -> Result<u64, crate::store::DbError> {
+    let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
+    in_batches(db, move |conn| {
+        Box::pin(crate::store::idempotency::sweep(conn, before, FORGET_BATCH))
+    })
+    .await
+}
+
+/// Runs `delete` (which deletes at most [`FORGET_BATCH`] rows of each kind it deletes) in a
+/// write of its own, again and again until it deletes fewer: other writes get their turn
+/// between the batches, and SQLite's log stays small. Returns how many rows went.
+async fn in_batches(
+    db: &Db,
+    delete: impl for<'c> Fn(
+        &'c mut dyn crate::store::Conn,
+    ) -> crate::store::BoxFuture<'c, Result<u64, crate::store::DbError>>
+    + Clone
+    + Send
+    + 'static,
+) -> Result<u64, crate::store::DbError> {
     let mut total = 0;
     loop {
-        let gone = db
-            .write(move |conn| {
-                Box::pin(async move {
-                    crate::store::oauth::forget_spent(
-                        conn,
-                        expired_before,
-                        spent_before,
-                        failed_before,
-                    )
-                    .await
-                })
-            })
-            .await?;
+        let delete = delete.clone();
+        let gone = db.write(move |conn| delete(conn)).await?;
         total += gone;
-        if gone < crate::store::oauth::FORGET_BATCH as u64 {
+        if gone < FORGET_BATCH as u64 {
             return Ok(total);
         }
     }

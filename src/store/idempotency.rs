@@ -98,11 +98,13 @@ pub async fn release(conn: &mut dyn Conn, scope_key: &str) -> Result<(), DbError
     .await
 }
 
-/// Forgets keys older than `before` (a periodic sweep keeps the table small).
-pub async fn sweep(conn: &mut dyn Conn, before: i64) -> Result<u64, DbError> {
+/// Forgets at most `most` keys older than `before` (a periodic sweep keeps the table
+/// small, a batch per write).
+pub async fn sweep(conn: &mut dyn Conn, before: i64, most: i64) -> Result<u64, DbError> {
     conn.execute(
-        "DELETE FROM idempotency_keys WHERE created_at < $1",
-        params![before],
+        "DELETE FROM idempotency_keys WHERE scope_key IN ( \
+         SELECT scope_key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)",
+        params![before, most],
     )
     .await
 }

@@ -15,6 +15,7 @@ both_backends!(
     every_upcall_field_is_checked,
     a_retried_upcall_counts_once,
     idempotency_keys_on_ads_sales_and_actions,
+    idempotency_keys_are_forgotten_after_a_day,
     statistics_count_what_happens,
     statistics_are_read_without_writing,
 );
@@ -536,6 +537,31 @@ async fn post_with_key(
         .json(&body)
         .send()
         .await
+}
+
+/// The hourly upkeep forgets keys older than a day, and only those: the key can then
+/// serve another request.
+async fn idempotency_keys_are_forgotten_after_a_day(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let ad = |title: &str| {
+        json!({"title": title, "description": "Stevige fiets.", "categoryId": 403,
+               "location": {"postcode": "9000"}, "condition": "used",
+               "priceModel": {"modelType": "fixed", "askingPrice": 20000}})
+    };
+    let first = post_with_key(&app, &seller.token, "/v1/advertisements", "k", ad("Een")).await;
+    expect_json(first, 201).await;
+    let now = app.clock.now();
+    let young = souk::app::forget_idempotency_keys(&app.db, now)
+        .await
+        .unwrap();
+    assert_eq!(young, 0, "a key of today stays");
+    let day_later = now + souk::http::IDEMPOTENCY_KEEP_SECONDS + 1;
+    let old = souk::app::forget_idempotency_keys(&app.db, day_later)
+        .await
+        .unwrap();
+    assert_eq!(old, 1);
+    let other = post_with_key(&app, &seller.token, "/v1/advertisements", "k", ad("Twee")).await;
+    assert_eq!(expect_json(other, 201).await["title"], "Twee");
 }
 
 /// `Idempotency-Key` on the other POSTs: placing an ad, recording a sale, the actions. A
