@@ -391,7 +391,7 @@ async fn alert_periodically(state: AppState) {
             &state.db,
             &state.mailer,
             &state.config.base_url,
-            state.clock.now(),
+            &state.clock,
         )
         .await;
         warn_on(round, "cannot match or mail saved-search alerts");

@@ -14,6 +14,7 @@
 //! ads never match their searches. A re-index (a category moved, a new tokenizer) changes
 //! no ad, so what it puts back into search is not queued (`store::alerts::pause_queueing`).
 
+use crate::clock::Clock;
 use crate::domain::advertisement::{AdStatus, ItemId};
 use crate::domain::locale::Language;
 use crate::domain::search::request::SearchRequest;
@@ -49,11 +50,17 @@ pub struct Round {
     pub mailed: usize,
 }
 
-/// One round: matches every queued ad, then sends the mails due at `now`. `base_url`
-/// makes the links in the mail.
-pub async fn round(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<Round, DbError> {
+/// One round: matches every queued ad, then sends the mails due. `base_url` makes the
+/// links in the mail.
+pub async fn round(
+    db: &Db,
+    mailer: &Mailer,
+    base_url: &str,
+    clock: &Clock,
+) -> Result<Round, DbError> {
     let mut done = Round::default();
     loop {
+        let now = clock.now();
         let (taken, matched) = db
             .write(move |conn| Box::pin(async move { match_queued(conn, now).await }))
             .await?;
@@ -62,7 +69,7 @@ pub async fn round(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result
             break;
         }
     }
-    done.mailed = mail_due(db, mailer, base_url, now).await?;
+    done.mailed = mail_due(db, mailer, base_url, clock).await?;
     Ok(done)
 }
 
@@ -119,15 +126,20 @@ async fn query_of(conn: &mut dyn Conn, saved: &Alerting) -> Result<Option<Query>
     }
 }
 
-/// Sends the mails due at `now`, at most [`MAILS_PER_ROUND`]; returns how many went. Each
-/// search is claimed just before its mail, its lease counted from then, and no send may
-/// outlast [`crate::mail::SEND_TIMEOUT_SECS`]: so a lease never runs out while its mail
-/// is on its way, and another replica never sends the same mail again.
-async fn mail_due(db: &Db, mailer: &Mailer, base_url: &str, now: i64) -> Result<usize, DbError> {
-    let started = std::time::Instant::now();
+/// Sends the mails due, at most [`MAILS_PER_ROUND`]; returns how many went. Each search is
+/// claimed just before its mail, its lease counted from the clock then (not from the
+/// round's start: matching a backlog may take minutes), and no send may outlast
+/// [`crate::mail::SEND_TIMEOUT_SECS`]: so a lease never runs out while its mail is on its
+/// way, and another replica never sends the same mail again.
+async fn mail_due(
+    db: &Db,
+    mailer: &Mailer,
+    base_url: &str,
+    clock: &Clock,
+) -> Result<usize, DbError> {
     let mut sent = 0;
     for _ in 0..MAILS_PER_ROUND {
-        let now = now + i64::try_from(started.elapsed().as_secs()).unwrap_or(i64::MAX / 2);
+        let now = clock.now();
         let claimed = db
             .write(move |conn| {
                 Box::pin(

@@ -46,7 +46,10 @@ async fn alert_round(app: &TestApp, now: i64) -> Round {
 }
 
 async fn round_with(app: &TestApp, mailer: &Mailer, now: i64) -> Round {
-    round(&app.db, mailer, &app.config.base_url, now)
+    // A clock of the round's own, set to `now` (the app's clock drives its own workers).
+    let clock = souk::clock::Clock::default();
+    clock.advance(now - clock.now());
+    round(&app.db, mailer, &app.config.base_url, &clock)
         .await
         .unwrap()
 }
