@@ -47,7 +47,9 @@ pub(super) struct SqliteDb {
 
 /// A write job: runs on the writer thread inside a savepoint and reports whether it
 /// succeeded, plus how to tell its caller the outcome once the commit is known.
-type Job = Box<dyn FnOnce(&mut dyn Conn) -> Completion + Send>;
+/// A write: given the writer's connection it runs and says how it went; given an error
+/// (its batch's transaction could not begin) it does not run and answers that error.
+type Job = Box<dyn FnOnce(Result<&mut dyn Conn, DbError>) -> Completion + Send>;
 
 struct Completion {
     succeeded: bool,
@@ -140,11 +142,14 @@ impl SqliteDb {
     {
         let (reply, outcome) = tokio::sync::oneshot::channel::<Result<T, E>>();
         let job: Job = Box::new(move |conn| {
-            let result = run_ready(f(conn)).unwrap_or_else(|| {
-                Err(E::from(DbError::Other(
-                    "a write waited for something other than the database".into(),
-                )))
-            });
+            let result = match conn {
+                Ok(conn) => run_ready(f(conn)).unwrap_or_else(|| {
+                    Err(E::from(DbError::Other(
+                        "a write waited for something other than the database".into(),
+                    )))
+                }),
+                Err(refused) => Err(E::from(refused)),
+            };
             Completion {
                 succeeded: result.is_ok(),
                 deliver: Box::new(move |commit| {
@@ -225,10 +230,12 @@ fn checkpointer_loop(conn: SqliteConn, checkpoint_wanted: mpsc::Receiver<()>) {
 
 fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
     if let Err(e) = conn.control("BEGIN IMMEDIATE") {
+        // Another process holds the database (a `souk` command's import) past the busy
+        // timeout, or it cannot be written: no job ran, and each caller is told so (503,
+        // nothing changed), so a retry is safe.
+        tracing::error!(error = %e, jobs = batch.len(), "cannot begin a write transaction");
         for job in batch {
-            // The job never ran; tell its caller without running it.
-            drop(job);
-            tracing::error!(error = %e, "cannot begin a write transaction");
+            (job(Err(e.clone())).deliver)(Err(e.clone()));
         }
         return;
     }
@@ -236,7 +243,7 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
     for job in batch {
         let step = conn.control("SAVEPOINT job");
         let completion = match step {
-            Ok(()) => catch_unwind(AssertUnwindSafe(|| job(conn))).unwrap_or_else(|_| {
+            Ok(()) => catch_unwind(AssertUnwindSafe(|| job(Ok(conn)))).unwrap_or_else(|_| {
                 tracing::error!("a write job panicked; its changes are rolled back");
                 Completion {
                     succeeded: false,
