@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Rel, Resource};
 use crate::state::AppState;
-use crate::store::migrations;
+use crate::store::{DbError, migrations};
 
 use super::OpenApi;
 use super::api::{Api, get};
@@ -84,10 +84,14 @@ async fn health() -> Json {
 }
 
 async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
-    let version = state
+    // Within 5 s: a balancer asks again soon, and a database that does not answer in
+    // that time is not ready (the request timeout would answer 408 only much later).
+    let read = state
         .db
-        .read(|conn| Box::pin(async move { migrations::current_version(conn).await }))
+        .read(|conn| Box::pin(async move { migrations::current_version(conn).await }));
+    let version = tokio::time::timeout(std::time::Duration::from_secs(5), read)
         .await
+        .unwrap_or_else(|_| Err(DbError::Unavailable("no answer within 5 s".into())))
         .map_err(|e| {
             tracing::warn!(error = %e, "not ready: the database does not answer");
             ApiError::new(ErrorCode::ServiceUnavailable)

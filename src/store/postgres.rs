@@ -41,6 +41,21 @@ pub(super) struct PgDb {
     max: usize,
 }
 
+/// A server that stops answering without closing its connections (a failover that moves
+/// its address, a host that is gone) must not hold a request or a background loop for the
+/// operating system's minutes: connecting gives up after 10 s, and a connection whose sent
+/// data goes unacknowledged for 30 s is closed (its next use opens another). A query the
+/// server is still working on sends nothing, so it is not cut short. Timeouts the URL
+/// gives win.
+fn with_network_timeouts(config: &mut tokio_postgres::Config) {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(std::time::Duration::from_secs(30));
+    }
+}
+
 impl PgDb {
     /// `max` connections at most for writes, and `readers` that reads share: each is served
     /// by one server process, so more spread reads over more of the server's cores and fewer
@@ -53,6 +68,7 @@ impl PgDb {
         if config.get_application_name().is_none() {
             config.application_name("souk");
         }
+        with_network_timeouts(&mut config);
         // No JIT compilation: it pays off for long analytic queries, not for Souk's, whose
         // larger ones (a search counting a common word over a million ads) cross its cost
         // threshold and then spent tens of milliseconds compiling (a search within 25 km of
@@ -604,4 +620,25 @@ fn map_error(e: tokio_postgres::Error) -> DbError {
         return DbError::Unavailable(e.to_string());
     }
     DbError::Other(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn a_silent_server_is_given_up_unless_the_url_says_otherwise() {
+        let mut config: tokio_postgres::Config = "postgres://souk@db/souk".parse().unwrap();
+        super::with_network_timeouts(&mut config);
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(10)));
+        assert_eq!(
+            config.get_tcp_user_timeout(),
+            Some(&Duration::from_secs(30))
+        );
+        let given = "postgres://souk@db/souk?connect_timeout=3&tcp_user_timeout=5";
+        let mut config: tokio_postgres::Config = given.parse().unwrap();
+        super::with_network_timeouts(&mut config);
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(3)));
+        assert_eq!(config.get_tcp_user_timeout(), Some(&Duration::from_secs(5)));
+    }
 }
