@@ -557,6 +557,6 @@ mod tests {
         .unwrap();
         let printed = config.to_redacted_toml();
         assert!(!printed.contains("hunter2") && !printed.contains("hunter3"));
-        assert!(printed.contains("postgres://u:***@h/db"));
+        assert!(printed.contains("postgres://u:***@h:5432/db"), "{printed}");
     }
 }

@@ -494,38 +494,87 @@ fn sqlite_path(url: &str) -> Option<&str> {
     Some(rest.split('?').next().unwrap_or(rest))
 }
 
-/// The URL with any password replaced by `***`, for logs and `souk config`: the one in
-/// the user information, which is taken to end at the last `@` (a password may hold `/`,
-/// `?` or `@` unescaped, which clients read each their own way; a host is never hidden
-/// for a password shown), and any query parameter whose name says `password`.
+/// The URL as logs and `souk config` show it, with no password. A PostgreSQL URL is
+/// shown as the driver reads it (user, hosts, ports, database; no options), so that a
+/// password holding characters a URL reserves (`/`, `?`, `@`), which parsers split each
+/// their own way, cannot surface as a host or a path. Another URL (SMTP, SQLite) is shown
+/// with its password and any query parameter named like one as `***`; one that does not
+/// parse is not shown.
 pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return match url.parse::<tokio_postgres::Config>() {
+            Ok(config) => postgres_shown(&config),
+            Err(_) => "postgres://(not shown: the URL does not parse)".to_owned(),
+        };
+    }
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return "(not shown: the URL does not parse)".to_owned();
     };
-    let mut redacted = format!("{scheme}://");
-    let after_userinfo = match rest.rsplit_once('@') {
-        Some((userinfo, after)) => {
-            match userinfo.split_once(':') {
-                Some((user, _password)) => redacted.push_str(&format!("{user}:***@")),
-                None => redacted.push_str(&format!("{userinfo}@")),
-            }
-            after
-        }
-        None => rest,
-    };
-    let Some((address, query)) = after_userinfo.split_once('?') else {
-        return redacted + after_userinfo;
-    };
-    let query: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if name.to_ascii_lowercase().contains("password") => {
-                format!("{name}=***")
-            }
-            _ => pair.to_owned(),
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("***"));
+    }
+    let pairs: Vec<(String, String)> = parsed
+        .query_pairs()
+        .map(|(name, value)| {
+            let hidden = name.to_ascii_lowercase().contains("password");
+            let value = if hidden {
+                "***".into()
+            } else {
+                value.into_owned()
+            };
+            (name.into_owned(), value)
         })
         .collect();
-    format!("{redacted}{address}?{}", query.join("&"))
+    if !pairs.is_empty() {
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
+}
+
+fn postgres_shown(config: &tokio_postgres::Config) -> String {
+    let user = match (config.get_user(), config.get_password()) {
+        (Some(user), Some(_)) => format!("{user}:***@"),
+        (Some(user), None) => format!("{user}@"),
+        (None, Some(_)) => "***@".to_owned(),
+        (None, None) => String::new(),
+    };
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(n, host)| {
+            let host = match host {
+                tokio_postgres::config::Host::Tcp(name) if name.contains(':') => {
+                    format!("[{name}]")
+                }
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            };
+            match ports.get(n).or(ports.first()) {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            }
+        })
+        .collect();
+    let dbname = config.get_dbname().unwrap_or("");
+    // The driver takes the user information to end at the first `@`: one more in the
+    // password, or an `@` in a query parameter, leaves a host (or a user) that no server
+    // has, and the rest of the password in it. Such a URL connects nowhere; say why.
+    let host_like = |name: &str| {
+        name.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
+    };
+    let misread =
+        config.get_hosts().iter().any(
+            |host| matches!(host, tokio_postgres::config::Host::Tcp(name) if !host_like(name)),
+        ) || config
+            .get_user()
+            .is_some_and(|user| user.contains(['/', '?', '&', '=']));
+    if misread {
+        return "postgres://(not shown: percent-encode the password's `@`, `/`, `?`)".to_owned();
+    }
+    format!("postgres://{user}{}/{dbname}", hosts.join(","))
 }
 
 #[cfg(test)]
@@ -540,30 +589,34 @@ mod tests {
         );
         assert_eq!(
             redact_url("postgres://souk@db/souk"),
-            "postgres://souk@db/souk"
+            "postgres://souk@db:5432/souk",
+            "the port the driver takes"
         );
         assert_eq!(redact_url("sqlite://data/souk.db"), "sqlite://data/souk.db");
-        // Passwords that clients read in other ways than the common form.
-        for (url, redacted) in [
-            (
-                "postgres://souk:ab/cd@db/souk",
-                "postgres://souk:***@db/souk",
-            ),
-            (
-                "postgres://souk:ab?cd@db/souk",
-                "postgres://souk:***@db/souk",
-            ),
-            (
-                "postgres://souk:a@b@db:5432/souk",
-                "postgres://souk:***@db:5432/souk",
-            ),
-            (
-                "postgres://souk@db/souk?sslmode=require&password=s3cret",
-                "postgres://souk@db/souk?sslmode=require&password=***",
-            ),
-            ("smtps://mailer:pw@mail:465", "smtps://mailer:***@mail:465"),
+        assert_eq!(
+            redact_url("postgresql://souk:pw@[::1]:5433/souk?sslmode=require"),
+            "postgres://souk:***@[::1]:5433/souk"
+        );
+        assert_eq!(
+            redact_url("smtps://mailer:s3cret@mail:465?tls=required"),
+            "smtps://mailer:***@mail:465?tls=required"
+        );
+        // Passwords that parsers read in different ways: whatever the reading, no part of
+        // the password is shown.
+        for url in [
+            "postgres://souk:s3/cret@db/souk",
+            "postgres://souk:s3?cret@db/souk",
+            "postgres://souk:s3@cret@db:5432/souk",
+            "postgres://souk@db/souk?password=s3@cret",
+            "postgres://db/souk?user=svc@corp&password=s3cret",
+            "postgres://souk:s3cret@db/souk?sslrootcert=/x@y.pem",
+            "smtps://mailer:s3/cret@mail:465",
+            "smtp://mail:25?tls=required&password=s3cret",
         ] {
-            assert_eq!(redact_url(url), redacted, "{url}");
+            let shown = redact_url(url);
+            for piece in ["s3", "cret"] {
+                assert!(!shown.contains(piece), "{url} -> {shown}");
+            }
         }
     }
 
