@@ -319,8 +319,9 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
     }
     tokio::spawn(sweep_blobs(state.clone()));
     tokio::spawn(send_mail(state.clone()));
-    for _ in 0..state.config.image_workers.max(1) {
-        tokio::spawn(make_renditions(state.clone()));
+    let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
+    for _ in 0..state.config.image_workers {
+        tokio::spawn(make_renditions(state.clone(), turns.clone()));
     }
     Ok(())
 }
@@ -358,14 +359,17 @@ async fn send_mail(state: AppState) {
 /// How often an idle mail sender looks for mail no wake announced.
 const MAIL_POLL: std::time::Duration = std::time::Duration::from_secs(2);
 
-async fn make_renditions(state: AppState) {
+async fn make_renditions(
+    state: AppState,
+    turns: std::sync::Arc<crate::usecase::renditions::RenderTurns>,
+) {
     use crate::usecase::renditions::{Ran, run_next};
     let lease = i64::try_from(state.config.image_job_lease_secs).unwrap_or(60);
     let pause = std::time::Duration::from_secs(1);
     loop {
         // Made before looking, so that an upload in between still wakes this worker.
         let woken = state.renditions.notified();
-        match run_next(&state.db, &state.blobs, &state.clock, lease).await {
+        match run_next(&state.db, &state.blobs, &state.clock, lease, &turns).await {
             Ok(Ran::Worked) => {}
             Ok(Ran::Idle) => {
                 tokio::select! {

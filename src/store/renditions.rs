@@ -446,6 +446,9 @@ pub struct Job {
     /// The end of this worker's lease (`claimed_until`): no other claim of the job has
     /// the same, since a claim takes a job only once the lease before it has ended.
     pub lease_until: i64,
+    /// Renders of the job that began and never returned before this claim (migration
+    /// 0054).
+    pub interrupted_renders: i64,
 }
 
 /// Queues the making of `media_id`'s renditions from the original at `original_key`.
@@ -474,7 +477,7 @@ pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<J
                  WHERE media_id = (SELECT media_id FROM image_jobs WHERE claimed_until <= $1 \
                                    ORDER BY claimed_until, created_at LIMIT 1{}) \
                    AND claimed_until <= $1 \
-                 RETURNING media_id, phase, original_key",
+                 RETURNING media_id, phase, original_key, interrupted_renders",
                 conn.skip_locked()
             ),
             params![now, until],
@@ -488,14 +491,14 @@ pub async fn claim(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<J
         phase: row.take()?,
         original_key: row.take()?,
         lease_until: until,
+        interrupted_renders: row.take()?,
     }))
 }
 
 /// Counts a render of `job`'s image as begun (migration 0054), if the job is still in
 /// its phase and under its lease. Returns how many of its renders have begun without
 /// returning, this one included; None if the job has ended, moved on, or been taken over
-/// by another worker once this one's lease ran out (which then renders no more: two
-/// renders of one job at once would count as one that never returned).
+/// by another worker once this one's lease ran out (which then begins no render of it).
 pub async fn begin_render(conn: &mut dyn Conn, job: &Job) -> Result<Option<i64>, DbError> {
     conn.query_opt(
         "UPDATE image_jobs SET interrupted_renders = interrupted_renders + 1 \

@@ -39,7 +39,13 @@ pub enum RunError {
 }
 
 /// Claims the next due job and does it: `lease` in seconds.
-pub async fn run_next(db: &Db, blobs: &Blobs, clock: &Clock, lease: i64) -> Result<Ran, RunError> {
+pub async fn run_next(
+    db: &Db,
+    blobs: &Blobs,
+    clock: &Clock,
+    lease: i64,
+    turns: &RenderTurns,
+) -> Result<Ran, RunError> {
     let now = clock.now();
     let job = db
         .write(move |conn| Box::pin(async move { renditions::claim(conn, now, now + lease).await }))
@@ -47,11 +53,17 @@ pub async fn run_next(db: &Db, blobs: &Blobs, clock: &Clock, lease: i64) -> Resu
     let Some(job) = job else {
         return Ok(Ran::Idle);
     };
-    run(db, blobs, job, clock).await?;
+    run(db, blobs, job, clock, turns).await?;
     Ok(Ran::Worked)
 }
 
-async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunError> {
+async fn run(
+    db: &Db,
+    blobs: &Blobs,
+    job: Job,
+    clock: &Clock,
+    turns: &RenderTurns,
+) -> Result<(), RunError> {
     let original = match blobs.get_original(&job.original_key).await {
         Ok(bytes) => bytes,
         Err(BlobError::NotFound) => {
@@ -62,7 +74,7 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunE
     };
     let largest = Size::Xlarge.longest_side();
     let phase = job.phase;
-    let made = counted_render(db, &job, move || {
+    let made = counted_render(db, &job, turns, move || {
         let resized = render::resize(&render::decode(&original, largest)?)?;
         let made = render::encode(&resized, phase)?;
         Ok((resized, made))
@@ -79,7 +91,7 @@ async fn run(db: &Db, blobs: &Blobs, job: Job, clock: &Clock) -> Result<(), RunE
     if !record(db, blobs, &job, phase, made, clock).await? || phase == Format::Webp {
         return Ok(());
     }
-    webp_phase(db, blobs, &job, resized, clock).await
+    webp_phase(db, blobs, &job, resized, clock, turns).await
 }
 
 /// The WebP phase right after the JPEG one, from the sizes already made.
@@ -89,12 +101,18 @@ async fn webp_phase(
     job: &Job,
     resized: Vec<Resized>,
     clock: &Clock,
+    turns: &RenderTurns,
 ) -> Result<(), RunError> {
+    // Its JPEG render returned: nothing of it was cut short.
     let job = &Job {
         phase: Format::Webp,
+        interrupted_renders: 0,
         ..job.clone()
     };
-    let made = counted_render(db, job, move || render::encode(&resized, Format::Webp)).await?;
+    let made = counted_render(db, job, turns, move || {
+        render::encode(&resized, Format::Webp)
+    })
+    .await?;
     let failure = match made {
         Rendering::Done(made) => {
             record(db, blobs, job, Format::Webp, made, clock).await?;
@@ -116,6 +134,14 @@ async fn webp_phase(
 /// After this many renders of an image that never returned, its job gives the image up.
 const MOST_INTERRUPTED_RENDERS: i64 = 3;
 
+/// Whose turn it is to render in this process. A process that dies takes every render
+/// under way with it, and each of their jobs counts one render cut short: the one image
+/// to blame is not known. So a job with a render cut short renders alone, while no other
+/// render of this process runs; if the process dies again then, that job is the cause.
+/// The other images cut short render alone once each, return, and count from 0 again.
+#[derive(Default)]
+pub struct RenderTurns(tokio::sync::RwLock<()>);
+
 /// What a render came to.
 enum Rendering<T> {
     Done(T),
@@ -126,8 +152,9 @@ enum Rendering<T> {
 }
 
 /// Runs `render` for `job` (in the phase the job is in once its JPEGs exist, WebP) on a
-/// blocking thread, counted (migration 0054): begun in the job's row, and back to 0 once
-/// it returns; a job whose lease another worker has taken over is not rendered. A render that never returned stopped the process: a codec library that
+/// blocking thread, in its turn ([`RenderTurns`]), counted (migration 0054): begun in the
+/// job's row, and back to 0 once it returns; a job whose lease another worker has taken
+/// over is not rendered. A render that never returned stopped the process: a codec library that
 /// aborts, or the OOM killer. After [`MOST_INTERRUPTED_RENDERS`] of them the image is
 /// failed without a render, as one that does not decode is, instead of stopping the
 /// process at every lease for ever. An outage of the blob store or the database meets the
@@ -135,8 +162,15 @@ enum Rendering<T> {
 async fn counted_render<T: Send + 'static>(
     db: &Db,
     job: &Job,
+    turns: &RenderTurns,
     render: impl FnOnce() -> Result<T, render::DecodeError> + Send + 'static,
 ) -> Result<Rendering<T>, RunError> {
+    let (_alone, _beside_others);
+    if job.interrupted_renders > 0 {
+        _alone = turns.0.write().await;
+    } else {
+        _beside_others = turns.0.read().await;
+    }
     let (claimed, phase) = (job.clone(), job.phase);
     let begun = db
         .write(move |conn| Box::pin(async move { renditions::begin_render(conn, &claimed).await }))

@@ -120,6 +120,20 @@ async fn jobs_are_claimed_once_and_again_after_their_lease(app: TestApp) {
     })
     .await;
     assert_eq!(begin(job).await, Some(1));
+    // The next claim says so: that job renders alone (`usecase::renditions::RenderTurns`).
+    let claims = write(&app, move |conn| {
+        Box::pin(async move {
+            let b = claim(conn, now + 122, now + 182).await?;
+            let a = claim(conn, now + 122, now + 182).await?;
+            Ok::<_, DbError>([b, a].map(|job| job.map(|j| (j.media_id, j.interrupted_renders))))
+        })
+    })
+    .await;
+    assert_eq!(
+        claims,
+        [Some(("b".to_owned(), 0)), Some(("a".to_owned(), 1))],
+        "b's lease ended first"
+    );
 }
 
 /// Eight workers (each its own write, on PostgreSQL each its own connection) claim from
@@ -489,6 +503,7 @@ async fn a_worker_that_lost_its_lease_leaves_a_finished_image_whole(app: TestApp
         phase: Format::Webp,
         original_key: "originals/finished".to_owned(),
         lease_until: 0,
+        interrupted_renders: 0,
     };
     drop_image(&app.db, &app.blobs, &late, &app.clock)
         .await
