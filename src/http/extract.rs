@@ -381,6 +381,7 @@ async fn body_of_type<S: Send + Sync>(
 /// whose whole shape is wrong (an array where an object belongs), is `invalid-json` whose
 /// message says where.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    check_syntax(bytes)?;
     parse_document(bytes).map_err(|error| {
         let path = error.path();
         // Within an object: a body that is an array or a scalar is wrong as a whole.
@@ -398,7 +399,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 ),
             )])
         } else {
-            invalid_json(&error)
+            invalid_json(error.inner(), &path.to_string())
         }
     })
 }
@@ -406,7 +407,19 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// Parses a JSON document that is read as a whole (a JSON Patch): any fault is
 /// `invalid-json` whose message says where.
 fn parse_whole_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    parse_document(bytes).map_err(|error| invalid_json(&error))
+    check_syntax(bytes)?;
+    parse_document(bytes).map_err(|error| invalid_json(error.inner(), &error.path().to_string()))
+}
+
+/// The whole body is one JSON value and nothing after it: checked before it is read into
+/// a type, which stops at the first member of the wrong type, before a fault further on.
+fn check_syntax(bytes: &[u8]) -> Result<(), ApiError> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize::<_, serde::de::IgnoredAny>(&mut *deserializer)
+        .map_err(|error| invalid_json(error.inner(), &error.path().to_string()))?;
+    deserializer
+        .end()
+        .map_err(|error| invalid_json(&error, "."))
 }
 
 fn parse_document<T: DeserializeOwned>(
@@ -416,10 +429,8 @@ fn parse_document<T: DeserializeOwned>(
     serde_path_to_error::deserialize(deserializer)
 }
 
-fn invalid_json(error: &serde_path_to_error::Error<serde_json::Error>) -> ApiError {
-    let inner = error.inner();
-    let place = format!("line {}, column {}", inner.line(), inner.column());
-    let path = error.path();
+fn invalid_json(error: &serde_json::Error, path: &str) -> ApiError {
+    let place = format!("line {}, column {}", error.line(), error.column());
     ApiError::new(ErrorCode::InvalidJson).with_message(Text::new(
         format!("De body is geen geldige JSON ({place}, `{path}`)"),
         format!("Le corps n'est pas du JSON valide ({place}, `{path}`)"),
@@ -495,6 +506,11 @@ mod tests {
             assert_eq!(err.code, ErrorCode::ValidationFailure, "{body}");
             assert_eq!(err.details[0].fields, vec![field.to_owned()], "{body}");
             assert_eq!(err.details[0].code, "invalid-value", "{body}");
+        }
+        // Malformed after the member: the body is not JSON, whatever its members are.
+        for broken in [r#"{"title": 12, "#, r#"{"title": 12} and more"#] {
+            let err = parse_json::<Body>(broken.as_bytes()).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidJson, "{broken}");
         }
         let whole = parse_whole_json::<Body>(br#"{"title": 12}"#).unwrap_err();
         assert_eq!(whole.code, ErrorCode::InvalidJson);
