@@ -33,11 +33,12 @@ pub fn is_multiline(text: &str) -> bool {
         .any(|c| (c.is_control() && !matches!(c, '\n' | '\r' | '\t')) || is_bidi_control(c))
 }
 
-/// The embeddings, overrides and isolates of Unicode's bidirectional algorithm: they make
-/// text display in another order than it reads (a title that shows one price and says
-/// another), and typed text has no need of them. The marks (U+200E, U+200F) stay allowed.
+/// The overrides of Unicode's bidirectional algorithm (LRO, RLO): they make text display
+/// in another order than it reads (a title that shows "50" and says "05"), and typed text
+/// has no need of them. Embeddings, isolates and marks stay allowed: text pasted from
+/// right-to-left scripts carries them, and they reorder no letters or digits.
 fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    matches!(c, '\u{202D}' | '\u{202E}')
 }
 
 /// A required message of several lines (a question, a review), trimmed: 1 to `max_chars`
@@ -85,6 +86,10 @@ mod tests {
             is_one_line("\u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{200f}20"),
             "right to left, a mark"
         );
+        assert!(
+            is_one_line("\u{2067}\u{5e9}\u{5dc}\u{5d5}\u{5dd}\u{2069} 20"),
+            "an isolate"
+        );
         for bad in [
             "a\nb",
             "a\tb",
@@ -94,7 +99,7 @@ mod tests {
             "a\u{2028}b",
             "a\u{2029}b",
             "a\u{202e}b",
-            "a\u{2066}b",
+            "a\u{202d}b",
         ] {
             assert!(!is_one_line(bad), "{bad:?}");
         }
@@ -105,7 +110,7 @@ mod tests {
             "a\u{7f}",
             "a\u{9b}b",
             "a\u{202d}b",
-            "a\u{2069}",
+            "a\u{202e}",
         ] {
             assert!(!is_multiline(bad), "{bad:?}");
         }
