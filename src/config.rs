@@ -440,11 +440,9 @@ mod tests {
         for (variable, value, name) in [
             ("SOUK_REQUEST_TIMEOUT_SECS", "0", "request_timeout_secs"),
             ("SOUK_IMAGE_JOB_LEASE_SECS", "1", "image_job_lease_secs"),
-            (
-                "SOUK_IMAGE_JOB_LEASE_SECS",
-                "99999999999999999999",
-                "image_job_lease_secs",
-            ),
+            ("SOUK_IMAGE_JOB_LEASE_SECS", "86401", "image_job_lease_secs"),
+            ("SOUK_REQUEST_TIMEOUT_SECS", "3601", "request_timeout_secs"),
+            ("SOUK_MAX_IMAGE_BYTES", "1073741825", "max_image_bytes"),
             ("SOUK_MAX_BODY_BYTES", "0", "max_body_bytes"),
             ("SOUK_DATABASE_HEAVY_READS", "0", "database_heavy_reads"),
             (

@@ -60,6 +60,11 @@ async fn advance(app: &mut TestApp, seconds: i64, users: &mut [&mut User]) {
     }
 }
 
+/// The item number of the ad at `path` (`/v1/advertisements/m12` is 12).
+fn item_number(path: &str) -> i64 {
+    path.rsplit("/m").next().unwrap().parse().unwrap()
+}
+
 fn timestamp(seconds: i64) -> String {
     souk::domain::time::format_timestamp(seconds)
 }
@@ -582,6 +587,28 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
     let close = parse(&close);
     let by = close - app.clock.now() - 2 * DAY;
     advance(&mut app, by, &mut [&mut seller]).await;
+    // A renewal of price 0 that an earlier release left waiting blocks nothing.
+    let (buyer, number, now) = (seller.id, item_number(&bike), app.clock.now());
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                use souk::domain::order::{OrderStatus, ProductKind};
+                use souk::store::orders::{NewProduct, add_product, create};
+                let order = create(conn, buyer, OrderStatus::PaymentRequired, now).await?;
+                let product = NewProduct {
+                    kind: ProductKind::Renewal,
+                    feature: None,
+                    days: None,
+                    item_number: number,
+                    description: "Verlenging (vorige versie)",
+                    price: 0,
+                    vat: 0,
+                };
+                add_product(conn, order, &product).await
+            })
+        })
+        .await
+        .unwrap();
     let order = renew(&app, &seller.token, &bike, json!({"pay": true})).await;
     let order = expect_json(order, 201).await;
     assert_eq!(
