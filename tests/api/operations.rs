@@ -75,7 +75,7 @@ fn config_prints_every_setting_with_secrets_redacted() {
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(!text.contains("hunter2"), "{text}");
-    assert!(text.contains("database_url = \"postgres://souk:***@db.internal/souk\""));
+    assert!(text.contains("database_url = \"postgres://souk:***@db.internal:5432/souk\""));
     assert!(text.contains("region = \"nl-BE\""));
     assert!(text.contains("curie_prefix = \"mp\""));
     assert!(text.contains("listen = \"127.0.0.1:8080\""));
