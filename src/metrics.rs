@@ -136,6 +136,11 @@ impl Metrics {
         out.push_str("# HELP souk_db_connections_max Most database connections held at once.\n");
         out.push_str("# TYPE souk_db_connections_max gauge\n");
         let _ = writeln!(out, "souk_db_connections_max {}", pool.max);
+        out.push_str(
+            "# HELP souk_db_connections_opened_total Database connections opened since the start.\n",
+        );
+        out.push_str("# TYPE souk_db_connections_opened_total counter\n");
+        let _ = writeln!(out, "souk_db_connections_opened_total {}", pool.opened);
         out
     }
 }
@@ -169,7 +174,12 @@ mod tests {
             in_use: 1,
             idle: 2,
             max: 16,
+            opened: 7,
         });
+        assert!(
+            text.contains("souk_db_connections_opened_total 7\n"),
+            "{text}"
+        );
         assert!(text.contains(
             "souk_http_requests_total{method=\"GET\",route=\"/v1/categories\",status=\"200\"} 2"
         ));
@@ -189,6 +199,7 @@ mod tests {
             in_use: 0,
             idle: 0,
             max: 1,
+            opened: 0,
         });
         assert!(
             text.contains(

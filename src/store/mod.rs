@@ -253,6 +253,8 @@ pub struct PoolStats {
     pub in_use: usize,
     pub idle: usize,
     pub max: usize,
+    /// Connections opened since the start (PostgreSQL's; SQLite's read connections).
+    pub opened: u64,
 }
 
 /// The database handle shared by the whole server. Cheap to clone.

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bytes::BytesMut;
 use parking_lot::Mutex;
@@ -26,7 +26,8 @@ use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, Value};
 const STATEMENTS_KEPT: usize = 512;
 
 pub(super) struct PgDb {
-    config: tokio_postgres::Config,
+    /// Opens the connections that reads share.
+    connector: Connector,
     readers: Vec<Reader>,
     /// One more connection that point reads share while heavy reads run ([`PgDb::read`]).
     spare: Reader,
@@ -86,6 +87,11 @@ impl PgDb {
         // its matches: 600 ms against 160 at a million ads, the table in shared buffers);
         // and memory enough for a bitmap of a common word's matches to stay exact (at 4 MB
         // it turned lossy past ~150,000 matches and rechecked every row of those pages).
+        let opened = Arc::new(AtomicU64::new(0));
+        let connector = |config: tokio_postgres::Config| Connector {
+            config,
+            opened: opened.clone(),
+        };
         let mut heavy_config = config.clone();
         heavy_config.options(format!(
             "-c plan_cache_mode=force_custom_plan -c max_parallel_workers_per_gather=0 \
@@ -93,18 +99,18 @@ impl PgDb {
         ));
         let max = max.max(1);
         let db = PgDb {
-            own: Idle::new(config.clone()),
-            config,
+            own: Idle::new(connector(config.clone())),
+            connector: connector(config),
             readers: (0..readers.max(1)).map(|_| Reader::default()).collect(),
             spare: Reader::default(),
             heavy_in_flight: AtomicUsize::new(0),
-            heavy: Idle::new(heavy_config),
+            heavy: Idle::new(connector(heavy_config)),
             permits: Semaphore::new(max),
             in_use: AtomicUsize::new(0),
             max,
         };
         // Fail at start, not at the first request, when the server cannot be reached.
-        db.readers[0].client(&db.config).await?;
+        db.readers[0].client(&db.connector).await?;
         Ok(db)
     }
 
@@ -129,7 +135,7 @@ impl PgDb {
             .min_by_key(|r| r.in_flight.load(Ordering::Relaxed))
             .expect("at least one reader");
         let _in_flight = InUse::count(&reader.in_flight);
-        let mut conn = SharedConn(reader.client(&self.config).await?);
+        let mut conn = SharedConn(reader.client(&self.connector).await?);
         f(&mut conn).await
     }
 
@@ -213,21 +219,36 @@ impl PgDb {
             in_use: self.in_use.load(Ordering::Relaxed),
             idle: self.own.clients.lock().len(),
             max: self.max,
+            opened: self.connector.opened.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// Opens connections with one configuration, and counts them (all of a process's
+/// connectors share the count: `souk_db_connections_opened_total`).
+struct Connector {
+    config: tokio_postgres::Config,
+    opened: Arc<AtomicU64>,
+}
+
+impl Connector {
+    async fn connect(&self) -> Result<PgClient, DbError> {
+        self.opened.fetch_add(1, Ordering::Relaxed);
+        PgClient::connect(&self.config).await
     }
 }
 
 /// Connections opened with one configuration, each used by one caller at a time, and kept
 /// when idle for the next.
 struct Idle {
-    config: tokio_postgres::Config,
+    connector: Connector,
     clients: Mutex<Vec<PgClient>>,
 }
 
 impl Idle {
-    fn new(config: tokio_postgres::Config) -> Self {
+    fn new(connector: Connector) -> Self {
         Idle {
-            config,
+            connector,
             clients: Mutex::new(Vec::new()),
         }
     }
@@ -237,7 +258,7 @@ impl Idle {
         let pooled = self.clients.lock().pop();
         let client = match pooled {
             Some(client) if !client.client.is_closed() => client,
-            _ => PgClient::connect(&self.config).await?,
+            _ => self.connector.connect().await?,
         };
         Ok(OwnConn {
             client,
@@ -257,23 +278,48 @@ impl Idle {
 #[derive(Default)]
 struct Reader {
     client: Mutex<Option<Arc<PgClient>>>,
+    /// Held while the connection is opened again; the time the last try failed.
+    reconnecting: tokio::sync::Mutex<Option<std::time::Instant>>,
     in_flight: AtomicUsize,
 }
 
 impl Reader {
-    async fn client(&self, config: &tokio_postgres::Config) -> Result<Arc<PgClient>, DbError> {
-        if let Some(client) = self
-            .client
+    async fn client(&self, connector: &Connector) -> Result<Arc<PgClient>, DbError> {
+        if let Some(client) = self.open_client() {
+            return Ok(client);
+        }
+        // One reconnect at a time: the reads that find the connection lost (under load,
+        // hundreds at once) wait for it, instead of each opening one past the server's
+        // `max_connections`. A try that failed a moment ago answers those that waited.
+        let mut last_failure = self.reconnecting.lock().await;
+        if let Some(client) = self.open_client() {
+            return Ok(client);
+        }
+        if last_failure.is_some_and(|at| at.elapsed() < std::time::Duration::from_secs(1)) {
+            return Err(DbError::Unavailable(
+                "PostgreSQL did not answer a moment ago".into(),
+            ));
+        }
+        match connector.connect().await {
+            Ok(client) => {
+                let client = Arc::new(client);
+                *self.client.lock() = Some(client.clone());
+                *last_failure = None;
+                Ok(client)
+            }
+            Err(e) => {
+                *last_failure = Some(std::time::Instant::now());
+                Err(e)
+            }
+        }
+    }
+
+    fn open_client(&self) -> Option<Arc<PgClient>> {
+        self.client
             .lock()
             .as_ref()
             .filter(|c| !c.client.is_closed())
-        {
-            return Ok(client.clone());
-        }
-        // Several reads may open one at once after a loss; the last one stays.
-        let client = Arc::new(PgClient::connect(config).await?);
-        *self.client.lock() = Some(client.clone());
-        Ok(client)
+            .cloned()
     }
 }
 

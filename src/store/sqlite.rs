@@ -6,7 +6,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -42,13 +42,15 @@ pub(super) struct SqliteDb {
     sync: SqliteSync,
     readers: Mutex<Vec<SqliteConn>>,
     readers_in_use: AtomicUsize,
+    /// Read connections opened since the start.
+    readers_opened: AtomicU64,
     writer: Mutex<mpsc::Sender<Job>>,
 }
 
-/// A write job: runs on the writer thread inside a savepoint and reports whether it
-/// succeeded, plus how to tell its caller the outcome once the commit is known.
-/// A write: given the writer's connection it runs and says how it went; given an error
-/// (its batch's transaction could not begin) it does not run and answers that error.
+/// A write job: given the writer's connection, it runs inside a savepoint and reports
+/// whether it succeeded, plus how to tell its caller the outcome once the commit is known;
+/// given an error (its batch's transaction could not begin), it does not run and answers
+/// that error.
 type Job = Box<dyn FnOnce(Result<&mut dyn Conn, DbError>) -> Completion + Send>;
 
 struct Completion {
@@ -100,6 +102,7 @@ impl SqliteDb {
             sync,
             readers: Mutex::new(Vec::new()),
             readers_in_use: AtomicUsize::new(0),
+            readers_opened: AtomicU64::new(0),
             writer: Mutex::new(tx),
         })
     }
@@ -112,7 +115,10 @@ impl SqliteDb {
         let pooled = self.readers.lock().pop();
         let mut conn = match pooled {
             Some(conn) => conn,
-            None => SqliteConn::open(&self.path, self.sync, true)?,
+            None => {
+                self.readers_opened.fetch_add(1, Ordering::Relaxed);
+                SqliteConn::open(&self.path, self.sync, true)?
+            }
         };
         // One read transaction for all the closure's statements: they see one snapshot (an
         // ad and its images agree), and the WAL read lock is taken once, not per statement.
@@ -182,6 +188,7 @@ impl SqliteDb {
             in_use: self.readers_in_use.load(Ordering::Relaxed) + 1,
             idle,
             max: MAX_IDLE_READERS + 1,
+            opened: self.readers_opened.load(Ordering::Relaxed),
         }
     }
 }
