@@ -103,7 +103,8 @@ pub async fn reindex_periodically(db: Db, period: std::time::Duration) {
 }
 
 /// Serves until SIGTERM or SIGINT, then stops accepting, finishes the requests in flight
-/// and returns (the SQLite writer finishes its queue when the last handle drops).
+/// (those that already answered 408 too) and returns (the SQLite writer finishes its queue
+/// when the last handle drops).
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     let clock = Clock::default();
     let db = prepare_database(&config, &clock).await?;
@@ -143,6 +144,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     )
     .with_graceful_shutdown(shutdown)
     .await?;
+    // Requests answered 408 may still be writing; each gives up at twice the request
+    // timeout at the latest, freeing its Idempotency-Key.
+    state.detached.close();
+    if !state.detached.is_empty() {
+        tracing::info!(
+            requests = state.detached.len(),
+            "waiting for requests that outlived their answers"
+        );
+    }
+    state.detached.wait().await;
     if let Err(e) = state.views.flush(&state.db).await {
         tracing::warn!(error = %e, "cannot write the last view counts");
     }

@@ -4,6 +4,8 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use tokio_util::task::TaskTracker;
+
 use crate::access::TokenCache;
 use crate::clock::Clock;
 use crate::config::Config;
@@ -40,6 +42,10 @@ pub struct Shared {
     pub tokens: TokenCache,
     /// Recent lookups of images' renditions, for blob answers (see the type).
     pub rendition_lookups: RenditionLookups,
+    /// Requests that run on after their answer (an idempotent request that timed out, see
+    /// `http::idempotency`), and the freeing of their keys: shutdown waits for them, so
+    /// that a write they began ends with its key settled.
+    pub detached: TaskTracker,
     /// The names every representation's links use (see [`AppState::hal`]).
     hal: Hal,
 }
@@ -72,6 +78,7 @@ impl AppState {
             metrics: Metrics::default(),
             tokens: TokenCache::default(),
             rendition_lookups: RenditionLookups::default(),
+            detached: TaskTracker::new(),
             views: ViewCounter::default(),
             hal,
         })))

@@ -8,6 +8,7 @@ use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+use tokio_util::task::TaskTracker;
 
 use crate::domain::locale::Text;
 use crate::error::{ApiError, ErrorCode};
@@ -100,6 +101,7 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         Ok(None) => {
             let pending = PendingKey {
                 db: Some(state.db.clone()),
+                tasks: state.detached.clone(),
                 scope_key: scope_key.clone(),
             };
             let request = Request::from_parts(parts, Body::from(bytes));
@@ -112,7 +114,8 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
             // may commit all the same, and its answer is then kept for the retry, where
             // freeing the key at once let the retry make a second one. Bounded by the
             // time after which its claim counts as abandoned (the guard frees it then).
-            let run = tokio::spawn(async move {
+            // Shutdown waits for it (`AppState::detached`).
+            let run = state.detached.spawn(async move {
                 let response = tokio::time::timeout(longest, next.run(request))
                     .await
                     .ok()?;
@@ -205,6 +208,8 @@ fn replay(status: u16, stored: &str) -> Response {
 struct PendingKey {
     /// `None` once the answer was kept or the key released.
     db: Option<Db>,
+    /// Where the release runs, so that shutdown waits for it.
+    tasks: TaskTracker,
     scope_key: String,
 }
 
@@ -223,16 +228,19 @@ impl Drop for PendingKey {
         // Drop cannot wait: the release runs as a task of its own. `release` only deletes
         // a key still pending, so it cannot undo an answer kept meanwhile.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(e) = db
-                    .write(move |conn| {
-                        Box::pin(async move { store::release(conn, &scope_key).await })
-                    })
-                    .await
-                {
-                    tracing::warn!(error = %e, "cannot free an idempotency key");
-                }
-            });
+            self.tasks.spawn_on(
+                async move {
+                    if let Err(e) = db
+                        .write(move |conn| {
+                            Box::pin(async move { store::release(conn, &scope_key).await })
+                        })
+                        .await
+                    {
+                        tracing::warn!(error = %e, "cannot free an idempotency key");
+                    }
+                },
+                &runtime,
+            );
         }
     }
 }
@@ -263,6 +271,7 @@ mod tests {
         };
         let pending = |db: &Db, key: &str| PendingKey {
             db: Some(db.clone()),
+            tasks: TaskTracker::new(),
             scope_key: key.to_owned(),
         };
         for key in ["panicked", "dropped", "settled"] {

@@ -5,7 +5,7 @@ use std::process::Command;
 use reqwest::Method;
 
 use crate::both_backends;
-use crate::helpers::{Http, Served, TestApp, expect_json};
+use crate::helpers::{Backend, FreshDatabase, Http, Served, TestApp, expect_json, user_with_token};
 
 both_backends!(
     health_and_readiness,
@@ -210,4 +210,83 @@ fn production_starts_without_demo_data() {
     assert!(!dir.path().join("sandbox.txt").exists());
     let listed = souk(&env, &["client", "list"]);
     assert_eq!(String::from_utf8(listed.stdout).unwrap().trim(), "[]");
+}
+
+/// A request with an `Idempotency-Key` answered 408 goes on writing, and a SIGTERM then
+/// waits for it: its answer is kept, and the retry on the next start replays it. (When
+/// shutdown dropped the request, its write was lost, its key stayed pending, and the
+/// retry ran it anew.) The write is held up by another connection's lock on the user's
+/// row; SQLite's one writer would hold up the key's claim too, so PostgreSQL only.
+#[tokio::test]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn shutdown_waits_for_a_request_that_outlived_its_answer() {
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let database = FreshDatabase::create(Backend::Postgres, dir.path(), module_path!()).await;
+    let data_dir = dir.path().display().to_string();
+    let env = [
+        ("SOUK_DATA_DIR", data_dir.as_str()),
+        ("SOUK_DATABASE_URL", database.url.as_str()),
+        ("SOUK_ENVIRONMENT", "production"),
+        ("SOUK_REQUEST_TIMEOUT_SECS", "1"),
+    ];
+    let (db, token) = user_with_token(&env).await;
+    let token = token.as_str();
+    let first = Served::start(&env);
+    let blocker = tokio::spawn(async move {
+        db.write(move |conn| {
+            Box::pin(async move {
+                conn.execute("UPDATE users SET name = name", &[]).await?;
+                tokio::time::sleep(Duration::from_millis(1_500)).await;
+                Ok::<_, souk::store::DbError>(())
+            })
+        })
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let save = |base_url: String| async move {
+        Http::connect(&base_url)
+            .await
+            .request(Method::POST, "/v1/savedsearches")
+            .token(token)
+            .header("idempotency-key", "tot-morgen")
+            .json(&serde_json::json!({"searchRequest": {"query": "fiets"}}))
+            .send()
+            .await
+    };
+    let answered = save(first.base_url.clone()).await;
+    assert_eq!(expect_json(answered, 408).await["code"], "request-timeout");
+    // The write still waits for the lock as the server is told to stop.
+    let stopped = tokio::task::spawn_blocking(move || first.stop());
+    blocker.await.unwrap().unwrap();
+    let log = stopped.await.unwrap();
+    assert!(
+        log.contains("waiting for requests that outlived their answers"),
+        "{log}"
+    );
+
+    let second = Served::start(&env);
+    let retry = save(second.base_url.clone()).await;
+    assert_eq!(
+        retry
+            .headers()
+            .get("idempotency-replayed")
+            .map(|v| v.to_str().unwrap()),
+        Some("true"),
+        "the retry replays the answer kept at shutdown"
+    );
+    let saved = expect_json(retry, 201).await;
+    let listed = expect_json(
+        Http::connect(&second.base_url)
+            .await
+            .request(Method::GET, "/v1/savedsearches")
+            .token(token)
+            .send()
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(listed["totalCount"], 1, "one saved search: {saved}");
+    second.stop();
 }

@@ -19,7 +19,7 @@ use souk::state::AppState;
 use souk::store::Db;
 
 pub use http::{Call, Http, expect_json, expect_oauth_error, try_expect_json};
-pub use served::Served;
+pub use served::{Served, user_with_token};
 pub use sign_in::{LoginPage, hidden_field, session_cookie};
 
 pub struct TestApp {

@@ -4,6 +4,8 @@ use std::io::{BufRead, Read};
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 
+use souk::store::Db;
+
 /// A `souk serve` of a test. A test that fails before it stops the server still ends it
 /// (on drop): a server left behind would hold whatever it inherited, the build lock too.
 pub struct Served {
@@ -98,4 +100,66 @@ impl Drop for Served {
             eprintln!("souk serve's log:\n{}", self.log());
         }
     }
+}
+
+/// Sets up the database as `souk serve` with `env` will find it: a user and a token of
+/// theirs, scopes `read write` (written straight into the store: the sign-in pages are
+/// tested elsewhere).
+pub async fn user_with_token(env: &[(&str, &str)]) -> (Db, String) {
+    use souk::accounts::{ClientSpec, UserSpec, create_client, create_user};
+    use souk::oauth::records::AccessToken;
+    use souk::oauth::secret;
+
+    let config = souk::config::Config::from_sources(None, |name| {
+        env.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value.to_string())
+    })
+    .expect("configuration");
+    let clock = souk::clock::Clock::default();
+    let db = souk::app::prepare_database(&config, &clock)
+        .await
+        .expect("database");
+    let now = clock.now();
+    let (client_id, _) = create_client(
+        &db,
+        ClientSpec {
+            name: "Served test".into(),
+            redirect_uris: vec!["https://client.test/cb".into()],
+            ..ClientSpec::default()
+        },
+        now,
+    )
+    .await
+    .expect("client");
+    let user_id = create_user(
+        &db,
+        UserSpec {
+            email: "served@souk.test".into(),
+            password: "password of served".into(),
+            locale: "nl-NL".into(),
+            ..UserSpec::default()
+        },
+        now,
+    )
+    .await
+    .expect("user");
+    let token = secret::new_token();
+    let record = AccessToken {
+        token_hash: secret::hash(&token),
+        client_id,
+        user_id: Some(user_id),
+        scope: "read write".into(),
+        family: None,
+        code_hash: None,
+        issued_at: now,
+        expires_at: now + 3600,
+        revoked_at: None,
+    };
+    db.write(move |conn| {
+        Box::pin(async move { souk::store::oauth::insert_access_token(conn, &record).await })
+    })
+    .await
+    .expect("token");
+    (db, token)
 }

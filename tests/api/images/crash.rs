@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use super::media_ids;
 use crate::ads::minimal;
-use crate::helpers::{Backend, FreshDatabase, Http, Served, expect_json, in_ci, try_expect_json};
+use crate::helpers::{
+    Backend, FreshDatabase, Http, Served, expect_json, in_ci, try_expect_json, user_with_token,
+};
 use souk::images::blobs::{Blobs, sha256_hex};
 use souk::store::Db;
 
@@ -56,7 +58,7 @@ async fn killed_while_making_renditions(backend: Backend) {
         ("SOUK_IMAGE_JOB_LEASE_SECS", "2"),
         ("RUST_LOG", "info,souk::http=warn"),
     ];
-    let (db, token) = seller_token(&env).await;
+    let (db, token) = user_with_token(&env).await;
 
     let first = Served::start(&env);
     let server = Http::connect(&first.base_url).await;
@@ -202,67 +204,6 @@ async fn killed_while_making_renditions(backend: Backend) {
          restarted server finished in {finished_in:?}",
         seen_before.available, seen_before.processing, seen_after.available, seen_after.processing
     );
-}
-
-/// Sets up the database as `souk serve` with `env` will find it: a seller and a token of
-/// theirs (written straight into the store: the sign-in pages are tested elsewhere).
-async fn seller_token(env: &[(&str, &str)]) -> (Db, String) {
-    use souk::accounts::{ClientSpec, UserSpec, create_client, create_user};
-    use souk::oauth::records::AccessToken;
-    use souk::oauth::secret;
-
-    let config = souk::config::Config::from_sources(None, |name| {
-        env.iter()
-            .find(|(key, _)| *key == name)
-            .map(|(_, value)| value.to_string())
-    })
-    .expect("configuration");
-    let clock = souk::clock::Clock::default();
-    let db = souk::app::prepare_database(&config, &clock)
-        .await
-        .expect("database");
-    let now = clock.now();
-    let (client_id, _) = create_client(
-        &db,
-        ClientSpec {
-            name: "Crash test".into(),
-            redirect_uris: vec!["https://client.test/cb".into()],
-            ..ClientSpec::default()
-        },
-        now,
-    )
-    .await
-    .expect("client");
-    let user_id = create_user(
-        &db,
-        UserSpec {
-            email: "crash@souk.test".into(),
-            password: "password of crash".into(),
-            locale: "nl-NL".into(),
-            ..UserSpec::default()
-        },
-        now,
-    )
-    .await
-    .expect("user");
-    let token = secret::new_token();
-    let record = AccessToken {
-        token_hash: secret::hash(&token),
-        client_id,
-        user_id: Some(user_id),
-        scope: "read write".into(),
-        family: None,
-        code_hash: None,
-        issued_at: now,
-        expires_at: now + 3600,
-        revoked_at: None,
-    };
-    db.write(move |conn| {
-        Box::pin(async move { souk::store::oauth::insert_access_token(conn, &record).await })
-    })
-    .await
-    .expect("token");
-    (db, token)
 }
 
 async fn count(db: &Db, sql: &'static str) -> i64 {
