@@ -55,12 +55,13 @@ fn pairs(query: Option<&str>) -> Vec<(String, String)> {
 }
 
 /// The links of a page: `self`, `first`, `prev`, `next` and `last` with the request's own
-/// parameters, each a page that may be asked for (`offset + limit` within the reachable).
+/// parameters (never the caller's `access_token`), each a page that may be asked for
+/// (`offset + limit` within the reachable).
 fn links(hal: &Hal, pairs: &[(String, String)], request: &SearchRequest, total: i64) -> Value {
     let path = hal.path("/search");
     let kept: Vec<&(String, String)> = pairs
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "offset" | "limit" | "_links"))
+        .filter(|(k, _)| !matches!(k.as_str(), "offset" | "limit" | "_links" | "access_token"))
         .collect();
     let href = |offset: i64, limit: i64| {
         let mut query = form_urlencoded::Serializer::new(String::new());

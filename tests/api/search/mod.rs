@@ -543,7 +543,15 @@ async fn bad_parameters_are_field_errors(app: TestApp) {
         )
         .send()
         .await;
-    assert_eq!(expect_json(in_query, 200).await["totalCount"], 0);
+    let in_query = expect_json(in_query, 200).await;
+    assert_eq!(in_query["totalCount"], 0);
+    // Nor does it go into the links, where anyone the answer reaches would read it.
+    let links = in_query["_links"].as_object().unwrap();
+    for rel in ["self", "first", "last"] {
+        let href = links[rel]["href"].as_str().unwrap();
+        assert!(href.starts_with("/v1/search?query=x&"), "{rel}: {href}");
+        assert!(!href.contains("access_token"), "{rel}: {href}");
+    }
     let bad = |query: &'static str| {
         let app = &app;
         async move { expect_json(app.get(&format!("/v1/search?{query}")).await, 400).await }
