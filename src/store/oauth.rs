@@ -527,7 +527,8 @@ pub const FORGET_BATCH: i64 = 5_000;
 
 /// Deletes up to [`FORGET_BATCH`] rows of each kind that nothing needs any more: access
 /// tokens, authorization codes and browser sessions that expired before `expired_before`,
-/// refresh tokens rotated, discarded or revoked that were issued before `spent_before`,
+/// refresh tokens rotated before `spent_before` and those discarded or revoked that were
+/// issued before it,
 /// and failed sign-ins from before `failed_before` (no lockout counts them). Returns how
 /// many rows went.
 pub async fn forget_spent(
@@ -554,10 +555,16 @@ pub async fn forget_spent(
             "expires_at < $1",
             expired_before,
         ),
+        // A rotated token counts as spent from its rotation: when the next token of its
+        // family was issued (the next by `sequence`). Counted from its own issue, a token
+        // rotated after 30 days was forgotten within the hour, and its reuse revoked
+        // nothing.
         (
             "refresh_tokens",
             "token_hash",
-            "state IN ('rotated', 'discarded', 'revoked') AND issued_at < $1",
+            "issued_at < $1 AND (state IN ('discarded', 'revoked') OR (state = 'rotated' \
+             AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.family = refresh_tokens.family \
+             AND n.sequence > refresh_tokens.sequence AND n.issued_at < $1)))",
             spent_before,
         ),
         (

@@ -13,6 +13,7 @@ both_backends!(
     refresh_reuse_revokes_the_family,
     a_refresh_token_presented_at_once_revokes_the_family,
     spent_tokens_are_forgotten,
+    a_token_rotated_late_in_life_still_revokes_its_family,
 );
 
 /// Case 25 (but the 20-token rule, below).
@@ -189,4 +190,24 @@ async fn spent_tokens_are_forgotten(app: TestApp) {
     let reused = refresh(&app, &client, &first, None).await;
     expect_oauth_error(reused, 400, "invalid_grant").await;
     expect_json(refresh(&app, &client, &live, None).await, 200).await;
+}
+
+/// A refresh token used for the first time after 30 days (stolen, say) is kept as rotated
+/// for 30 days from then: the hourly upkeep does not forget it, and its reuse revokes the
+/// family. (Counted from its issue, it was forgotten within the hour, and the thief's new
+/// token lived on.)
+async fn a_token_rotated_late_in_life_still_revokes_its_family(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let client = app.app_client.clone();
+    let (_, first) = app.user_token(&client, EMAIL, PASSWORD, None).await;
+    app.clock.advance(31 * 86_400);
+    let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
+    let second = body["refresh_token"].as_str().unwrap().to_owned();
+    souk::app::forget_spent_tokens(&app.db, app.clock.now())
+        .await
+        .unwrap();
+    let reused = refresh(&app, &client, &first, None).await;
+    expect_oauth_error(reused, 400, "invalid_grant").await;
+    let revoked = refresh(&app, &client, &second, None).await;
+    expect_oauth_error(revoked, 400, "invalid_grant").await;
 }
