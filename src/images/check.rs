@@ -183,10 +183,7 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
     if !complete {
         return Err(Refusal::Truncated);
     }
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.image_format());
-    reader.no_limits();
-    // A header that does not parse (a bad checksum, nonsense fields) is no image.
-    let decoder = reader.into_decoder().map_err(|_| Refusal::NotAnImage)?;
+    let decoder = header(bytes, kind, limits.max_bytes)?;
     let (width, height) = decoder.dimensions();
     if width == 0
         || height == 0
@@ -202,6 +199,25 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
         width,
         height,
     })
+}
+
+/// The decoder of an upload, its header read. Reading it takes no more memory than
+/// `max_bytes`, the upload's own bound: a PNG's colour profile (iCCP) is inflated with the
+/// header, and 1 MiB of it can inflate to 1 GiB (the PNG decoder drops a profile that
+/// would inflate past the bound, and reads on).
+fn header(bytes: &[u8], kind: Kind, max_bytes: usize) -> Result<impl ImageDecoder + '_, Refusal> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.image_format());
+    reader.limits(header_limits(max_bytes));
+    // A header that does not parse (a bad checksum, nonsense fields) is no image.
+    reader.into_decoder().map_err(|_| Refusal::NotAnImage)
+}
+
+/// The image crate's limits for reading a header: at most `bytes` allocated (the pixels
+/// are checked by the caller, from the dimensions).
+pub fn header_limits(bytes: usize) -> image::Limits {
+    let mut header = image::Limits::no_limits();
+    header.max_alloc = Some(u64::try_from(bytes).unwrap_or(u64::MAX));
+    header
 }
 
 /// A JPEG ends with its EOI marker (FF D9) after the start of its scan data; some cameras
@@ -322,6 +338,42 @@ mod tests {
                 height: 60_000
             })
         );
+    }
+
+    /// A decompression bomb in a PNG's colour profile, which the header's reading
+    /// inflates: 1 MiB of profile from a few KiB of upload is not inflated under an upload
+    /// bound of 64 KiB (the image is taken without its profile, as every rendition is).
+    #[test]
+    fn a_colour_profile_bomb_is_not_inflated() {
+        use std::io::Write;
+
+        let png = encoded(ImageFormat::Png, 1, 1);
+        let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        zlib.write_all(&vec![0u8; 1 << 20]).unwrap();
+        let mut profile = b"bomb\0\0".to_vec();
+        profile.extend(zlib.finish().unwrap());
+        // The chunk goes right after IHDR (bytes 8..33), before IDAT, as iCCP must.
+        let mut chunk = (profile.len() as u32).to_be_bytes().to_vec();
+        chunk.extend(b"iCCP");
+        chunk.extend(&profile);
+        let crc = crc32(&chunk[4..]);
+        chunk.extend(crc.to_be_bytes());
+        let bomb = [&png[..33], &chunk, &png[33..]].concat();
+        let limits = Limits {
+            max_bytes: 64 * 1024,
+            ..Limits::default()
+        };
+        assert!(bomb.len() < limits.max_bytes, "{} bytes", bomb.len());
+        let Ok(mut bounded) = header(&bomb, Kind::Png, limits.max_bytes) else {
+            panic!("the header reads");
+        };
+        assert_eq!(bounded.icc_profile().unwrap(), None, "not inflated");
+        assert!(check(&bomb, Some("image/png"), limits).is_ok());
+        // Under a bound it fits, the profile is read whole: the chunk is well formed.
+        let Ok(mut roomy) = header(&bomb, Kind::Png, 2 << 20) else {
+            panic!("the header reads");
+        };
+        assert_eq!(roomy.icc_profile().unwrap().map(|p| p.len()), Some(1 << 20));
     }
 
     /// A small PNG whose header claims 7,000 x 7,000 pixels of 16-bit RGBA: fewer than the

@@ -22,7 +22,7 @@ use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, RgbImage};
 
-use super::check::Limits;
+use super::check::{Limits, header_limits};
 use crate::domain::image::{Format, Size};
 
 /// One rendition, encoded.
@@ -57,7 +57,12 @@ pub fn decode(bytes: &[u8], largest: u32) -> Result<RgbImage, DecodeError> {
     let (image, orientation) = match format {
         ImageFormat::Jpeg => decode_jpeg(bytes, largest)?,
         _ => {
-            let reader = ImageReader::with_format(Cursor::new(bytes), format);
+            let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+            // What the codec allocates beside the pixels (a PNG's inflated colour profile)
+            // stays within what the pixels may take (`check::header_limits`).
+            reader.limits(header_limits(
+                usize::try_from(Limits::default().max_decoded_bytes).unwrap_or(usize::MAX),
+            ));
             let mut decoder = reader
                 .into_decoder()
                 .map_err(|e| DecodeError(e.to_string()))?;
