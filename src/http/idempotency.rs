@@ -3,7 +3,9 @@
 //! `idempotency-key-reused`. Keys live in the database, so every replica honours them.
 
 use axum::body::{Body, HttpBody, to_bytes};
+use axum::extract::FromRequestParts;
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -16,8 +18,10 @@ use crate::state::AppState;
 use crate::store::Db;
 use crate::store::idempotency::{self as store, Stored};
 
+use super::extract::ItemPath;
 use super::render::Json;
 use crate::access::Caller;
+use crate::usecase::images;
 
 pub const HEADER: &str = "idempotency-key";
 /// How long a key is remembered.
@@ -44,9 +48,16 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
                 .into_response();
         }
     };
-    let (parts, body) = request.into_parts();
-    // Image uploads take more than other bodies (`http::images`).
-    let limit = if parts.uri.path().ends_with("/images") {
+    let (mut parts, body) = request.into_parts();
+    // Image uploads take more than other bodies (`http::images`). Such a body is read here
+    // only for the ad's seller: anyone else goes on to the handler, which refuses them
+    // without reading it, as it would without a key (a refusal is never kept, so there is
+    // nothing to replay).
+    let upload = parts.uri.path().ends_with("/images");
+    if upload && !may_upload(&state, &caller, &mut parts).await {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let limit = if upload {
         super::images::upload_body_limit(&state.config)
     } else {
         state.config.max_body_bytes
@@ -134,6 +145,19 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
             }
         }
     }
+}
+
+/// Whether the caller is the seller of the ad whose images the path names.
+async fn may_upload(state: &AppState, caller: &Caller, parts: &mut Parts) -> bool {
+    let Some(seller) = caller.user_id else {
+        return false;
+    };
+    let Ok(ItemPath(item)) = ItemPath::from_request_parts(parts, state).await else {
+        return false;
+    };
+    images::check_seller::<ApiError>(&state.db, seller, item, state.clock.now())
+        .await
+        .is_ok()
 }
 
 /// Keeps a claimed key's answer (`kept`, see [`to_keep`]), or frees the key of a request

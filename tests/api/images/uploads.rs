@@ -17,6 +17,7 @@ every_store!(
     replace_all_swaps_the_images,
     replace_all_is_true_or_false,
     only_the_seller_uploads,
+    a_stranger_with_a_key_is_refused_before_the_body,
     the_seller_orders_the_images,
     uploads_at_the_same_moment_each_get_their_places,
 );
@@ -332,6 +333,50 @@ async fn only_the_seller_uploads(app: TestApp) {
     let bad = upload(&app, &other.token, &ad, "image/jpeg", b"nope".to_vec()).await;
     assert_eq!(expect_json(bad, 403).await["code"], "unauthorized");
     assert_eq!(image_count(&app).await, 0);
+}
+
+/// An `Idempotency-Key` does not make Souk read a body before it knows the caller may
+/// upload: someone else's upload of 50 MB, its first KiB sent and the rest held back, is
+/// answered 403 at once. (The key's fingerprint read the whole body first, up to 480 MB by
+/// default, for any caller, and the refusal came only after it.)
+async fn a_stranger_with_a_key_is_refused_before_the_body(app: TestApp) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (seller, ad) = new_ad(&app).await;
+    let other = app.user("ander@souk.test").await;
+    for token in [other.token.as_str(), app.token.as_str()] {
+        let address = app.url("").trim_start_matches("http://").to_owned();
+        let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+        let head = format!(
+            "POST {ad}/images HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+             Idempotency-Key: vreemd\r\nContent-Type: image/jpeg\r\n\
+             Content-Length: 50000000\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&[0xFF; 1024]).await.unwrap();
+        let mut answer = vec![0; 12];
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            stream.read_exact(&mut answer),
+        )
+        .await;
+        assert!(read.is_ok(), "no answer while the body is held back");
+        assert_eq!(String::from_utf8_lossy(&answer), "HTTP/1.1 403");
+    }
+    assert_eq!(image_count(&app).await, 0);
+    // The seller's upload with a key is kept and replayed.
+    let with_key = || {
+        app.post(&format!("{ad}/images"))
+            .token(&seller.token)
+            .header("idempotency-key", "eigen")
+            .bytes("image/jpeg", jpeg(8, 8))
+            .send()
+    };
+    let first = expect_json(with_key().await, 201).await;
+    let again = with_key().await;
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert_eq!(expect_json(again, 201).await, first);
+    assert_eq!(image_count(&app).await, 1);
 }
 
 /// `PUT {ad}/images/order` puts every image of the ad in the order given; the ad, its
