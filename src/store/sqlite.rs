@@ -146,33 +146,7 @@ impl SqliteDb {
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        let (reply, outcome) = tokio::sync::oneshot::channel::<Result<T, E>>();
-        let job: Job = Box::new(move |conn| {
-            let result = match conn {
-                Ok(conn) => run_ready(f(conn)).unwrap_or_else(|| {
-                    Err(E::from(DbError::Other(
-                        "a write waited for something other than the database".into(),
-                    )))
-                }),
-                Err(refused) => Err(E::from(refused)),
-            };
-            Completion {
-                succeeded: result.is_ok(),
-                deliver: Box::new(move |commit| {
-                    let outcome = match (commit, result) {
-                        // A job that failed says why, whatever became of the batch (on a
-                        // database before migration 0047, a failed migration's batch cannot
-                        // hand the queue it lacks to FTS5).
-                        (_, Err(own)) => Err(own),
-                        (Ok(()), done) => done,
-                        // The work was rolled back with the batch: the caller must not
-                        // believe it happened.
-                        (Err(e), Ok(_)) => Err(E::from(e)),
-                    };
-                    let _ = reply.send(outcome);
-                }),
-            }
-        });
+        let (job, outcome) = job(f);
         self.writer
             .lock()
             .send(job)
@@ -191,6 +165,52 @@ impl SqliteDb {
             opened: self.readers_opened.load(Ordering::Relaxed),
         }
     }
+}
+
+/// A write job for the writer thread, and where its outcome arrives.
+fn job<T, E, F>(f: F) -> (Job, tokio::sync::oneshot::Receiver<Result<T, E>>)
+where
+    F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
+    T: Send + 'static,
+    E: From<DbError> + Send + 'static,
+{
+    let (reply, outcome) = tokio::sync::oneshot::channel::<Result<T, E>>();
+    let job: Job = Box::new(move |conn| {
+        // A caller that has gone (its request answered 408, or its client hung up) was
+        // told nothing: its write does not run, as on PostgreSQL, where dropping the
+        // caller rolls it back.
+        if reply.is_closed() {
+            return Completion {
+                succeeded: false,
+                deliver: Box::new(|_| {}),
+            };
+        }
+        let result = match conn {
+            Ok(conn) => run_ready(f(conn)).unwrap_or_else(|| {
+                Err(E::from(DbError::Other(
+                    "a write waited for something other than the database".into(),
+                )))
+            }),
+            Err(refused) => Err(E::from(refused)),
+        };
+        Completion {
+            succeeded: result.is_ok(),
+            deliver: Box::new(move |commit| {
+                let outcome = match (commit, result) {
+                    // A job that failed says why, whatever became of the batch (on a
+                    // database before migration 0047, a failed migration's batch cannot
+                    // hand the queue it lacks to FTS5).
+                    (_, Err(own)) => Err(own),
+                    (Ok(()), done) => done,
+                    // The work was rolled back with the batch: the caller must not
+                    // believe it happened.
+                    (Err(e), Ok(_)) => Err(E::from(e)),
+                };
+                let _ = reply.send(outcome);
+            }),
+        }
+    });
+    (job, outcome)
 }
 
 /// Runs a future that is ready at once, as every future of a SQLite [`Conn`] is; `None` if
@@ -247,7 +267,8 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
         return;
     }
     let mut completions = Vec::with_capacity(batch.len());
-    for job in batch {
+    let mut jobs = batch.into_iter();
+    while let Some(job) = jobs.next() {
         let step = conn.control("SAVEPOINT job");
         let completion = match step {
             Ok(()) => catch_unwind(AssertUnwindSafe(|| job(Ok(conn)))).unwrap_or_else(|_| {
@@ -271,6 +292,19 @@ fn run_batch(conn: &mut SqliteConn, batch: Vec<Job>) {
             tracing::error!(error = %e, "cannot close a savepoint");
         }
         completions.push(completion);
+        if conn.conn.is_autocommit() {
+            // SQLite rolled the whole transaction back (a full disk, an I/O error): what
+            // ran is gone, and a job run now would commit on its own, outside the batch.
+            // Those that ran are told so; those that did not are not run.
+            let lost = DbError::Unavailable("the write transaction was rolled back".into());
+            for job in jobs.by_ref() {
+                (job(Err(lost.clone())).deliver)(Err(lost.clone()));
+            }
+            for completion in completions {
+                (completion.deliver)(Err(lost.clone()));
+            }
+            return;
+        }
     }
     // The index's changes go with the batch's: if FTS5 cannot take them, nothing commits.
     let commit = write_pending_index(conn).and_then(|()| conn.control("COMMIT"));
@@ -542,6 +576,81 @@ impl SqliteDb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer's connection to a new, migrated database with one more table, `t (x)`.
+    async fn writer() -> (SqliteConn, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let db =
+            super::super::Db::open(&format!("sqlite://{}", path.display()), &Default::default())
+                .await
+                .unwrap();
+        super::super::migrations::run(&db).await.unwrap();
+        let mut conn = SqliteConn::open(&path, SqliteSync::Full, false).unwrap();
+        conn.batch_now("CREATE TABLE t (x INTEGER)").unwrap();
+        (conn, dir)
+    }
+
+    fn insert(x: i64) -> (Job, tokio::sync::oneshot::Receiver<Result<(), DbError>>) {
+        job(move |conn: &mut dyn Conn| {
+            Box::pin(async move {
+                conn.execute("INSERT INTO t VALUES ($1)", &[Value::Int(x)])
+                    .await
+                    .map(drop)
+            })
+        })
+    }
+
+    fn rows(conn: &mut SqliteConn) -> Vec<i64> {
+        let conn: &mut dyn Conn = conn;
+        run_ready(conn.column::<i64>("SELECT x FROM t ORDER BY x", &[]))
+            .unwrap()
+            .unwrap()
+    }
+
+    /// A write whose caller has gone (a request answered 408) is not run: as on
+    /// PostgreSQL, where the dropped caller's transaction rolls back.
+    #[tokio::test]
+    async fn a_job_whose_caller_left_does_not_run() {
+        let (mut conn, _dir) = writer().await;
+        let (left, gone) = insert(1);
+        drop(gone);
+        let (stays, mut outcome) = insert(2);
+        run_batch(&mut conn, vec![left, stays]);
+        let got = outcome.try_recv();
+        assert!(matches!(got, Ok(Ok(()))), "{got:?}");
+        assert_eq!(rows(&mut conn), [2]);
+    }
+
+    /// When SQLite rolls a batch's transaction back under it (a full disk, an I/O error;
+    /// here a job's own ROLLBACK), no later job of the batch runs, and every caller is told
+    /// its write failed. (A later job's savepoint began a transaction of its own, which
+    /// committed, and its caller was told it had failed.)
+    #[tokio::test]
+    async fn a_batch_whose_transaction_is_lost_commits_nothing() {
+        let (mut conn, _dir) = writer().await;
+        let (lost, mut first) = job(|conn: &mut dyn Conn| {
+            Box::pin(async move {
+                conn.execute("INSERT INTO t VALUES (1)", &[]).await?;
+                conn.execute("ROLLBACK", &[]).await.map(drop)
+            })
+        });
+        let (after, mut second) = insert(2);
+        run_batch(&mut conn, vec![lost, after]);
+        let got = first.try_recv();
+        assert!(matches!(got, Ok(Err(DbError::Unavailable(_)))), "{got:?}");
+        assert!(matches!(
+            second.try_recv(),
+            Ok(Err(DbError::Unavailable(_)))
+        ));
+        assert_eq!(rows(&mut conn), [0; 0]);
+        // The writer goes on: the next batch commits.
+        let (next, mut third) = insert(3);
+        run_batch(&mut conn, vec![next]);
+        let got = third.try_recv();
+        assert!(matches!(got, Ok(Ok(()))), "{got:?}");
+        assert_eq!(rows(&mut conn), [3]);
+    }
 
     #[test]
     fn many_values_are_bound_by_number_outside_literals() {
