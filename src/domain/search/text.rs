@@ -87,6 +87,17 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// An index word that no ad holds: longer than any word `words` keeps (a stem is never
+/// longer than its word). A query group of it matches nothing.
+const NEVER_INDEXED: &str = "neverindexedneverindexedneverindexedneverindexed";
+
+/// Whether `query` has a word, in any script, that is not a stop word.
+fn has_words_beyond_stop_words(query: &str) -> bool {
+    fold(query)
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| !w.is_empty() && !STOP_WORDS.contains(&w))
+}
+
 /// The Snowball stem of a folded word. The stem of ASCII letters is ASCII letters; should
 /// a stemmer ever answer something else, the word is kept as it is, so that an index word
 /// is always `[a-z0-9]+` (the match expressions rely on it).
@@ -165,6 +176,12 @@ impl QueryWords {
                 groups.push(group);
             }
         }
+        // A query with words of its own, none of which can be indexed (all in a script
+        // the index does not hold, or longer than any indexed word), matches no ad: left
+        // with no groups it would match every one.
+        if groups.is_empty() && has_words_beyond_stop_words(query) {
+            groups.push(vec![NEVER_INDEXED.to_owned()]);
+        }
         if groups.len() > MAX_QUERY_WORDS {
             return Err(FieldError::new(
                 field,
@@ -192,6 +209,26 @@ impl QueryWords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A query of words the index cannot hold matches no ad; one of stop words only, or of
+    /// no words at all, matches every ad.
+    #[test]
+    fn a_query_of_words_never_indexed_matches_nothing() {
+        assert!(NEVER_INDEXED.len() > MAX_WORD_CHARS && is_index_word(NEVER_INDEXED));
+        let long = "x".repeat(MAX_WORD_CHARS + 1);
+        for query in ["велосипед", "自転車", "🚲 велосипед", long.as_str()] {
+            assert!(!matches(query, "Fiets", Language::Dutch), "{query}");
+            assert!(
+                !matches(query, &format!("{query} fiets"), Language::Dutch),
+                "{query}"
+            );
+        }
+        for query in ["", "de het", "« ! »"] {
+            assert!(matches(query, "Fiets", Language::Dutch), "{query:?}");
+        }
+        // A word the index holds beside one it cannot: the first is what counts.
+        assert!(matches("fiets велосипед", "Fiets", Language::Dutch));
+    }
 
     fn matches(query: &str, text: &str, language: Language) -> bool {
         QueryWords::parse("query", query)

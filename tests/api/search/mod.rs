@@ -150,6 +150,16 @@ async fn word_forms_and_accents_match(app: TestApp) {
         "stop words are dropped"
     );
     assert!(titles(&app, "query=auto").await.is_empty());
+    // Words the index cannot hold match nothing (they matched every ad).
+    for query in ["велосипед", "自転車", &"x".repeat(41)] {
+        assert_eq!(
+            counted(&app, &format!("query={}", encode(query))).await,
+            0,
+            "{query}"
+        );
+        let with_facets = format!("query={}&facets=true", encode(query));
+        assert_eq!(search(&app, &with_facets).await["totalCount"], 0, "{query}");
+    }
     let answer = search(&app, "query=fiets").await;
     assert_eq!(answer["totalCount"], 2);
     assert_eq!(results(&answer)[0]["status"], "online");
