@@ -21,6 +21,11 @@ pub(super) async fn demo_callback(State(state): State<AppState>, uri: Uri) -> Re
         let error = query_param(&uri, "error").unwrap_or_else(|| "?".into());
         return error_page(&state, StatusCode::OK, &error);
     };
+    // The page builds a shell command around the code for the reader to paste: anything
+    // but the characters Souk's codes are made of (base64url) is no code of Souk's.
+    if !is_token_text(&code) {
+        return error_page(&state, StatusCode::BAD_REQUEST, "invalid_request");
+    }
     let auth = &state.config.auth_url;
     let callback = format!("{auth}/accounts/demo-callback");
     let curl = format!(
@@ -50,4 +55,12 @@ pub(super) async fn demo_callback(State(state): State<AppState>, uri: Uri) -> Re
             pre { (curl) }
         },
     )
+}
+
+/// Text of the alphabet Souk's tokens and codes are written in (`oauth::secret`).
+fn is_token_text(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }

