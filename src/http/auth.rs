@@ -166,10 +166,12 @@ async fn resolve(
     let from_header = match authorization {
         None => None,
         Some(value) => {
-            let text = value.map_err(|_| unauthenticated("invalid_request"))?;
+            // Another scheme, no token or one that is not text is no bearer token: the
+            // token is missing, which oauth.md answers `invalid_token`.
+            let text = value.map_err(|_| unauthenticated("invalid_token"))?;
             let (scheme, token) = text.split_once(' ').unwrap_or((&text, ""));
             if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-                return Err(unauthenticated("invalid_request"));
+                return Err(unauthenticated("invalid_token"));
             }
             Some(token.trim().to_owned())
         }

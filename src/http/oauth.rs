@@ -8,6 +8,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
+use crate::domain::image::media_type;
 use crate::error::{ApiError, ErrorCode};
 use crate::oauth::scope::Scope;
 use crate::oauth::{
@@ -125,7 +126,7 @@ fn parameters(
     let is_form = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+        .is_some_and(|v| media_type(v) == "application/x-www-form-urlencoded");
     if is_form {
         pairs.extend(form_urlencoded::parse(body).into_owned());
     }
@@ -145,14 +146,21 @@ fn param(pairs: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
+/// An optional parameter's value; one sent empty counts as omitted (RFC 6749 §3.1), so a
+/// public client's `client_secret=` is no secret. (An empty `code` or `refresh_token` stays
+/// what it is, a grant that fails: oauth.md case 23.)
+fn optional(pairs: &[(String, String)], name: &str) -> Option<String> {
+    param(pairs, name).filter(|v| !v.is_empty())
+}
+
 /// The client's credentials: HTTP Basic (id and secret form-urlencoded, RFC 6749 §2.3.1)
 /// or body parameters; both at once is `invalid_request`.
 fn credentials(
     headers: &HeaderMap,
     pairs: &[(String, String)],
 ) -> Result<ClientCredentials, OAuthError> {
-    let body_id = param(pairs, "client_id");
-    let body_secret = param(pairs, "client_secret");
+    let body_id = optional(pairs, "client_id");
+    let body_secret = optional(pairs, "client_secret");
     let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -263,10 +271,10 @@ async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer 
     let request = TokenRequest {
         grant_type: param(&pairs, "grant_type"),
         code: param(&pairs, "code"),
-        redirect_uri: param(&pairs, "redirect_uri"),
-        code_verifier: param(&pairs, "code_verifier"),
+        redirect_uri: optional(&pairs, "redirect_uri"),
+        code_verifier: optional(&pairs, "code_verifier"),
         refresh_token: param(&pairs, "refresh_token"),
-        scope: param(&pairs, "scope"),
+        scope: optional(&pairs, "scope"),
     };
     let now = state.clock.now();
     let issued = write(&state, move |conn| {

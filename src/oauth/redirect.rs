@@ -32,7 +32,7 @@ impl Redirect {
 }
 
 /// Matches `requested` against the registered URIs; `None` if none fits (or if the extras
-/// carry a parameter named `code`, or the URI has a fragment or a control character: the
+/// carry a parameter named `code`, also after a `;`, or the URI has a fragment or a control character: the
 /// extras are sent back verbatim in a `Location` header, which cannot hold one).
 pub fn match_redirect(requested: &str, registered: &[String]) -> Option<Redirect> {
     if requested.contains('#') || requested.chars().any(char::is_control) {
@@ -57,7 +57,11 @@ pub fn match_redirect(requested: &str, registered: &[String]) -> Option<Redirect
         if kept != registered_pairs {
             return None;
         }
-        if extras.iter().any(|pair| name_of(pair) == "code") {
+        // Some query parsers split pairs on `;` too: `x=1;code=y` carries a code for them.
+        if extras
+            .iter()
+            .any(|pair| pair.split(';').any(|part| name_of(part) == "code"))
+        {
             return None;
         }
         Some(Redirect {

@@ -187,7 +187,8 @@ async fn pkce(app: TestApp) {
         query_value(&location(&response), "error").as_deref(),
         Some("invalid_request")
     );
-    // A public client must use PKCE, and then needs no secret.
+    // A public client must use PKCE, and then needs no secret (one sent empty is none:
+    // RFC 6749 §3.1 counts an empty parameter as omitted).
     let public = app
         .register_client(ClientSpec {
             name: "Mobile".into(),
@@ -209,6 +210,7 @@ async fn pkce(app: TestApp) {
             ("code", &code),
             ("redirect_uri", &public.redirect_uri),
             ("client_id", &public.id),
+            ("client_secret", ""),
             ("code_verifier", &verifier),
         ])
         .send()

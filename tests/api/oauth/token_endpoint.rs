@@ -62,6 +62,20 @@ async fn client_authentication(app: TestApp) {
         .send()
         .await;
     expect_json(response, 200).await;
+    // The form's media type in any letter case, with parameters.
+    let response = app
+        .post(TOKEN)
+        .body(
+            "Application/X-WWW-Form-Urlencoded; charset=UTF-8",
+            format!(
+                "grant_type=client_credentials&client_id={}&client_secret={}",
+                encode(&special.id),
+                encode(special.secret.as_deref().unwrap())
+            ),
+        )
+        .send()
+        .await;
+    expect_json(response, 200).await;
     // A compatibility allowance: the parameters in the query string of the POST.
     let response = app
         .post(&format!(

@@ -99,6 +99,20 @@ async fn bearer_tokens_on_the_resource_api(app: TestApp) {
         "oauth.md: a missing token is invalid_token too"
     );
     assert_eq!(expect_json(missing, 401).await["code"], "unauthenticated");
+    // Another scheme, or the scheme without a token, is a missing token too.
+    for authorization in ["Basic eA==", "Bearer ", "Bearer"] {
+        let malformed = app
+            .request(Method::GET, "/v1/categories")
+            .header("authorization", authorization)
+            .send()
+            .await;
+        assert_eq!(
+            malformed.headers()["www-authenticate"],
+            "Bearer realm=\"souk\", error=\"invalid_token\"",
+            "{authorization}"
+        );
+        expect_json(malformed, 401).await;
+    }
     let unknown = app.get_with("/v1/categories", "not-a-token").await;
     assert!(
         unknown.headers()["www-authenticate"]
