@@ -17,6 +17,15 @@ pub fn required_text(field: &str, value: Option<&Value>) -> Result<String, Field
     }
 }
 
+/// A positive whole number written as Souk writes its ids: digits only, no sign and no
+/// leading zero (`007` and `+7` would be second names of 7), within i64.
+pub fn positive_id(text: &str) -> Option<i64> {
+    if text.starts_with('0') || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
 /// One line: no control character at all (no line break, tab or NUL), no Unicode line or
 /// paragraph separator, and no bidirectional override.
 pub fn is_one_line(text: &str) -> bool {
@@ -78,6 +87,25 @@ pub fn message_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_has_one_spelling() {
+        assert_eq!(positive_id("7"), Some(7));
+        assert_eq!(positive_id("9223372036854775807"), Some(i64::MAX));
+        for other in [
+            "",
+            "0",
+            "007",
+            "+7",
+            "-7",
+            " 7",
+            "7 ",
+            "9223372036854775808",
+            "٧",
+        ] {
+            assert_eq!(positive_id(other), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn lines_and_control_characters() {

@@ -14,6 +14,7 @@ use crate::domain::advertisement::ItemId;
 use crate::domain::field_error::FieldError;
 use crate::domain::image::is_media_id;
 use crate::domain::locale::Text;
+use crate::domain::text::positive_id;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::Hal;
 use crate::state::AppState;
@@ -195,10 +196,7 @@ fn parse_item(raw: &str) -> Result<ItemId, ApiError> {
 
 /// Parses an integer id from the path; anything else is a field error naming `field`.
 pub fn parse_id(field: &str, raw: &str) -> Result<i64, ApiError> {
-    raw.parse::<i64>()
-        .ok()
-        .filter(|id| *id > 0)
-        .ok_or_else(|| ApiError::validation(vec![not_a_number(field, raw)]))
+    positive_id(raw).ok_or_else(|| ApiError::validation(vec![not_a_number(field, raw)]))
 }
 
 fn not_a_number(field: &str, raw: &str) -> FieldError {

@@ -138,6 +138,13 @@ async fn malformed_ids_are_field_errors(app: TestApp) {
     );
     let body = app.get_json("/v1/categories/1/-5/attributes", 400).await;
     assert_eq!(body["details"][0]["field"], "l2CategoryId");
+    // One id has one spelling: no sign, no leading zero (they answered as the id itself).
+    for path in ["/v1/categories/01", "/v1/categories/%2B1", "/v1/users/007"] {
+        let body = app.get_json(path, 400).await;
+        assert_eq!(body["details"][0]["code"], "not-a-number", "{path}");
+    }
+    let body = app.get_json("/v1/search?categoryId=01", 400).await;
+    assert_eq!(body["details"][0]["field"], "categoryId");
 }
 
 async fn attributes_have_the_documented_fields(app: TestApp) {

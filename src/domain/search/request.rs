@@ -5,6 +5,7 @@ use super::text::QueryWords;
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::{Locale, Text};
 use crate::domain::places::Postcode;
+use crate::domain::text::positive_id;
 
 /// At most this many results are reachable (`offset + limit`).
 pub const REACHABLE: i64 = 5000;
@@ -100,7 +101,7 @@ fn boolean(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> bool {
 }
 
 fn positive(field: &str, raw: &str, errors: &mut Vec<FieldError>) -> Option<i64> {
-    let value = raw.parse::<i64>().ok().filter(|v| *v > 0);
+    let value = positive_id(raw);
     let must = (
         "moet een positief geheel getal zijn",
         "doit être un nombre entier positif",
