@@ -147,7 +147,7 @@ pub fn all(prefix: &str) -> Value {
         ),
         "User": object(
             json!({
-                "_links": links(&["change-email", "user-brands", "user-reviews"]),
+                "_links": links(&["change-email", "user-brands", "user-reviews", "user-advertisements"]),
                 "userId": {"type": "integer"},
                 "name": {"type": "string", "maxLength": 30},
                 "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},

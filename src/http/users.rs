@@ -105,6 +105,7 @@ fn user_json(hal: &Hal, user: &User, private: bool) -> Value {
             .rel(Rel::ChangeEmail, format!("{path}/change-email"))
             .rel(Rel::UserBrands, format!("{path}/brands"))
             .rel(Rel::UserReviews, format!("{path}/reviews"))
+            .rel(Rel::UserAdvertisements, format!("{path}/advertisements"))
             .build(),
         "userId": user.id,
         "name": user.name,

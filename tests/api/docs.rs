@@ -143,6 +143,21 @@ async fn openapi_document_is_pinned() {
     ] {
         assert!(document["paths"][path]["get"].is_object(), "{path}");
     }
+    // Every operation's tag is declared, with its description, at the top.
+    let declared: Vec<&str> = document["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tag| tag["name"].as_str().unwrap())
+        .collect();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            for tag in operation["tags"].as_array().into_iter().flatten() {
+                let tag = tag.as_str().unwrap();
+                assert!(declared.contains(&tag), "{method} {path}: {tag}");
+            }
+        }
+    }
     let pretty = serde_json::to_string_pretty(&document).unwrap() + "\n";
     if std::env::var("SOUK_UPDATE_SNAPSHOTS").is_ok() {
         std::fs::write(SNAPSHOT, &pretty).unwrap();

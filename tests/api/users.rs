@@ -494,6 +494,12 @@ async fn user_brands(app: TestApp) {
         user["_links"]["svc:user-brands"]["href"],
         format!("/v1/users/{dealer}/brands")
     );
+    // A client finds the user's online ads from the user.
+    let ads = user["_links"]["svc:user-advertisements"]["href"]
+        .as_str()
+        .unwrap();
+    assert_eq!(ads, format!("/v1/users/{dealer}/advertisements"));
+    assert_eq!(app.get_json(ads, 200).await["totalCount"], 0);
     assert_eq!(
         app.get_json("/v2/users/424242/brands", 404).await["code"],
         "user-not-found"
