@@ -62,13 +62,17 @@ pub async fn renew<R>(
     users::lock(conn, user).await?;
     let ad = own_existing(conn, user, item, now).await?;
     let open_order = check_purchase(&request.map_err(Error::Request)?)?;
-    if !renew_possible(ad.status_at(now), ad.close_date, now) {
-        return Err(Error::Purchase(PurchaseRefusal::NotRenewable));
-    }
     // In production the close date moves only once the order is paid: a second renewal
     // meanwhile would pass the window check on the old date, and pay for a second period.
     if let Some(order) = orders::unpaid_renewal(conn, ad.number).await? {
         return Err(Error::Conflict(Conflict::RenewalAwaitingPayment(order)));
+    }
+    // The window is judged on the ad as read after the renewals: a payment that committed
+    // between the first read and that one (PostgreSQL reads each statement afresh) has
+    // moved the close date, which the first read did not see.
+    let ad = own_existing(conn, user, item, now).await?;
+    if !renew_possible(ad.status_at(now), ad.close_date, now) {
+        return Err(Error::Purchase(PurchaseRefusal::NotRenewable));
     }
     let fees = categories::get(conn, ad.category_id)
         .await?
