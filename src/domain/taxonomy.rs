@@ -11,6 +11,7 @@ use super::advertisement::{AMOUNT_MAX, PERIOD_MAX_DAYS, STANDARD_FIELDS};
 use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus, Fees, Leaf};
 use super::locale::Labels;
 use super::search::attribute_tag;
+use super::text::is_one_line;
 
 /// The taxonomy file: L1 categories with their L2 children.
 #[derive(Debug, Deserialize)]
@@ -181,6 +182,13 @@ fn check_labels(at: &str, labels: &Labels) -> Result<(), TaxonomyError> {
                 "a label must not be empty",
             ));
         }
+        // A label is a category's name, in lists and in the titles `souk seed` makes.
+        if !is_one_line(label) {
+            return Err(refuse(
+                format!("{at}.{locale}"),
+                "a label is one line, without control characters",
+            ));
+        }
     }
     Ok(())
 }
@@ -233,6 +241,27 @@ fn check_attribute(at: &str, a: &AttributeDefinition) -> Result<(), TaxonomyErro
         ));
     }
     check_labels(&format!("{at}.labels"), &a.labels)?;
+    // An ad must give a mandatory attribute and may not give one that is not writable: no
+    // ad could be placed in the category.
+    if a.mandatory && !a.writable {
+        return Err(refuse(
+            format!("{at}.writable"),
+            "a mandatory attribute must be writable",
+        ));
+    }
+    for (i, unit) in a.unit.iter().chain(&a.units).enumerate() {
+        if !is_one_line(unit) {
+            let name = if a.unit.is_some() && i == 0 {
+                "unit".to_owned()
+            } else {
+                format!("units[{}]", i - usize::from(a.unit.is_some()))
+            };
+            return Err(refuse(
+                format!("{at}.{name}"),
+                "a unit is one line, without control characters",
+            ));
+        }
+    }
     let numeric = matches!(a.kind, AttributeType::Number | AttributeType::Double);
     match a.kind {
         AttributeType::List if a.options.len() < 2 => {
@@ -364,6 +393,21 @@ mod tests {
         );
         let dear = refused("\"insertionFee\": 0", "\"insertionFee\": 1000000001");
         assert_eq!(dear.location, "categories[0].children[0].fees.insertionFee");
+        let unplaceable = refused(
+            "\"minValue\": 0,",
+            "\"mandatory\": true, \"writable\": false,",
+        );
+        assert_eq!(
+            unplaceable.location,
+            "categories[0].children[0].attributes[0].writable"
+        );
+        let two_lines = refused("\"nl-NL\": \"Volvo\"", "\"nl-NL\": \"Vol\\nvo\"");
+        assert_eq!(two_lines.location, "categories[0].children[0].labels.nl-NL");
+        let unit = refused("\"units\": [\"km\"]", "\"units\": [\"km\", \"m\\u0000\"]");
+        assert_eq!(
+            unit.location,
+            "categories[0].children[0].attributes[0].units[1]"
+        );
     }
 
     #[test]
