@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use super::text::is_one_line;
+
 /// The two countries whose postcodes Souk knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Country {
@@ -223,6 +225,15 @@ pub fn parse_geonames_line(number: usize, line: &str) -> Result<Option<Location>
     if province.is_empty() || province_code.is_empty() {
         return Err(refuse("the province or its code is empty".into()));
     }
+    // Served as they are (`cityName`, `/v1/locations`); PostgreSQL cannot store a NUL.
+    if ![place, province, province_code]
+        .into_iter()
+        .all(is_one_line)
+    {
+        return Err(refuse(
+            "the place, the province or its code has a control character".into(),
+        ));
+    }
     let degrees = |n: usize, name: &str, limit: f64| {
         field(n)
             .parse::<f64>()
@@ -321,6 +332,8 @@ mod tests {
             "NL\t8301\tEmmeloord\tFlevoland\t16\t\t\t\t\tnorth\t5.7\t4",
             "NL\t8301\tEmmeloord\tFlevoland\t16\t\t\t\t\t52.7\t500\t4",
             "nl\t8301\tEmmeloord\tFlevoland\t16\t\t\t\t\t52.7\t5.7\t4",
+            "NL\t8301\tEmmeloord\u{0}\tFlevoland\t16\t\t\t\t\t52.7\t5.7\t4",
+            "BE\t9000\tGent\tVlaanderen\tVLG\tOost-\u{1b}Vlaanderen\tVOV\t\t\t51.0\t3.7\t4",
         ];
         for line in cases {
             let error = parse_geonames_line(17, line).expect_err(line);
