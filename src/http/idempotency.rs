@@ -110,10 +110,14 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         }
         Ok(Some(_)) => ApiError::new(ErrorCode::IdempotencyKeyReused).into_response(),
         Ok(None) => {
+            let claim = store::Claim {
+                scope_key,
+                claimed_at: now,
+            };
             let pending = PendingKey {
                 db: Some(state.db.clone()),
                 tasks: state.detached.clone(),
-                scope_key: scope_key.clone(),
+                claim: claim.clone(),
             };
             let request = Request::from_parts(parts, Body::from(bytes));
             let db = state.db.clone();
@@ -130,7 +134,7 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
                 let response = tokio::time::timeout(longest, next.run(request))
                     .await
                     .ok()?;
-                keep(&db, scope_key, to_keep(&response)).await;
+                keep(&db, claim, to_keep(&response)).await;
                 pending.settled();
                 Some(response)
             });
@@ -162,13 +166,13 @@ async fn may_upload(state: &AppState, caller: &Caller, parts: &mut Parts) -> boo
 
 /// Keeps a claimed key's answer (`kept`, see [`to_keep`]), or frees the key of a request
 /// that did not succeed.
-async fn keep(db: &Db, scope_key: String, kept: Option<(u16, String)>) {
+async fn keep(db: &Db, claim: store::Claim, kept: Option<(u16, String)>) {
     let result = db
         .write(move |conn| {
             Box::pin(async move {
                 match kept {
-                    Some((status, text)) => store::complete(conn, &scope_key, status, &text).await,
-                    None => store::release(conn, &scope_key).await,
+                    Some((status, text)) => store::complete(conn, &claim, status, &text).await,
+                    None => store::release(conn, &claim).await,
                 }
             })
         })
@@ -234,7 +238,7 @@ struct PendingKey {
     db: Option<Db>,
     /// Where the release runs, so that shutdown waits for it.
     tasks: TaskTracker,
-    scope_key: String,
+    claim: store::Claim,
 }
 
 impl PendingKey {
@@ -248,7 +252,7 @@ impl Drop for PendingKey {
         let Some(db) = self.db.take() else {
             return;
         };
-        let scope_key = std::mem::take(&mut self.scope_key);
+        let claim = self.claim.clone();
         // Drop cannot wait: the release runs as a task of its own. `release` only deletes
         // a key still pending, so it cannot undo an answer kept meanwhile.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -256,7 +260,7 @@ impl Drop for PendingKey {
                 async move {
                     if let Err(e) = db
                         .write(move |conn| {
-                            Box::pin(async move { store::release(conn, &scope_key).await })
+                            Box::pin(async move { store::release(conn, &claim).await })
                         })
                         .await
                     {
@@ -296,7 +300,10 @@ mod tests {
         let pending = |db: &Db, key: &str| PendingKey {
             db: Some(db.clone()),
             tasks: TaskTracker::new(),
-            scope_key: key.to_owned(),
+            claim: store::Claim {
+                scope_key: key.to_owned(),
+                claimed_at: 10,
+            },
         };
         for key in ["panicked", "dropped", "settled"] {
             assert_eq!(claim(db.clone(), key).await, None, "{key} was free");
@@ -333,6 +340,58 @@ mod tests {
                 Some(Stored::Pending { .. })
             ),
             "a settled key is left to the middleware"
+        );
+    }
+
+    /// A key freed as abandoned and claimed again belongs to the second claim: the first
+    /// claimant's late answer, or its release, changes nothing of it.
+    #[tokio::test]
+    async fn a_late_claimant_changes_nothing_of_a_later_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
+        migrations::run(&db).await.unwrap();
+        let claim_at = |now: i64, abandoned_before: i64| {
+            let db = db.clone();
+            async move {
+                db.write(move |conn| {
+                    let forget = store::Forget {
+                        expired_before: 0,
+                        abandoned_before,
+                    };
+                    Box::pin(async move { store::claim(conn, "k", "print", now, forget).await })
+                })
+                .await
+                .unwrap()
+            }
+        };
+        let (first, second) = (
+            store::Claim {
+                scope_key: "k".into(),
+                claimed_at: 10,
+            },
+            store::Claim {
+                scope_key: "k".into(),
+                claimed_at: 100,
+            },
+        );
+        assert_eq!(claim_at(10, 0).await, None);
+        // Pending since 10, abandoned by 50: the claim at 100 takes the key over.
+        assert_eq!(claim_at(100, 50).await, None);
+        keep(&db, first.clone(), Some((201, "first".into()))).await;
+        keep(&db, first, None).await;
+        assert!(matches!(
+            claim_at(101, 0).await,
+            Some(Stored::Pending { .. })
+        ));
+        keep(&db, second, Some((201, "second".into()))).await;
+        assert_eq!(
+            claim_at(102, 0).await,
+            Some(Stored::Done {
+                fingerprint: "print".into(),
+                status: 201,
+                response: "second".into()
+            })
         );
     }
 

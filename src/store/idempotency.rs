@@ -27,8 +27,18 @@ pub struct Forget {
     pub abandoned_before: i64,
 }
 
-/// Claims `scope_key` for a new request; `Ok(None)` if it was free (and is now pending),
-/// else what it holds. Keys to [`Forget`] are forgotten first.
+/// One claim of a key: the key and when it was claimed. A key freed as abandoned and
+/// claimed again is another claim, so the first claimant's late answer or release changes
+/// nothing of the second's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub scope_key: String,
+    pub claimed_at: i64,
+}
+
+/// Claims `scope_key` for a new request at `now`; `Ok(None)` if it was free (and is now
+/// pending under the claim `(scope_key, now)`), else what it holds. Keys to [`Forget`] are
+/// forgotten first.
 pub async fn claim(
     conn: &mut dyn Conn,
     scope_key: &str,
@@ -42,24 +52,37 @@ pub async fn claim(
         params![scope_key, forget.expired_before, forget.abandoned_before],
     )
     .await?;
-    let inserted = conn
-        .execute(
-            "INSERT INTO idempotency_keys (scope_key, fingerprint, created_at) VALUES ($1, $2, $3) \
-         ON CONFLICT (scope_key) DO NOTHING",
-            params![scope_key, fingerprint, now],
-        )
-        .await?;
-    if inserted == 1 {
-        return Ok(None);
+    // On PostgreSQL the key's holder may free it between the insert that met it and the
+    // read (each statement sees the latest commits): then it is free to insert again.
+    for _ in 0..3 {
+        let inserted = conn
+            .execute(
+                "INSERT INTO idempotency_keys (scope_key, fingerprint, created_at) \
+                 VALUES ($1, $2, $3) ON CONFLICT (scope_key) DO NOTHING",
+                params![scope_key, fingerprint, now],
+            )
+            .await?;
+        if inserted == 1 {
+            return Ok(None);
+        }
+        if let Some(row) = conn
+            .query_opt(
+                "SELECT fingerprint, status, response FROM idempotency_keys WHERE scope_key = $1",
+                params![scope_key],
+            )
+            .await?
+        {
+            return stored(&row).map(Some);
+        }
     }
-    let row = conn
-        .query_one(
-            "SELECT fingerprint, status, response FROM idempotency_keys WHERE scope_key = $1",
-            params![scope_key],
-        )
-        .await?;
+    Err(DbError::Unavailable(
+        "an idempotency key was taken and freed again and again".into(),
+    ))
+}
+
+fn stored(row: &super::Row) -> Result<Stored, DbError> {
     let fingerprint = row.get("fingerprint")?;
-    Ok(Some(
+    Ok(
         match (
             row.get::<Option<i64>>("status")?,
             row.get::<Option<String>>("response")?,
@@ -72,28 +95,37 @@ pub async fn claim(
             },
             _ => Stored::Pending { fingerprint },
         },
-    ))
+    )
 }
 
-/// Keeps the answer of a claimed key (`response` empty for an answer without a body).
+/// Keeps the answer of a claim (`response` empty for an answer without a body), if the
+/// key is still under that claim.
 pub async fn complete(
     conn: &mut dyn Conn,
-    scope_key: &str,
+    claim: &Claim,
     status: u16,
     response: &str,
 ) -> Result<(), DbError> {
     conn.run(
-        "UPDATE idempotency_keys SET status = $2, response = $3 WHERE scope_key = $1",
-        params![scope_key, i64::from(status), response],
+        "UPDATE idempotency_keys SET status = $3, response = $4 \
+         WHERE scope_key = $1 AND created_at = $2",
+        params![
+            &claim.scope_key,
+            claim.claimed_at,
+            i64::from(status),
+            response
+        ],
     )
     .await
 }
 
-/// Frees a claimed key whose request did not succeed, so that a retry runs again.
-pub async fn release(conn: &mut dyn Conn, scope_key: &str) -> Result<(), DbError> {
+/// Frees a claimed key whose request did not succeed, so that a retry runs again; only
+/// under that claim, and only while it is pending.
+pub async fn release(conn: &mut dyn Conn, claim: &Claim) -> Result<(), DbError> {
     conn.run(
-        "DELETE FROM idempotency_keys WHERE scope_key = $1 AND response IS NULL",
-        params![scope_key],
+        "DELETE FROM idempotency_keys WHERE scope_key = $1 AND created_at = $2 \
+         AND response IS NULL",
+        params![&claim.scope_key, claim.claimed_at],
     )
     .await
 }
