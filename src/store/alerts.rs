@@ -145,21 +145,25 @@ pub async fn give_up_before(
 /// 65,535 on PostgreSQL).
 pub const NUMBERS_PER_STATEMENT: usize = 500;
 
-/// Marks saved search `id` alerted at `now`, its lease given back, and its matches
-/// `numbers` mailed then (in statements of [`NUMBERS_PER_STATEMENT`]). The search first, as
-/// its deletion holds it before its matches go with it: the other order deadlocked with a
-/// deletion at that moment on PostgreSQL. A search deleted meanwhile has nothing to mark.
+/// Marks saved search `id` alerted at `now`, its lease (the one ending at `lease`) given
+/// back, and its matches `numbers` mailed then (in statements of
+/// [`NUMBERS_PER_STATEMENT`]). The search first, as its deletion holds it before its
+/// matches go with it: the other order deadlocked with a deletion at that moment on
+/// PostgreSQL. A search deleted meanwhile has nothing to mark, and one whose lease ran out
+/// and was taken by another sender is left to that sender: giving its lease back would let
+/// a third send the same mail.
 pub async fn mailed(
     conn: &mut dyn Conn,
     id: i64,
+    lease: i64,
     numbers: &[i64],
     now: i64,
 ) -> Result<(), DbError> {
     let marked = conn
         .execute(
             "UPDATE saved_searches SET alerted_at = $2, alert_lease_until = 0 \
-             WHERE saved_search_id = $1",
-            params![id, now],
+             WHERE saved_search_id = $1 AND alert_lease_until = $3",
+            params![id, now, lease],
         )
         .await?;
     if marked == 0 {

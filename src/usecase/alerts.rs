@@ -140,31 +140,32 @@ async fn mail_due(
     let mut sent = 0;
     for _ in 0..MAILS_PER_ROUND {
         let now = clock.now();
+        let lease = now + MAIL_LEASE_SECONDS;
         let claimed = db
             .write(move |conn| {
-                Box::pin(
-                    async move { alerts::claim_due(conn, now, now + MAIL_LEASE_SECONDS, 1).await },
-                )
+                Box::pin(async move { alerts::claim_due(conn, now, lease, 1).await })
             })
             .await?;
         let Some(saved) = claimed.into_iter().next() else {
             break;
         };
-        if mail_one(db, mailer, base_url, saved, now).await? {
+        if mail_one(db, mailer, base_url, saved, lease, now).await? {
             sent += 1;
         }
     }
     Ok(sent)
 }
 
-/// Mails the news of the claimed search `saved`, and marks its matches mailed; whether a
-/// mail went. A mail that cannot go keeps its matches for a later round (the lease runs
-/// out), each for a week ([`KEEP_TRYING_SECS`]), then it is given up.
+/// Mails the news of the search `saved`, claimed under the lease ending at `lease`, and
+/// marks its matches mailed; whether a mail went. A mail that cannot go keeps its matches
+/// for a later round (the lease runs out), each for a week ([`KEEP_TRYING_SECS`]), then it
+/// is given up.
 async fn mail_one(
     db: &Db,
     mailer: &Mailer,
     base_url: &str,
     saved: Alerting,
+    lease: i64,
     now: i64,
 ) -> Result<bool, DbError> {
     let id = saved.id;
@@ -204,8 +205,10 @@ async fn mail_one(
         }
         went = true;
     }
-    db.write(move |conn| Box::pin(async move { alerts::mailed(conn, id, &numbers, now).await }))
-        .await?;
+    db.write(move |conn| {
+        Box::pin(async move { alerts::mailed(conn, id, lease, &numbers, now).await })
+    })
+    .await?;
     Ok(went)
 }
 

@@ -22,6 +22,7 @@ both_backends!(
     a_search_that_gathered_a_great_many_matches_still_mails,
     a_reindex_is_not_news,
     an_alert_mail_that_cannot_go_for_a_week_is_given_up,
+    a_sender_whose_lease_was_taken_over_leaves_it,
 );
 
 const DAY: i64 = 86_400;
@@ -366,4 +367,61 @@ async fn an_alert_mail_that_cannot_go_for_a_week_is_given_up(app: TestApp) {
     );
     let mails = mails_to(&app, "zoeker@souk.test").await;
     assert!(mails.len() == 1 && mails[0].contains("Audi A6") && !mails[0].contains("Audi A4"));
+}
+
+/// A sender that finishes after its lease ran out, and another sender took the search,
+/// leaves that sender's lease and the matches alone: giving the lease back let a third
+/// sender take the search and mail the same news again.
+async fn a_sender_whose_lease_was_taken_over_leaves_it(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let id = save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let failing = Mailer::Outbox(blocker.path().join("outbox"));
+    let state = || {
+        let db = app.db.clone();
+        async move {
+            db.read(move |conn| {
+                Box::pin(async move {
+                    let lease: i64 = conn
+                        .query_one(
+                            "SELECT alert_lease_until FROM saved_searches \
+                             WHERE saved_search_id = $1",
+                            params![id],
+                        )
+                        .await?
+                        .get("alert_lease_until")?;
+                    let unmailed = souk::store::alerts::unmailed(conn, id).await?;
+                    Ok::<_, DbError>((lease, unmailed))
+                })
+            })
+            .await
+            .unwrap()
+        }
+    };
+    // The first sender claims the search and is slow (here: its mail fails, and its lease
+    // stays until it runs out); a second claims it after that.
+    let now = app.clock.now();
+    round_with(&app, &failing, now).await;
+    let (first_lease, numbers) = state().await;
+    assert!(first_lease > now && numbers.len() == 1);
+    round_with(&app, &failing, first_lease + 1).await;
+    let (second_lease, _) = state().await;
+    assert!(second_lease > first_lease);
+    // The first sender's mail went after all, and it marks what it mailed.
+    let unmailed = numbers.clone();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                souk::store::alerts::mailed(conn, id, first_lease, &numbers, now).await
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        state().await,
+        (second_lease, unmailed),
+        "the second sender's lease and matches stay"
+    );
 }
