@@ -18,6 +18,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::hal::strip_links;
 use crate::state::AppState;
 
+use super::oauth::{INTROSPECT_PATH, REVOKE_PATH, TOKEN_PATH};
+
 pub const REQUEST_ID: &str = "x-request-id";
 
 /// A successful JSON answer, serialized when it is made; the render middleware sends it.
@@ -130,6 +132,9 @@ impl IntoResponse for Json {
     }
 }
 
+/// The routes whose every answer carries `Cache-Control: no-store` and `Pragma: no-cache`.
+const NEVER_CACHED: [&str; 3] = [TOKEN_PATH, REVOKE_PATH, INTROSPECT_PATH];
+
 /// Middleware around every route (see the module comment).
 pub async fn render(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -158,6 +163,13 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
 
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID, value);
+    }
+    // oauth.md: every answer of the endpoints that issue and describe tokens is never
+    // cached, the server's own refusals too (a body too large, a timeout, 503).
+    if NEVER_CACHED.contains(&route) {
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     }
     let status = response.status().as_u16();
     let elapsed = started.elapsed();

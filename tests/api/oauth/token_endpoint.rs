@@ -260,4 +260,23 @@ async fn token_responses_are_never_cached(app: TestApp) {
         assert_eq!(body["expires_in"], 86_400);
         assert!(body["access_token"].as_str().unwrap().len() >= 43);
     }
+    // The server's own refusals too: a body past the limit, a refused revocation.
+    let too_large = app
+        .post(TOKEN)
+        .body(
+            "application/x-www-form-urlencoded",
+            "x".repeat(app.config.max_body_bytes + 1),
+        )
+        .send()
+        .await;
+    let refused = app
+        .post("/accounts/oauth/revoke")
+        .form(&[("token", "x")])
+        .send()
+        .await;
+    for (response, status) in [(too_large, 413), (refused, 401)] {
+        assert_eq!(response.status(), status);
+        assert_eq!(response.headers()["cache-control"], "no-store");
+        assert_eq!(response.headers()["pragma"], "no-cache");
+    }
 }
