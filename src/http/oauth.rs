@@ -281,12 +281,14 @@ async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer 
         Box::pin(async move { authorization::token(conn, &client, &request, now).await })
     })
     .await?
-    .map_err(|error| {
-        if matches!(error, OAuthError::InvalidGrant(_)) {
-            // The grant may have revoked tokens (code or refresh token reuse).
+    .map_err(|refused| {
+        // A code or refresh token presented twice revoked its family. Only then: a refusal
+        // that revoked nothing leaves the cache be, so that a stream of bad grants cannot
+        // empty it and send every request to the database.
+        if refused.revoked {
             state.tokens.clear();
         }
-        oauth_error(&error)
+        oauth_error(&refused.error)
     })?;
     let mut body = json!({
         "access_token": issued.access_token,
@@ -321,11 +323,13 @@ async fn client_and_token(
 async fn revoke(State(state): State<AppState>, request: ClientRequest) -> Answer {
     let (client, token) = client_and_token(&state, request).await?;
     let now = state.clock.now();
-    write(&state, move |conn| {
+    let revoked = write(&state, move |conn| {
         Box::pin(async move { authorization::revoke(conn, &client, &token, now).await })
     })
     .await?;
-    state.tokens.clear();
+    if revoked {
+        state.tokens.clear();
+    }
     Ok(no_store(StatusCode::OK, json!({})))
 }
 

@@ -19,15 +19,42 @@ pub async fn authenticate_client(
     Ok(oauth::authenticate(client, credentials))
 }
 
+/// A token request refused: the error to answer, and whether the refusal revoked tokens
+/// (a code or a refresh token presented twice revokes its family), which the token
+/// caches must then forget.
+#[derive(Debug)]
+pub struct Refusal {
+    pub error: OAuthError,
+    pub revoked: bool,
+}
+
+impl Refusal {
+    fn revoking(error: OAuthError) -> Refusal {
+        Refusal {
+            error,
+            revoked: true,
+        }
+    }
+}
+
+impl From<OAuthError> for Refusal {
+    fn from(error: OAuthError) -> Refusal {
+        Refusal {
+            error,
+            revoked: false,
+        }
+    }
+}
+
 /// The token endpoint: runs the grant the request names.
 pub async fn token(
     conn: &mut dyn Conn,
     client: &Client,
     request: &TokenRequest,
     now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
+) -> Result<Result<Issued, Refusal>, DbError> {
     match oauth::grant_of(client, request) {
-        Err(error) => Ok(Err(error)),
+        Err(error) => Ok(Err(error.into())),
         Ok(Grant::AuthorizationCode) => exchange_code(conn, client, request, now).await,
         Ok(Grant::RefreshToken) => refresh(conn, client, request, now).await,
         Ok(Grant::ClientCredentials) => {
@@ -37,7 +64,7 @@ pub async fn token(
                     store::insert_access_token(conn, &record).await?;
                     Ok(issued(access, None, scope))
                 }
-                Err(error) => Err(error),
+                Err(error) => Err(error.into()),
             })
         }
     }
@@ -48,14 +75,16 @@ async fn exchange_code(
     client: &Client,
     request: &TokenRequest,
     now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
+) -> Result<Result<Issued, Refusal>, DbError> {
     let Some(raw_code) = request.code.as_deref() else {
-        return Ok(Err(OAuthError::InvalidRequest("code is missing".into())));
+        return Ok(Err(
+            OAuthError::InvalidRequest("code is missing".into()).into()
+        ));
     };
     let code_hash = secret::hash(raw_code);
     store::lock_owner(conn, UserSecret::Code(&code_hash)).await?;
     let Some(code) = store::code(conn, &code_hash).await? else {
-        return Ok(Err(oauth::unknown_code()));
+        return Ok(Err(oauth::unknown_code().into()));
     };
     let mut decision = oauth::decide_code(&code, client, request, now);
     // Marking the code used is what tells two exchanges at one moment apart: only one does.
@@ -64,11 +93,13 @@ async fn exchange_code(
         decision = CodeDecision::Replay;
     }
     let scope = match decision {
-        CodeDecision::Refuse(error) | CodeDecision::Spend(Err(error)) => return Ok(Err(error)),
+        CodeDecision::Refuse(error) | CodeDecision::Spend(Err(error)) => {
+            return Ok(Err(error.into()));
+        }
         CodeDecision::Replay => {
             // Everything issued from the code is its family, named by the code.
             store::revoke_family(conn, &code_hash, now).await?;
-            return Ok(Err(oauth::code_used_twice()));
+            return Ok(Err(Refusal::revoking(oauth::code_used_twice())));
         }
         CodeDecision::Spend(Ok(scope)) => scope,
     };
@@ -96,16 +127,17 @@ async fn refresh(
     client: &Client,
     request: &TokenRequest,
     now: i64,
-) -> Result<Result<Issued, OAuthError>, DbError> {
+) -> Result<Result<Issued, Refusal>, DbError> {
     let Some(raw) = request.refresh_token.as_deref() else {
         return Ok(Err(OAuthError::InvalidRequest(
             "refresh_token is missing".into(),
-        )));
+        )
+        .into()));
     };
     let hash = secret::hash(raw);
     store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
     let Some(token) = store::refresh_token(conn, &hash).await? else {
-        return Ok(Err(oauth::unknown_refresh_token()));
+        return Ok(Err(oauth::unknown_refresh_token().into()));
     };
     let mut decision = oauth::decide_refresh(&token, client, request);
     // With the owner's row held the token is still live; were it not, this is a reuse.
@@ -116,10 +148,10 @@ async fn refresh(
         decision = RefreshDecision::Reuse;
     }
     let scope = match decision {
-        RefreshDecision::Refuse(error) => return Ok(Err(error)),
+        RefreshDecision::Refuse(error) => return Ok(Err(error.into())),
         RefreshDecision::Reuse => {
             store::revoke_family(conn, &token.family, now).await?;
-            return Ok(Err(oauth::refresh_used_twice()));
+            return Ok(Err(Refusal::revoking(oauth::refresh_used_twice())));
         }
         RefreshDecision::Rotate(scope) => scope,
     };
@@ -170,27 +202,31 @@ pub async fn issue_code(
     Ok(raw)
 }
 
-/// RFC 7009: revokes a token of this client (a refresh token with its whole family).
-/// Unknown tokens and other clients' tokens are ignored, as the RFC asks.
+/// RFC 7009: revokes a token of this client (a refresh token with its whole family);
+/// whether there was one. Unknown tokens and other clients' tokens are ignored, as the RFC
+/// asks.
 pub async fn revoke(
     conn: &mut dyn Conn,
     client: &Client,
     token: &str,
     now: i64,
-) -> Result<(), DbError> {
+) -> Result<bool, DbError> {
     let hash = secret::hash(token);
     store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
+    let mut revoked = false;
     if let Some(access) = store::access_token(conn, &hash).await?
         && access.client_id == client.id
     {
         store::revoke_access_token(conn, &hash, now).await?;
+        revoked = true;
     }
     if let Some(refresh) = store::refresh_token(conn, &hash).await?
         && refresh.client_id == client.id
     {
         store::revoke_family(conn, &refresh.family, now).await?;
+        revoked = true;
     }
-    Ok(())
+    Ok(revoked)
 }
 
 /// RFC 7662: `None` means inactive: unknown, expired, revoked, or another client's.

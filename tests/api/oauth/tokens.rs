@@ -6,7 +6,7 @@ use souk::oauth::secret;
 
 use super::{EMAIL, PASSWORD, authorize_query, code_for, exchange};
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json, session_cookie};
+use crate::helpers::{TestApp, expect_json, expect_oauth_error, session_cookie};
 
 both_backends!(
     no_raw_secret_is_stored,
@@ -149,6 +149,28 @@ async fn revocation_elsewhere_takes_effect_within_five_seconds(app: TestApp) {
         })
         .await
         .unwrap();
+    // Refusals that revoke nothing here leave this replica's lookups be (they emptied
+    // them, so a stream of garbage grants sent every request to the database): the
+    // revocation elsewhere still waits for the lookup to age.
+    let client = app.app_client.clone();
+    let garbage = app
+        .token_request(
+            &client,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", "garbage"),
+            ],
+        )
+        .await;
+    expect_oauth_error(garbage, 400, "invalid_grant").await;
+    let unknown = app
+        .post("/accounts/oauth/revoke")
+        .basic_auth(&client.id, client.secret.as_deref())
+        .form(&[("token", "unknown")])
+        .send()
+        .await;
+    expect_json(unknown, 200).await;
+    expect_json(app.get_with("/v1/categories", &token).await, 200).await;
     app.clock.advance(souk::access::CACHE_SECONDS);
     expect_json(app.get_with("/v1/categories", &token).await, 401).await;
 }
