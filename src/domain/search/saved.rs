@@ -280,8 +280,12 @@ impl Reader {
         self.paths.push((name.to_owned(), path.to_owned()));
     }
 
-    /// A top-level member or `postCode`/`distance`: one parameter of the same name.
+    /// A top-level member or `postCode`/`distance`: one parameter of the same name. A
+    /// member that is `null` is absent, as in an ad's body.
     fn scalar(&mut self, name: &str, value: &Value, path: &str) {
+        if value.is_null() {
+            return;
+        }
         let shape = match name {
             "query" | "locale" | "postCode" => Shape::Text,
             "withImages" | "searchDescription" => Shape::Boolean,
@@ -300,6 +304,9 @@ impl Reader {
     }
 
     fn filters(&mut self, filters: &Value, path: &str) {
+        if filters.is_null() {
+            return;
+        }
         let Some(filters) = filters.as_object() else {
             self.errors.push(invalid(path, filters, Shape::Object));
             return;
@@ -311,6 +318,7 @@ impl Reader {
                 continue;
             }
             match (key.as_str(), value) {
+                (_, Value::Null) => {}
                 ("postCode" | "distance", _) => self.scalar(key, value, &path),
                 (_, Value::Object(range)) => self.range(key, range, &path),
                 (_, Value::Array(values)) => {
@@ -347,6 +355,29 @@ mod tests {
 
     fn fields(errors: Vec<FieldError>) -> Vec<String> {
         errors.into_iter().flat_map(|e| e.fields).collect()
+    }
+
+    /// What many clients' serializers write for an unset member: absent.
+    #[test]
+    fn null_members_are_absent() {
+        let sent = json!({"query": "fiets", "categoryId": null, "sellerId": null,
+                          "filters": {"price": {"from": null, "to": 5000}, "condition": null,
+                                      "postCode": null}});
+        let saved = SavedRequest::read(&sent).unwrap();
+        assert_eq!(saved.request.category_id, None);
+        assert_eq!(
+            (saved.request.price_from, saved.request.price_to),
+            (None, Some(5000))
+        );
+        assert_eq!(
+            SavedRequest::json_of(&saved.query_string()),
+            json!({"query": "fiets", "filters": {"price": {"to": 5000}}})
+        );
+        let bare = SavedRequest::read(&json!({"query": "fiets", "filters": null})).unwrap();
+        assert_eq!(bare.pairs, [("query".to_owned(), "fiets".to_owned())]);
+        // A name that is no member stays refused, null or not.
+        let refused = SavedRequest::read(&json!({"colour": null})).unwrap_err();
+        assert_eq!(fields(refused), ["searchRequest.colour"]);
     }
 
     #[test]
