@@ -148,6 +148,14 @@ pub fn check_attributes(
                 }
             },
             AttributeType::Number => match integer(value) {
+                Some(n) if n.unsigned_abs() > EXACT_INTEGER_MAX => {
+                    errors.push(out_of_range(
+                        key,
+                        &format!("-{EXACT_INTEGER_MAX} .. {EXACT_INTEGER_MAX}"),
+                        json!(n),
+                    ));
+                    None
+                }
                 Some(n) => within(key, n as f64, definition, &mut errors).then(|| json!(n)),
                 None => {
                     errors.push(
@@ -227,16 +235,23 @@ fn within(
             definition.min_value.map_or("-".into(), |v| v.to_string()),
             definition.max_value.map_or("-".into(), |v| v.to_string())
         );
-        errors.push(
-            error(
-                key,
-                "out-of-range",
-                format!("moet tussen {bounds} liggen"),
-                format!("doit être compris entre {bounds}"),
-            )
-            .with_value(n),
-        );
+        errors.push(out_of_range(key, &bounds, json!(n)));
         return false;
     }
     true
+}
+
+/// The largest whole number a NUMBER attribute holds: 2^53, beyond which a number is not
+/// exact as a double, which PostgreSQL's range filters (`::float8`), the bounds check and
+/// JavaScript clients read it as (SQLite compares it exactly: the backends would differ).
+pub const EXACT_INTEGER_MAX: u64 = 1 << 53;
+
+fn out_of_range(key: &str, bounds: &str, value: Value) -> FieldError {
+    error(
+        key,
+        "out-of-range",
+        format!("moet tussen {bounds} liggen"),
+        format!("doit être compris entre {bounds}"),
+    )
+    .with_value(value)
 }

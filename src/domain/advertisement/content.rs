@@ -512,6 +512,34 @@ mod tests {
         );
     }
 
+    /// A NUMBER is exact as a double, so both backends filter it alike: at most 2^53 from 0.
+    #[test]
+    fn a_number_attribute_is_exact_as_a_double() {
+        let mut category = leaf();
+        category.leaf.as_mut().unwrap().attributes[1].max_value = None;
+        category.leaf.as_mut().unwrap().attributes[1].min_value = None;
+        for (year, fits) in [
+            (9_007_199_254_740_992_i64, true),
+            (-9_007_199_254_740_992, true),
+            (9_007_199_254_740_993, false),
+            (i64::MIN, false),
+        ] {
+            let mut b = minimal();
+            b["constructionYear"] = json!(year);
+            let checked = check_content(&body(b), Some(&category), Locale::NlNl, None);
+            match checked {
+                Ok(content) => assert!(fits && content.attributes["constructionYear"] == year),
+                Err(errors) => {
+                    assert!(!fits, "{year}: {:?}", codes(&errors));
+                    assert_eq!(
+                        codes(&errors),
+                        [("constructionYear".to_owned(), "out-of-range")]
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_problem_at_once() {
         let b = json!({"title": "x", "categoryId": 101, "location": {"postcode": "12"},
