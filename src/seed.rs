@@ -130,7 +130,8 @@ fn attributes(
             AttributeType::Double => {
                 let low = definition.min_value.unwrap_or(0.0);
                 let high = definition.max_value.unwrap_or(low + 100.0);
-                json!((generator.between(low, high) * 10.0).round() / 10.0)
+                // One decimal, within the bounds (rounding may step past one: 0.04 is 0.0).
+                json!(((generator.between(low, high) * 10.0).round() / 10.0).clamp(low, high))
             }
             AttributeType::String => json!(format!(
                 "{} {}",
@@ -348,7 +349,9 @@ fn new_ad(
         asking,
         minimal_bid: bidding.then_some(asking / 2),
     };
-    let start = now - generator.below(20 * 86_400) as i64;
+    // Placed up to 20 days ago, and never so long ago that the ad is already expired.
+    let back = (20 * 86_400).min((details.fees.running_days - 1) * 86_400);
+    let start = now - generator.below(back.max(1) as u64) as i64;
     let seller = *generator.pick(sellers);
     let mut body = attributes(generator, &details.attributes);
     let postcode = postcode(generator, locale);
@@ -441,4 +444,25 @@ async fn insert_users(db: &Db, count: u64, hash: String, now: i64) -> anyhow::Re
         })
         .await?;
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value drawn is one the API takes: within the bounds, however narrow.
+    #[test]
+    fn drawn_values_keep_to_narrow_bounds() {
+        let definition: AttributeDefinition = serde_json::from_value(json!({
+            "key": "thickness", "type": "DOUBLE", "mandatory": true,
+            "labels": {"nl-NL": "Dikte", "nl-BE": "Dikte", "fr-BE": "Épaisseur"},
+            "minValue": 0.01, "maxValue": 0.04}))
+        .unwrap();
+        let mut generator = Generator(7);
+        for _ in 0..1_000 {
+            let values = attributes(&mut generator, std::slice::from_ref(&definition));
+            let value = values["thickness"].as_f64().unwrap();
+            assert!((0.01..=0.04).contains(&value), "{value}");
+        }
+    }
 }
