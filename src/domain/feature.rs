@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::advertisement::{AMOUNT_MAX, PERIOD_MAX_DAYS};
+use super::text::positive_id;
 use super::text_enum;
 
 text_enum! {
@@ -124,11 +125,11 @@ pub fn parse_price_list(text: &str) -> Result<PriceList, String> {
     };
     add(0, file.default)?;
     for (category, prices) in file.categories {
-        let id = category
-            .parse::<i64>()
-            .ok()
-            .filter(|id| *id >= 1)
-            .ok_or_else(|| format!("{category:?} is not a category id"))?;
+        // One spelling per id: `04` or `+4` beside `4` would name category 4 twice, the
+        // last silently winning.
+        let id = positive_id(&category).ok_or_else(|| {
+            format!("{category:?} is not a category id (digits, no leading zero)")
+        })?;
         add(id, prices)?;
     }
     Ok(PriceList { entries })
@@ -162,6 +163,15 @@ pub fn offers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_category_has_one_spelling() {
+        for key in ["04", "+4", "0", "x"] {
+            let text = format!(r#"{{"default": {{}}, "categories": {{"{key}": {{}}}}}}"#);
+            assert!(parse_price_list(&text).is_err(), "{key}");
+        }
+        assert!(parse_price_list(r#"{"default": {}, "categories": {"4": {}}}"#).is_ok());
+    }
 
     #[test]
     fn the_shipped_price_list_reads() {
