@@ -63,7 +63,9 @@ pub fn validate_authorization(
     };
     let page = |why: &str| Err(AuthorizeError::Page(why.to_owned()));
     if count("client_id") > 1 || count("redirect_uri") > 1 {
-        return page("client_id and redirect_uri may appear only once");
+        // oauth.md case 8's `invalid_request`, shown on the page: a redirect to one of
+        // two addresses cannot be trusted.
+        return page("invalid_request: client_id and redirect_uri may appear only once");
     }
     if value("client_id").is_none() {
         return page("client_id is missing");

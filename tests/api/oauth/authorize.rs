@@ -93,6 +93,11 @@ async fn authorize_refuses_untrusted_clients_and_redirects_on_a_page(app: TestAp
                 .unwrap()
                 .starts_with("text/html")
         );
+        // 8: a repeated client_id or redirect_uri is named `invalid_request` on the page.
+        let page = response.text().await.unwrap();
+        let repeated =
+            query.matches("client_id=").count() > 1 || query.matches("redirect_uri=").count() > 1;
+        assert_eq!(page.contains("invalid_request"), repeated, "{query}");
     }
     // 8: an unknown parameter is ignored.
     let response = app
@@ -105,7 +110,9 @@ async fn authorize_refuses_untrusted_clients_and_redirects_on_a_page(app: TestAp
 async fn authorize_redirects_errors_with_state_and_extras(app: TestApp) {
     let id = &app.app_client.id;
     let with_extras = encode("https://client.test/cb?lang=nl&ref=a%26b");
-    let state = format!("{}{}", "x".repeat(480), "ä &=+/?#%20\"'<>");
+    // 512 characters, the last of them special.
+    let state = format!("{}{}", "x".repeat(497), "ä &=+/?#%20\"'<>");
+    assert_eq!(state.chars().count(), 512);
     let encoded_state = encode(&state);
     let cases = [
         (
@@ -235,11 +242,20 @@ async fn authorize_defaults_scopes_and_honours_denial(app: TestApp) {
     assert!(query_value(&to, "code").is_none());
 }
 
-/// Case 10.
+/// Case 10, for every form: the sign-in form and the consent form.
 async fn consent_needs_csrf_and_session(app: TestApp) {
     app.create_user(EMAIL, PASSWORD).await;
     let query = authorize_query(&app.app_client, "");
     let LoginPage { cookie, csrf } = app.login_page(&query).await;
+    for csrf in [None, Some("forged")] {
+        let mut form = vec![("username", EMAIL), ("password", PASSWORD)];
+        if let Some(csrf) = csrf {
+            form.push(("csrf_token", csrf));
+        }
+        let response = app.submit(&query, Some(&cookie), &form).await;
+        assert_eq!(response.status(), 403, "sign-in with {csrf:?}");
+        assert!(response.headers().get("set-cookie").is_none(), "{csrf:?}");
+    }
     let form = [
         ("username", EMAIL),
         ("password", PASSWORD),
@@ -297,6 +313,9 @@ async fn sign_in_is_throttled_with_one_message(app: TestApp) {
     let locked = attempt(EMAIL, PASSWORD).await;
     assert_eq!(locked.status(), 429, "locked even with the right password");
     assert!(locked.headers().get("retry-after").is_some());
+    // Case 12 on this page too.
+    assert_eq!(locked.headers()["cache-control"], "no-store");
+    assert_eq!(locked.headers()["x-frame-options"], "DENY");
     // The lock lifts after the window.
     app.clock.advance(16 * 60);
     let later = attempt(EMAIL, PASSWORD).await;
@@ -343,12 +362,15 @@ async fn guesses_at_the_same_moment_meet_the_lockout(app: TestApp) {
     assert_eq!(right.status(), expected, "{checked} checked");
 }
 
-/// Case 12.
+/// Case 12: the sign-in page, the error page and the consent page (the 429 page in case
+/// 11's test).
 async fn pages_carry_no_store_and_anti_framing(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let query = authorize_query(&app.app_client, "");
     let responses = [
-        app.authorize_page(&authorize_query(&app.app_client, ""))
-            .await,
+        app.authorize_page(&query).await,
         app.authorize_page("client_id=nobody").await,
+        app.sign_in(&query, EMAIL, PASSWORD).await,
     ];
     for response in responses {
         let headers = response.headers();
@@ -361,6 +383,16 @@ async fn pages_carry_no_store_and_anti_framing(app: TestApp) {
                 .contains("frame-ancestors 'none'")
         );
     }
+    let consent = app
+        .sign_in(&query, EMAIL, PASSWORD)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        consent.contains("decision"),
+        "the third page is the consent page"
+    );
 }
 
 /// PostgreSQL cannot take a NUL in a query: a client id or a sign-in address holding one is

@@ -1,6 +1,7 @@
 //! Refresh tokens: rotation and scope, twenty live per user and client, reuse revokes the
 //! family, and spent ones are forgotten.
 
+use serde_json::json;
 use souk::accounts::ClientSpec;
 
 use super::{EMAIL, PASSWORD, authorize_query, one_wins_and_the_family_is_revoked, refresh};
@@ -23,7 +24,15 @@ async fn refresh_rotation_and_scope(app: TestApp) {
     let (_, first) = app
         .user_token(&client, EMAIL, PASSWORD, Some("read write"))
         .await;
-    let body = expect_json(refresh(&app, &client, &first, None).await, 200).await;
+    let refreshed = refresh(&app, &client, &first, None).await;
+    // Case 28 for the refresh grant too.
+    assert_eq!(refreshed.headers()["cache-control"], "no-store");
+    assert_eq!(refreshed.headers()["pragma"], "no-cache");
+    let body = expect_json(refreshed, 200).await;
+    assert_eq!(
+        (&body["token_type"], &body["expires_in"]),
+        (&json!("bearer"), &json!(86_400))
+    );
     let second = body["refresh_token"].as_str().unwrap().to_owned();
     assert_ne!(second, first);
     assert_eq!(body["scope"], "read write");

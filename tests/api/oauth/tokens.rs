@@ -205,6 +205,30 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     assert_eq!(response.status(), 200);
     expect_json(app.get_with("/v1/categories", &token).await, 401).await;
     assert_eq!(introspect(token).await["active"], false);
+    // Case 30: a user's token revoked at the endpoint is refused as `invalid_token`, and
+    // its refresh token with it when that one is revoked (the family goes).
+    app.create_user(EMAIL, PASSWORD).await;
+    let (access, refresh) = app.user_token(&client, EMAIL, PASSWORD, None).await;
+    assert_eq!(app.get_with("/v1/me", &access).await.status(), 302);
+    let revoke = |token: String| {
+        let app = &app;
+        let client = client.clone();
+        async move {
+            app.post("/accounts/oauth/revoke")
+                .basic_auth(&client.id, client.secret.as_deref())
+                .form(&[("token", token)])
+                .send()
+                .await
+                .status()
+        }
+    };
+    assert_eq!(revoke(refresh).await, 200);
+    let refused = app.get_with("/v1/me", &access).await;
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        "Bearer realm=\"souk\", error=\"invalid_token\""
+    );
+    expect_json(refused, 401).await;
     assert_eq!(introspect("unknown".into()).await["active"], false);
     let metadata = expect_json(
         app.get_anonymous("/.well-known/oauth-authorization-server")
