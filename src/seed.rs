@@ -109,6 +109,18 @@ fn postcode(generator: &mut Generator, locale: Locale) -> String {
     }
 }
 
+/// Where a numeric attribute's values are drawn: its bounds; a missing one `width` from the
+/// other, or from 0 (never past a bound: a freezer's temperature at most -18 is drawn below
+/// it).
+fn drawn_range(definition: &AttributeDefinition, width: f64) -> (f64, f64) {
+    let low = match (definition.min_value, definition.max_value) {
+        (Some(min), _) => min,
+        (None, Some(max)) if max < 0.0 => max - width,
+        (None, _) => 0.0,
+    };
+    (low, definition.max_value.unwrap_or(low + width))
+}
+
 /// Values for the category's attributes: every mandatory one and about half the others,
 /// each within its definition.
 fn attributes(
@@ -123,13 +135,11 @@ fn attributes(
         let value = match definition.kind {
             AttributeType::List => json!(generator.pick(&definition.options).key),
             AttributeType::Number => {
-                let low = definition.min_value.unwrap_or(0.0);
-                let high = definition.max_value.unwrap_or(low + 1000.0);
+                let (low, high) = drawn_range(definition, 1000.0);
                 json!(generator.between(low, high).round() as i64)
             }
             AttributeType::Double => {
-                let low = definition.min_value.unwrap_or(0.0);
-                let high = definition.max_value.unwrap_or(low + 100.0);
+                let (low, high) = drawn_range(definition, 100.0);
                 // One decimal, within the bounds (rounding may step past one: 0.04 is 0.0).
                 json!(((generator.between(low, high) * 10.0).round() / 10.0).clamp(low, high))
             }
@@ -458,11 +468,18 @@ mod tests {
             "labels": {"nl-NL": "Dikte", "nl-BE": "Dikte", "fr-BE": "Épaisseur"},
             "minValue": 0.01, "maxValue": 0.04}))
         .unwrap();
+        let freezer: AttributeDefinition = serde_json::from_value(json!({
+            "key": "temperature", "type": "DOUBLE", "mandatory": true,
+            "labels": {"nl-NL": "Temperatuur", "nl-BE": "Temperatuur", "fr-BE": "Température"},
+            "maxValue": -18}))
+        .unwrap();
         let mut generator = Generator(7);
         for _ in 0..1_000 {
-            let values = attributes(&mut generator, std::slice::from_ref(&definition));
+            let values = attributes(&mut generator, &[definition.clone(), freezer.clone()]);
             let value = values["thickness"].as_f64().unwrap();
             assert!((0.01..=0.04).contains(&value), "{value}");
+            let value = values["temperature"].as_f64().unwrap();
+            assert!(value <= -18.0, "{value}");
         }
     }
 }

@@ -18,10 +18,11 @@ use crate::state::AppState;
 use crate::store::Db;
 use crate::store::idempotency::{self as store, Stored};
 
+use super::auth::{UserWith, need};
 use super::extract::ItemPath;
 use super::render::Json;
 use crate::access::Caller;
-use crate::usecase::images;
+use crate::usecase::{Error, images};
 
 pub const HEADER: &str = "idempotency-key";
 /// How long a key is remembered.
@@ -54,8 +55,12 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     // without reading it, as it would without a key (a refusal is never kept, so there is
     // nothing to replay).
     let upload = parts.uri.path().ends_with("/images");
-    if upload && !may_upload(&state, &caller, &mut parts).await {
-        return next.run(Request::from_parts(parts, body)).await;
+    if upload {
+        match may_upload(&state, &mut parts).await {
+            Ok(true) => {}
+            Ok(false) => return next.run(Request::from_parts(parts, body)).await,
+            Err(unavailable) => return unavailable,
+        }
     }
     let limit = if upload {
         super::images::upload_body_limit(&state.config)
@@ -151,17 +156,23 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     }
 }
 
-/// Whether the caller is the seller of the ad whose images the path names.
-async fn may_upload(state: &AppState, caller: &Caller, parts: &mut Parts) -> bool {
-    let Some(seller) = caller.user_id else {
-        return false;
+/// Whether the caller may upload to the ad whose images the path names, by the handler's
+/// own checks (a user's token with `write`, the ad's seller); a database that does not
+/// answer is answered (503), not taken for a refusal, which would run the upload without
+/// its key.
+async fn may_upload(state: &AppState, parts: &mut Parts) -> Result<bool, Response> {
+    let Ok(UserWith(seller, _)) = UserWith::<need::Write>::from_request_parts(parts, state).await
+    else {
+        return Ok(false);
     };
     let Ok(ItemPath(item)) = ItemPath::from_request_parts(parts, state).await else {
-        return false;
+        return Ok(false);
     };
-    images::check_seller::<ApiError>(&state.db, seller, item, state.clock.now())
-        .await
-        .is_ok()
+    match images::check_seller::<ApiError>(&state.db, seller, item, state.clock.now()).await {
+        Ok(()) => Ok(true),
+        Err(Error::Db(e)) => Err(ApiError::from(e).into_response()),
+        Err(_) => Ok(false),
+    }
 }
 
 /// Keeps a claimed key's answer (`kept`, see [`to_keep`]), or frees the key of a request

@@ -183,7 +183,7 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
     if !complete {
         return Err(Refusal::Truncated);
     }
-    let decoder = header(bytes, kind, limits.max_bytes)?;
+    let decoder = header(bytes, kind, header_budget(limits.max_bytes))?;
     let (width, height) = decoder.dimensions();
     if width == 0
         || height == 0
@@ -201,13 +201,19 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
     })
 }
 
-/// The decoder of an upload, its header read. Reading it takes no more memory than
-/// `max_bytes`, the upload's own bound: a PNG's colour profile (iCCP) is inflated with the
-/// header, and 1 MiB of it can inflate to 1 GiB (the PNG decoder drops a profile that
-/// would inflate past the bound, and reads on).
-fn header(bytes: &[u8], kind: Kind, max_bytes: usize) -> Result<impl ImageDecoder + '_, Refusal> {
+/// What reading an upload's header may allocate: four times the upload's bound. A PNG's
+/// text chunks cost up to three times their size while they are read (buffers that grow by
+/// doubling, then the text), so any upload within its bound reads; a colour profile (iCCP),
+/// which is inflated with the header, and whose 1 MiB can inflate to 1 GiB, stays within it.
+fn header_budget(max_bytes: usize) -> usize {
+    max_bytes.saturating_mul(4)
+}
+
+/// The decoder of an upload, its header read, allocating at most `budget` (the PNG decoder
+/// drops a colour profile that would inflate past it, and reads on).
+fn header(bytes: &[u8], kind: Kind, budget: usize) -> Result<impl ImageDecoder + '_, Refusal> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), kind.image_format());
-    reader.limits(header_limits(max_bytes));
+    reader.limits(header_limits(budget));
     // A header that does not parse (a bad checksum, nonsense fields) is no image.
     reader.into_decoder().map_err(|_| Refusal::NotAnImage)
 }
@@ -341,8 +347,8 @@ mod tests {
     }
 
     /// A decompression bomb in a PNG's colour profile, which the header's reading
-    /// inflates: 1 MiB of profile from a few KiB of upload is not inflated under an upload
-    /// bound of 64 KiB (the image is taken without its profile, as every rendition is).
+    /// inflates: 1 MiB of profile from a few KiB of upload is not inflated under a budget
+    /// of 64 KiB (the image is taken without its profile, as every rendition is).
     #[test]
     fn a_colour_profile_bomb_is_not_inflated() {
         use std::io::Write;
@@ -374,6 +380,24 @@ mod tests {
             panic!("the header reads");
         };
         assert_eq!(roomy.icc_profile().unwrap().map(|p| p.len()), Some(1 << 20));
+    }
+
+    /// A PNG with 8 MiB of text (an editor's metadata) is an image within the default
+    /// bound: reading its header costs about three times that, within the budget.
+    #[test]
+    fn a_png_with_much_text_is_taken() {
+        let png = encoded(ImageFormat::Png, 1, 1);
+        let mut chunk = ((8u32 << 20) + 8).to_be_bytes().to_vec();
+        chunk.extend(b"tEXtComment\0");
+        chunk.resize(chunk.len() + (8 << 20), b'x');
+        let crc = crc32(&chunk[4..]);
+        chunk.extend(crc.to_be_bytes());
+        let texty = [&png[..33], &chunk, &png[33..]].concat();
+        assert!(texty.len() < Limits::default().max_bytes);
+        assert_eq!(
+            check(&texty, Some("image/png"), Limits::default()).map(|c| c.width),
+            Ok(1)
+        );
     }
 
     /// A small PNG whose header claims 7,000 x 7,000 pixels of 16-bit RGBA: fewer than the

@@ -16,9 +16,9 @@ pub const LIVE_REFRESH_TOKENS: i64 = 20;
 /// How long an expired access token or code is kept (for a day a replayed code still
 /// revokes what it issued, and introspection still finds the token as inactive).
 pub const EXPIRED_KEPT_SECONDS: i64 = 86_400;
-/// How long a rotated refresh token is kept after its rotation (a discarded or revoked one
-/// after it was issued): for that long, presenting a rotated one still revokes its family.
-/// Later it is just unknown (`invalid_grant` all the same).
+/// How long a spent refresh token (rotated, discarded, revoked) is kept after it was
+/// spent: for that long, presenting a rotated one still revokes its family. Later it is
+/// just unknown (`invalid_grant` all the same).
 pub const SPENT_REFRESH_KEPT_SECONDS: i64 = 30 * 86_400;
 
 pub const GRANT_AUTHORIZATION_CODE: &str = "authorization_code";

@@ -184,8 +184,8 @@ pub async fn revoke_access_token(
     conn: &mut dyn Conn,
     token_hash: &str,
     now: i64,
-) -> Result<(), DbError> {
-    conn.run(
+) -> Result<u64, DbError> {
+    conn.execute(
         "UPDATE access_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL",
         params![token_hash, now],
     )
@@ -224,17 +224,21 @@ pub async fn lock_owner(conn: &mut dyn Conn, secret: UserSecret<'_>) -> Result<(
 }
 
 /// Revokes every token of a refresh family: its live refresh tokens and its access tokens.
-pub async fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<(), DbError> {
-    conn.run(
-        "UPDATE refresh_tokens SET state = 'revoked' WHERE family = $1 AND state = 'live'",
-        params![family],
-    )
-    .await?;
-    conn.run(
-        "UPDATE access_tokens SET revoked_at = $2 WHERE family = $1 AND revoked_at IS NULL",
-        params![family, now],
-    )
-    .await
+pub async fn revoke_family(conn: &mut dyn Conn, family: &str, now: i64) -> Result<u64, DbError> {
+    let refresh = conn
+        .execute(
+            "UPDATE refresh_tokens SET state = 'revoked', spent_at = $2 \
+             WHERE family = $1 AND state = 'live'",
+            params![family, now],
+        )
+        .await?;
+    let access = conn
+        .execute(
+            "UPDATE access_tokens SET revoked_at = $2 WHERE family = $1 AND revoked_at IS NULL",
+            params![family, now],
+        )
+        .await?;
+    Ok(refresh + access)
 }
 
 from_text!(RefreshState => RefreshState::parse);
@@ -286,11 +290,14 @@ pub async fn change_refresh_state(
     token_hash: &str,
     from: RefreshState,
     to: RefreshState,
+    now: i64,
 ) -> Result<bool, DbError> {
+    // Any state but live is spent, from now on.
+    let spent_at = (to != RefreshState::Live).then_some(now);
     Ok(conn
         .execute(
-            "UPDATE refresh_tokens SET state = $3 WHERE token_hash = $1 AND state = $2",
-            params![token_hash, from.as_str(), to.as_str()],
+            "UPDATE refresh_tokens SET state = $3, spent_at = $4 WHERE token_hash = $1 AND state = $2",
+            params![token_hash, from.as_str(), to.as_str(), spent_at],
         )
         .await?
         == 1)
@@ -302,14 +309,15 @@ pub async fn discard_beyond(
     user_id: i64,
     client_id: &str,
     keep: i64,
+    now: i64,
 ) -> Result<u64, DbError> {
     conn.execute(
-        "UPDATE refresh_tokens SET state = 'discarded' \
+        "UPDATE refresh_tokens SET state = 'discarded', spent_at = $4 \
          WHERE user_id = $1 AND client_id = $2 AND state = 'live' AND token_hash NOT IN ( \
              SELECT token_hash FROM refresh_tokens \
              WHERE user_id = $1 AND client_id = $2 AND state = 'live' \
              ORDER BY sequence DESC LIMIT $3)",
-        params![user_id, client_id, keep],
+        params![user_id, client_id, keep, now],
     )
     .await
 }
@@ -527,8 +535,7 @@ pub const FORGET_BATCH: i64 = 5_000;
 
 /// Deletes up to [`FORGET_BATCH`] rows of each kind that nothing needs any more: access
 /// tokens, authorization codes and browser sessions that expired before `expired_before`,
-/// refresh tokens rotated before `spent_before` and those discarded or revoked that were
-/// issued before it,
+/// refresh tokens spent (rotated, discarded, revoked) before `spent_before`,
 /// and failed sign-ins from before `failed_before` (no lockout counts them). Returns how
 /// many rows went.
 pub async fn forget_spent(
@@ -555,16 +562,22 @@ pub async fn forget_spent(
             "expires_at < $1",
             expired_before,
         ),
-        // A rotated token counts as spent from its rotation: when the next token of its
-        // family was issued (the next by `sequence`). Counted from its own issue, a token
-        // rotated after 30 days was forgotten within the hour, and its reuse revoked
-        // nothing.
+        // Counted from when a token was spent (its rotation, say), not from its issue: a
+        // token rotated after 30 days was forgotten within the hour, and its reuse
+        // revoked nothing (migration 0055).
         (
             "refresh_tokens",
             "token_hash",
-            "issued_at < $1 AND (state IN ('discarded', 'revoked') OR (state = 'rotated' \
-             AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.family = refresh_tokens.family \
-             AND n.sequence > refresh_tokens.sequence AND n.issued_at < $1)))",
+            "spent_at < $1",
+            spent_before,
+        ),
+        // Spent by a replica of the previous version during an upgrade (no `spent_at`):
+        // from their issue, as that version did.
+        (
+            "refresh_tokens",
+            "token_hash",
+            "spent_at IS NULL AND state IN ('rotated', 'discarded', 'revoked') \
+             AND issued_at < $1",
             spent_before,
         ),
         (

@@ -20,21 +20,12 @@ pub async fn authenticate_client(
 }
 
 /// A token request refused: the error to answer, and whether the refusal revoked tokens
-/// (a code or a refresh token presented twice revokes its family), which the token
-/// caches must then forget.
+/// (a code or a refresh token presented twice revokes what is still live of its family),
+/// which the token caches must then forget.
 #[derive(Debug)]
 pub struct Refusal {
     pub error: OAuthError,
     pub revoked: bool,
-}
-
-impl Refusal {
-    fn revoking(error: OAuthError) -> Refusal {
-        Refusal {
-            error,
-            revoked: true,
-        }
-    }
 }
 
 impl From<OAuthError> for Refusal {
@@ -98,8 +89,11 @@ async fn exchange_code(
         }
         CodeDecision::Replay => {
             // Everything issued from the code is its family, named by the code.
-            store::revoke_family(conn, &code_hash, now).await?;
-            return Ok(Err(Refusal::revoking(oauth::code_used_twice())));
+            let revoked = store::revoke_family(conn, &code_hash, now).await? > 0;
+            return Ok(Err(Refusal {
+                error: oauth::code_used_twice(),
+                revoked,
+            }));
         }
         CodeDecision::Spend(Ok(scope)) => scope,
     };
@@ -118,7 +112,7 @@ async fn exchange_code(
     store::insert_refresh_token(conn, &token, now).await?;
     let (access, record) = oauth::new_access_token(client, Some(&token), &scope, now);
     store::insert_access_token(conn, &record).await?;
-    store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS).await?;
+    store::discard_beyond(conn, code.user_id, &client.id, LIVE_REFRESH_TOKENS, now).await?;
     Ok(Ok(issued(access, Some(refresh), scope)))
 }
 
@@ -142,7 +136,7 @@ async fn refresh(
     let mut decision = oauth::decide_refresh(&token, client, request);
     // With the owner's row held the token is still live; were it not, this is a reuse.
     if matches!(decision, RefreshDecision::Rotate(_))
-        && !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated)
+        && !store::change_refresh_state(conn, &hash, RefreshState::Live, RefreshState::Rotated, now)
             .await?
     {
         decision = RefreshDecision::Reuse;
@@ -150,8 +144,11 @@ async fn refresh(
     let scope = match decision {
         RefreshDecision::Refuse(error) => return Ok(Err(error.into())),
         RefreshDecision::Reuse => {
-            store::revoke_family(conn, &token.family, now).await?;
-            return Ok(Err(Refusal::revoking(oauth::refresh_used_twice())));
+            let revoked = store::revoke_family(conn, &token.family, now).await? > 0;
+            return Ok(Err(Refusal {
+                error: oauth::refresh_used_twice(),
+                revoked,
+            }));
         }
         RefreshDecision::Rotate(scope) => scope,
     };
@@ -203,7 +200,7 @@ pub async fn issue_code(
 }
 
 /// RFC 7009: revokes a token of this client (a refresh token with its whole family);
-/// whether there was one. Unknown tokens and other clients' tokens are ignored, as the RFC
+/// whether anything was still live to revoke. Unknown tokens and other clients' tokens are ignored, as the RFC
 /// asks.
 pub async fn revoke(
     conn: &mut dyn Conn,
@@ -213,20 +210,18 @@ pub async fn revoke(
 ) -> Result<bool, DbError> {
     let hash = secret::hash(token);
     store::lock_owner(conn, UserSecret::RefreshToken(&hash)).await?;
-    let mut revoked = false;
+    let mut revoked = 0;
     if let Some(access) = store::access_token(conn, &hash).await?
         && access.client_id == client.id
     {
-        store::revoke_access_token(conn, &hash, now).await?;
-        revoked = true;
+        revoked += store::revoke_access_token(conn, &hash, now).await?;
     }
     if let Some(refresh) = store::refresh_token(conn, &hash).await?
         && refresh.client_id == client.id
     {
-        store::revoke_family(conn, &refresh.family, now).await?;
-        revoked = true;
+        revoked += store::revoke_family(conn, &refresh.family, now).await?;
     }
-    Ok(revoked)
+    Ok(revoked > 0)
 }
 
 /// RFC 7662: `None` means inactive: unknown, expired, revoked, or another client's.

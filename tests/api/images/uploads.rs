@@ -336,15 +336,18 @@ async fn only_the_seller_uploads(app: TestApp) {
 }
 
 /// An `Idempotency-Key` does not make Souk read a body before it knows the caller may
-/// upload: someone else's upload of 50 MB, its first KiB sent and the rest held back, is
-/// answered 403 at once. (The key's fingerprint read the whole body first, up to 480 MB by
+/// upload (by the handler's own checks): an upload of 50 MB by someone else, a client or a
+/// token without `write`, its first KiB sent and the rest held back, is answered 403 at
+/// once. (The key's fingerprint read the whole body first, up to 480 MB by
 /// default, for any caller, and the refusal came only after it.)
 async fn a_stranger_with_a_key_is_refused_before_the_body(app: TestApp) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let (seller, ad) = new_ad(&app).await;
     let other = app.user("ander@souk.test").await;
-    for token in [other.token.as_str(), app.token.as_str()] {
+    // Someone else, a client, and the seller with a token that may only read.
+    let read_only = app.token_of(&seller, Some("read")).await;
+    for token in [other.token.as_str(), app.token.as_str(), read_only.as_str()] {
         let address = app.url("").trim_start_matches("http://").to_owned();
         let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
         let head = format!(
