@@ -326,16 +326,28 @@ async fn a_reindex_is_not_news(app: TestApp) {
     );
 }
 
+/// A buyer's immediate alert on "audi" and a seller's Audi that matches it: the seller and
+/// the saved search's id.
+async fn an_audi_alert_with_a_match(app: &TestApp) -> (User, i64) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let id = save(app, &buyer, json!({"query": "audi"}), "immediate").await;
+    created(app, &seller.token, &car("Audi A4")).await;
+    (seller, id)
+}
+
+/// A mailer whose every send fails (its outbox would be inside a file), and that file.
+fn failing_mailer() -> (tempfile::NamedTempFile, Mailer) {
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let failing = Mailer::Outbox(blocker.path().join("outbox"));
+    (blocker, failing)
+}
+
 /// A search whose mail cannot go is tried again in later rounds, for a week from each
 /// match; then the matches that old are given up, and the newer ones still go.
 async fn an_alert_mail_that_cannot_go_for_a_week_is_given_up(app: TestApp) {
-    let seller = app.user("verkoper@souk.test").await;
-    let buyer = app.user("zoeker@souk.test").await;
-    let id = save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
-    created(&app, &seller.token, &car("Audi A4")).await;
-    // An outbox inside a file cannot be made: every send fails.
-    let blocker = tempfile::NamedTempFile::new().unwrap();
-    let failing = Mailer::Outbox(blocker.path().join("outbox"));
+    let (seller, id) = an_audi_alert_with_a_match(&app).await;
+    let (_blocker, failing) = failing_mailer();
     let unmailed = || {
         let db = app.db.clone();
         async move {
@@ -373,12 +385,8 @@ async fn an_alert_mail_that_cannot_go_for_a_week_is_given_up(app: TestApp) {
 /// leaves that sender's lease and the matches alone: giving the lease back let a third
 /// sender take the search and mail the same news again.
 async fn a_sender_whose_lease_was_taken_over_leaves_it(app: TestApp) {
-    let seller = app.user("verkoper@souk.test").await;
-    let buyer = app.user("zoeker@souk.test").await;
-    let id = save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
-    created(&app, &seller.token, &car("Audi A4")).await;
-    let blocker = tempfile::NamedTempFile::new().unwrap();
-    let failing = Mailer::Outbox(blocker.path().join("outbox"));
+    let (_, id) = an_audi_alert_with_a_match(&app).await;
+    let (_blocker, failing) = failing_mailer();
     let state = || {
         let db = app.db.clone();
         async move {
