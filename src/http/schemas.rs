@@ -18,6 +18,16 @@ fn object(properties: Value, required: &[&str]) -> Value {
     schema
 }
 
+/// `schema`, or `null` (which a request's reader takes as absent).
+fn nullable(mut schema: Value) -> Value {
+    let kind = schema["type"].take();
+    schema["type"] = json!([kind, "null"]);
+    if let Some(values) = schema.get_mut("enum").and_then(Value::as_array_mut) {
+        values.push(Value::Null);
+    }
+    schema
+}
+
 /// `schema`, said in words as well.
 fn described(description: &str, mut schema: Value) -> Value {
     schema["description"] = json!(description);
@@ -356,24 +366,25 @@ pub fn all(prefix: &str) -> Value {
         "SearchRequest": described(
             "The parameters of `GET /v1/search` that a saved search keeps; `filters` also takes each searchable attribute of the category, a LIST or STRING one as `<key>: [values]` (values without commas), a numeric one as `<key>: {from, to}`.",
             object(
+                // Every member may be `null`: absent, as many clients write an unset one.
                 json!({
-                    "query": {"type": "string", "maxLength": 100},
-                    "categoryId": {"type": "integer", "minimum": 1, "maximum": i64::MAX},
-                    "sellerId": {"type": "integer", "minimum": 1, "maximum": i64::MAX},
-                    "withImages": {"type": "boolean"},
-                    "searchDescription": {"type": "boolean"},
-                    "locale": {"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]},
-                    "filters": object(
+                    "query": nullable(json!({"type": "string", "maxLength": 100})),
+                    "categoryId": nullable(json!({"type": "integer", "minimum": 1, "maximum": i64::MAX})),
+                    "sellerId": nullable(json!({"type": "integer", "minimum": 1, "maximum": i64::MAX})),
+                    "withImages": nullable(json!({"type": "boolean"})),
+                    "searchDescription": nullable(json!({"type": "boolean"})),
+                    "locale": nullable(json!({"type": "string", "enum": ["nl-NL", "nl-BE", "fr-BE"]})),
+                    "filters": nullable(object(
                         json!({
-                            "price": object(json!({
-                                "from": {"type": "integer", "minimum": 0, "maximum": i64::MAX},
-                                "to": {"type": "integer", "minimum": 0, "maximum": i64::MAX},
-                            }), &[]),
-                            "postCode": {"type": "string", "maxLength": 10},
-                            "distance": {"type": "integer", "minimum": 1, "maximum": MAX_DISTANCE, "description": "Metres from `postCode`, which it needs."},
+                            "price": nullable(object(json!({
+                                "from": nullable(json!({"type": "integer", "minimum": 0, "maximum": i64::MAX})),
+                                "to": nullable(json!({"type": "integer", "minimum": 0, "maximum": i64::MAX})),
+                            }), &[])),
+                            "postCode": nullable(json!({"type": "string", "maxLength": 10})),
+                            "distance": nullable(json!({"type": "integer", "minimum": 1, "maximum": MAX_DISTANCE, "description": "Metres from `postCode`, which it needs."})),
                         }),
                         &[],
-                    ),
+                    )),
                 }),
                 &[],
             ),

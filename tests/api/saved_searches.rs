@@ -78,6 +78,19 @@ async fn a_saved_search_is_kept_run_changed_and_deleted(app: TestApp) {
     assert_eq!(saved["userId"], buyer.id);
     assert_eq!(saved["searchRequest"], request, "read back as sent");
     assert_eq!(saved["alert"], "daily");
+    // A member sent as null is absent (the OpenAPI document says so too).
+    let with_nulls = json!({"query": "audi", "sellerId": null, "withImages": null,
+                            "filters": {"price": {"from": null}, "postCode": null}});
+    let sparse = save(&app, &buyer.token, json!({"searchRequest": with_nulls})).await;
+    let sparse = expect_json(sparse, 201).await;
+    assert_eq!(sparse["searchRequest"], json!({"query": "audi"}));
+    let sparse_id = sparse["savedSearchId"].as_i64().unwrap();
+    let gone = app
+        .delete(&format!("/v1/savedsearches/{sparse_id}"))
+        .token(&buyer.token)
+        .send()
+        .await;
+    assert_eq!(gone.status(), 204);
     assert_eq!(
         saved["_links"]["svc:owner"]["href"],
         format!("/v1/users/{}", buyer.id)
