@@ -1,7 +1,8 @@
 //! Views of advertisements, counted in memory and written in batches: a write per read
 //! would cost the hottest route (R1) a database write. A replica's counts reach the
 //! database within [`FLUSH_SECONDS`] (the seller's statistics add the views not written
-//! yet); a crash loses at most that window of views, and nothing a client was told.
+//! yet); a crash loses at most that window of views, which the seller's statistics may
+//! have shown already (a view is no write a client was acknowledged).
 
 use std::collections::HashMap;
 
