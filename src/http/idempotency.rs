@@ -287,16 +287,13 @@ impl Drop for PendingKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{DbOptions, migrations};
+    use crate::store::migrations;
 
     /// A request whose work panics or is given up (at twice the timeout) holding a claimed
     /// key frees it: the layers that catch those sit outside this middleware.
     #[tokio::test]
     async fn a_claimed_key_is_freed_when_its_request_ends_early() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
-        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
-        migrations::run(&db).await.unwrap();
+        let (db, _dir) = migrations::migrated_sqlite().await;
         let claim = |db: Db, key: &'static str| async move {
             db.write(move |conn| {
                 let forget = store::Forget {
@@ -358,10 +355,7 @@ mod tests {
     /// claimant's late answer, or its release, changes nothing of it.
     #[tokio::test]
     async fn a_late_claimant_changes_nothing_of_a_later_claim() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
-        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
-        migrations::run(&db).await.unwrap();
+        let (db, _dir) = migrations::migrated_sqlite().await;
         let claim_at = |now: i64, abandoned_before: i64| {
             let db = db.clone();
             async move {

@@ -108,15 +108,12 @@ fn draw(width: u32, height: u32, colour: [u8; 3]) -> RgbImage {
 mod tests {
     use super::*;
     use crate::images::blobs::sha256_hex;
-    use crate::store::{DbOptions, migrations, renditions};
+    use crate::store::{migrations, renditions};
 
     #[tokio::test]
     async fn pictures_are_stored_once_with_four_renditions() {
-        let dir = tempfile::tempdir().unwrap();
+        let (db, dir) = migrations::migrated_sqlite().await;
         let blobs = Blobs::local(dir.path()).unwrap();
-        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
-        let db = Db::open(&url, &DbOptions::default()).await.unwrap();
-        migrations::run(&db).await.unwrap();
         let pictures = store(&db, &blobs, 0).await.unwrap();
         assert_eq!(pictures.len(), PICTURES.len());
         for picture in &pictures {

@@ -126,6 +126,17 @@ async fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
     Ok(count)
 }
 
+/// For unit tests: a new SQLite database, `souk.db` in a directory of its own (kept while
+/// the directory lives), with every migration run.
+#[cfg(test)]
+pub async fn migrated_sqlite() -> (Db, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+    let db = Db::open(&url, &super::DbOptions::default()).await.unwrap();
+    run(&db).await.unwrap();
+    (db, dir)
+}
+
 /// The highest migration this build knows; `/readyz` compares it with the database.
 pub fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)

@@ -579,13 +579,8 @@ mod tests {
 
     /// A writer's connection to a new, migrated database with one more table, `t (x)`.
     async fn writer() -> (SqliteConn, tempfile::TempDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let db =
-            super::super::Db::open(&format!("sqlite://{}", path.display()), &Default::default())
-                .await
-                .unwrap();
-        super::super::migrations::run(&db).await.unwrap();
+        let (_db, dir) = super::super::migrations::migrated_sqlite().await;
+        let path = dir.path().join("souk.db");
         let mut conn = SqliteConn::open(&path, SqliteSync::Full, false).unwrap();
         conn.batch_now("CREATE TABLE t (x INTEGER)").unwrap();
         (conn, dir)

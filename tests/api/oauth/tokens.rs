@@ -6,7 +6,7 @@ use souk::oauth::secret;
 
 use super::{EMAIL, PASSWORD, authorize_query, code_for, exchange};
 use crate::both_backends;
-use crate::helpers::{TestApp, expect_json, expect_oauth_error, session_cookie};
+use crate::helpers::{TestApp, TestClient, expect_json, expect_oauth_error, session_cookie};
 
 both_backends!(
     no_raw_secret_is_stored,
@@ -163,19 +163,22 @@ async fn revocation_elsewhere_takes_effect_within_five_seconds(app: TestApp) {
         )
         .await;
     expect_oauth_error(garbage, 400, "invalid_grant").await;
+    // An unknown token, and this one, revoked already: nothing left to revoke.
     for token in ["unknown", token.as_str()] {
-        // An unknown token, and this one, revoked already: nothing left to revoke.
-        let revoked = app
-            .post("/accounts/oauth/revoke")
-            .basic_auth(&client.id, client.secret.as_deref())
-            .form(&[("token", token)])
-            .send()
-            .await;
-        expect_json(revoked, 200).await;
+        expect_json(revoke(&app, &client, token).await, 200).await;
     }
     expect_json(app.get_with("/v1/categories", &token).await, 200).await;
     app.clock.advance(souk::access::CACHE_SECONDS);
     expect_json(app.get_with("/v1/categories", &token).await, 401).await;
+}
+
+/// `client` revokes `token` at the revocation endpoint (RFC 7009).
+async fn revoke(app: &TestApp, client: &TestClient, token: &str) -> reqwest::Response {
+    app.post("/accounts/oauth/revoke")
+        .basic_auth(&client.id, client.secret.as_deref())
+        .form(&[("token", token)])
+        .send()
+        .await
 }
 
 async fn revocation_introspection_and_metadata(app: TestApp) {
@@ -199,13 +202,7 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     assert_eq!(active["client_id"], client.id);
     assert_eq!(active["scope"], "create_account confirm_upcall webhooks");
     expect_json(app.get_with("/v1/categories", &token).await, 200).await;
-    let response = app
-        .post("/accounts/oauth/revoke")
-        .basic_auth(&client.id, client.secret.as_deref())
-        .form(&[("token", &token)])
-        .send()
-        .await;
-    assert_eq!(response.status(), 200);
+    expect_json(revoke(&app, &client, &token).await, 200).await;
     expect_json(app.get_with("/v1/categories", &token).await, 401).await;
     assert_eq!(introspect(token).await["active"], false);
     // Case 30: a user's token revoked at the endpoint is refused as `invalid_token`, and
@@ -213,19 +210,7 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     app.create_user(EMAIL, PASSWORD).await;
     let (access, refresh) = app.user_token(&client, EMAIL, PASSWORD, None).await;
     assert_eq!(app.get_with("/v1/me", &access).await.status(), 302);
-    let revoke = |token: String| {
-        let app = &app;
-        let client = client.clone();
-        async move {
-            app.post("/accounts/oauth/revoke")
-                .basic_auth(&client.id, client.secret.as_deref())
-                .form(&[("token", token)])
-                .send()
-                .await
-                .status()
-        }
-    };
-    assert_eq!(revoke(refresh).await, 200);
+    expect_json(revoke(&app, &client, &refresh).await, 200).await;
     let refused = app.get_with("/v1/me", &access).await;
     assert_eq!(
         refused.headers()["www-authenticate"],
