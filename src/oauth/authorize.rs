@@ -134,10 +134,7 @@ pub fn validate_authorization(
 
 /// An S256 challenge is the base64url of a SHA-256: 43 characters.
 pub(super) fn valid_challenge(challenge: &str) -> bool {
-    challenge.len() == 43
-        && challenge
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    challenge.len() == 43 && secret::is_base64url(challenge)
 }
 
 impl Authorization {

@@ -39,6 +39,13 @@ pub fn s256(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
+/// Whether `text` is written in the base64url alphabet, as every token, code and PKCE
+/// challenge Souk deals in is (letters, digits, `-` and `_`).
+pub fn is_base64url(text: &str) -> bool {
+    text.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,10 +55,7 @@ mod tests {
         let a = new_token();
         assert_eq!(a.len(), 43);
         assert_ne!(a, new_token());
-        assert!(
-            a.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        );
+        assert!(is_base64url(&a));
     }
 
     #[test]

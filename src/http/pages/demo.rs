@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use maud::html;
 
 use crate::error::ApiError;
+use crate::oauth::secret::is_base64url;
 use crate::state::AppState;
 
 use super::{error_page, page, query_param, t};
@@ -23,7 +24,7 @@ pub(super) async fn demo_callback(State(state): State<AppState>, uri: Uri) -> Re
     };
     // The page builds a shell command around the code for the reader to paste: anything
     // but the characters Souk's codes are made of (base64url) is no code of Souk's.
-    if !is_token_text(&code) {
+    if code.is_empty() || !is_base64url(&code) {
         return error_page(&state, StatusCode::BAD_REQUEST, "invalid_request");
     }
     let auth = &state.config.auth_url;
@@ -55,12 +56,4 @@ pub(super) async fn demo_callback(State(state): State<AppState>, uri: Uri) -> Re
             pre { (curl) }
         },
     )
-}
-
-/// Text of the alphabet Souk's tokens and codes are written in (`oauth::secret`).
-fn is_token_text(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
