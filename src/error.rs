@@ -264,6 +264,14 @@ impl From<DbError> for ApiError {
                     ))
                     .with_header("Retry-After", "1")
             }
+            DbError::OutcomeUnknown(cause) => {
+                // Not "nothing changed": the client must look before it sends it again.
+                tracing::error!(cause = %cause, "a write's outcome is unknown");
+                ApiError::new(ErrorCode::ServiceUnavailable).with_message(Text::new(
+                    "De verbinding met de database viel weg bij het opslaan; de wijziging is misschien doorgevoerd. Controleer dat voordat u het opnieuw probeert.",
+                    "La connexion à la base de données a été perdue à l'enregistrement; la modification a peut-être été faite. Vérifiez-le avant de réessayer.",
+                ))
+            }
             other => ApiError::internal(other),
         }
     }
@@ -421,6 +429,16 @@ mod tests {
         );
         let unavailable = ApiError::from(DbError::Unavailable("08006".into()));
         assert!(unavailable.headers.is_empty() && unavailable.message.is_none());
+    }
+
+    #[test]
+    fn a_write_of_unknown_outcome_is_not_said_to_have_changed_nothing() {
+        let error = ApiError::from(DbError::OutcomeUnknown("connection lost".into()));
+        assert_eq!(error.code, ErrorCode::ServiceUnavailable);
+        assert!(error.headers.is_empty(), "no invitation to retry at once");
+        let body = error.body("01ABC", Language::French);
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("peut-être été faite"), "{body}");
     }
 
     #[test]

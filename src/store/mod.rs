@@ -200,6 +200,10 @@ pub enum DbError {
     /// again.
     #[error("transaction undone by a conflicting one: {0}")]
     Contention(String),
+    /// The connection was lost at COMMIT and the server could not be asked since whether
+    /// the transaction committed (PostgreSQL): the write may have been made.
+    #[error("outcome of the write unknown: {0}")]
+    OutcomeUnknown(String),
     #[error("database error: {0}")]
     Other(String),
 }

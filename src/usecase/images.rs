@@ -115,6 +115,10 @@ pub async fn add<R: Send + 'static>(
             }
             Ok(Added { item, added })
         }
+        // The images may have been recorded (PostgreSQL lost the connection at COMMIT and
+        // could not be asked since): their originals stay, for the renditions if so; if
+        // not, the hourly sweep of stray originals deletes them.
+        Err(e @ Error::Db(DbError::OutcomeUnknown(_))) => Err(e),
         Err(e) => {
             forget_originals(blobs, &stored_keys).await;
             Err(e)

@@ -17,6 +17,7 @@ mod features;
 mod image_import;
 mod images;
 mod locations;
+mod lost_commits;
 mod mail;
 mod oauth;
 mod operations;

@@ -21,6 +21,8 @@ use tokio_postgres::{Client, NoTls, Statement};
 
 use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, Value};
 
+mod commit;
+
 /// Statements kept prepared per connection; the queries are a fixed set, but lists
 /// (`IN ($3, $4, ...)`) make a few variants of some.
 const STATEMENTS_KEPT: usize = 512;
@@ -206,7 +208,7 @@ impl PgDb {
         // If this future is dropped halfway (a timeout), the connection is dropped with it and
         // the server rolls the transaction back; it never returns to the pool.
         let result = if transaction {
-            in_transaction(&mut conn, f).await
+            commit::in_transaction(&mut conn, &self.connector, f).await
         } else {
             f(&mut conn).await
         };
@@ -336,27 +338,6 @@ impl<'a> InUse<'a> {
 impl Drop for InUse<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-async fn in_transaction<T, E, F>(conn: &mut OwnConn, f: F) -> Result<T, E>
-where
-    F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
-    E: From<DbError>,
-{
-    conn.client.batch("BEGIN").await?;
-    match f(conn).await {
-        Ok(value) => {
-            conn.client.batch("COMMIT").await?;
-            Ok(value)
-        }
-        Err(e) => {
-            // A connection whose rollback failed is in an unknown state: not pooled again.
-            if conn.client.batch("ROLLBACK").await.is_err() {
-                conn.reusable = false;
-            }
-            Err(e)
-        }
     }
 }
 
