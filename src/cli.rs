@@ -16,6 +16,7 @@ use crate::domain::taxonomy::parse_taxonomy;
 use crate::oauth::secret;
 use crate::store::{Db, categories, migrations, oauth as oauth_store};
 use crate::usecase::features;
+use crate::usecase::orders::AmountDiffers;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -83,8 +84,14 @@ pub enum AdsCommand {
 #[derive(Debug, Subcommand)]
 pub enum OrdersCommand {
     /// Confirm the payment of an order that waits for it (`payment required`) and apply
-    /// what it bought, in one transaction; prints the order.
-    Pay { order_id: i64 },
+    /// what it bought, in one transaction; prints the order. `--amount` is the sum received,
+    /// in cents: an order whose price is another now (a product added after the buyer
+    /// paid) is refused, and nothing changes.
+    Pay {
+        order_id: i64,
+        #[arg(long)]
+        amount: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -176,11 +183,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Orders(OrdersCommand::Pay { order_id }) => {
+        Command::Orders(OrdersCommand::Pay { order_id, amount }) => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let now = Clock::default().now();
             let paid = db
-                .write(move |conn| Box::pin(crate::usecase::orders::pay(conn, order_id, now)))
+                .write(move |conn| {
+                    Box::pin(crate::usecase::orders::pay(conn, order_id, amount, now))
+                })
                 .await
                 .map_err(|e| match e {
                     crate::usecase::Error::NotFound(_) => {
@@ -189,6 +198,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     crate::usecase::Error::Purchase(_) => {
                         anyhow::anyhow!("order {order_id} is not waiting for a payment")
                     }
+                    crate::usecase::Error::Request(AmountDiffers { due }) => anyhow::anyhow!(
+                        "order {order_id} costs {due} cents, not {amount}: nothing changed"
+                    ),
                     other => anyhow::anyhow!("order {order_id}: {other:?}"),
                 })?;
             println!(

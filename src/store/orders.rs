@@ -125,14 +125,16 @@ pub async fn products(conn: &mut dyn Conn, order: i64) -> Result<Vec<Product>, D
 }
 
 /// The open order (`new` or `payment required`) that holds a renewal of ad `item_number`
-/// to pay for, if there is one. A renewal of price 0 that a release before this one left
-/// waiting (orders of price 0 are paid as they are made now) waits for nothing.
+/// and something to pay for, if there is one: a renewal of price 0 in an order with a
+/// priced product waits for that payment too. An order of price 0 that a release before
+/// this one left waiting (they are paid as they are made now) waits for nothing.
 pub async fn unpaid_renewal(conn: &mut dyn Conn, item_number: i64) -> Result<Option<i64>, DbError> {
     let found: Vec<i64> = conn
         .column(
             "SELECT o.order_id FROM order_products p JOIN orders o ON o.order_id = p.order_id \
              WHERE p.item_number = $1 AND p.kind = $2 AND o.status IN ($3, $4) \
-               AND p.price > 0 \
+               AND EXISTS (SELECT 1 FROM order_products priced \
+                           WHERE priced.order_id = o.order_id AND priced.price > 0) \
              ORDER BY o.order_id LIMIT 1",
             params![
                 item_number,

@@ -165,15 +165,34 @@ pub(super) async fn buy<R>(
     Ok(with_products(conn, order).await?)
 }
 
-/// Confirms the payment of order `id` and applies what it bought, in the caller's
-/// transaction: the operator's command, and the seam where a payment provider's
-/// confirmation plugs in.
-pub async fn pay(conn: &mut dyn Conn, id: i64, now: i64) -> Result<OrderWithProducts, Error> {
+/// A payment of another sum than the order's price, which is `due` (cents).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AmountDiffers {
+    pub due: i64,
+}
+
+/// Confirms the payment of `amount` cents for order `id` and applies what it bought, in
+/// the caller's transaction: the operator's command, and the seam where a payment
+/// provider's confirmation plugs in. The amount must be the order's price now: an open
+/// order takes products until it is paid, so one added after the buyer paid (or while the
+/// operator looked) would otherwise be settled by a payment that never covered it.
+pub async fn pay(
+    conn: &mut dyn Conn,
+    id: i64,
+    amount: i64,
+    now: i64,
+) -> Result<OrderWithProducts, Error<AmountDiffers>> {
     let order = orders::get_for_update(conn, id)
         .await?
         .ok_or(Error::NotFound(Thing::Order))?;
     if order.status != OrderStatus::PaymentRequired && order.status != OrderStatus::New {
         return Err(Error::Purchase(PurchaseRefusal::OrderNotOpen));
+    }
+    // Products are added under the order's lock, held here: the price cannot change
+    // between this read and the settlement.
+    let due = with_products(conn, id).await?.price();
+    if due != amount {
+        return Err(Error::Request(AmountDiffers { due }));
     }
     settle(conn, id, now).await?;
     with_products(conn, id).await.map_err(Error::Db)

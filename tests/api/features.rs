@@ -662,13 +662,42 @@ async fn production_and_the_price_list(backend: Backend, test: &str) {
     assert_eq!(order["status"], "payment required");
     assert_eq!(active_features(&app, &ad).await, json!([]));
     let id = order["orderId"].to_string();
-    let paid = app.souk(&["orders", "pay", &id]);
+    // The buyer pays the order's price; before the operator confirms it, another product
+    // joins the order. A confirmation of the sum received is refused: it does not cover
+    // the order now, and nothing is applied.
+    let received = order["price"].as_i64().unwrap();
+    let grown = expect_json(
+        buy(
+            &app,
+            &seller.token,
+            &ad,
+            "url",
+            json!({"pay": true, "orderId": order["orderId"]}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let due = grown["price"].as_i64().unwrap();
+    assert!(due > received, "{grown}");
+    let short = app.souk(&["orders", "pay", &id, "--amount", &received.to_string()]);
+    assert!(!short.status.success());
+    let refusal = String::from_utf8_lossy(&short.stderr);
+    assert!(
+        refusal.contains(&format!("costs {due} cents, not {received}")),
+        "{refusal}"
+    );
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+    let paid = crate::orders::confirm_payment(&app, &seller, &id).await;
     assert!(
         paid.status.success(),
         "{}",
         String::from_utf8_lossy(&paid.stderr)
     );
-    assert_eq!(active_features(&app, &ad).await, json!(["dagtopper"]));
+    assert_eq!(
+        active_features(&app, &ad).await,
+        json!(["dagtopper", "url"])
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("features.json");

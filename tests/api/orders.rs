@@ -303,13 +303,23 @@ async fn only_the_buyer_sees_an_order(mut app: TestApp) {
     assert_eq!(expect_json(unknown, 404).await["code"], "order-not-found");
 }
 
+/// The operator's confirmation (`souk orders pay`) of a payment of `seller`'s order `id`
+/// for its whole price.
+pub async fn confirm_payment(app: &TestApp, seller: &User, id: &str) -> std::process::Output {
+    let order = app
+        .get_with(&format!("/v1/orders/{id}"), &seller.token)
+        .await;
+    let price = expect_json(order, 200).await["price"].to_string();
+    app.souk(&["orders", "pay", id, "--amount", &price])
+}
+
 /// In production, pays the insertion order that the new ad `ad` waits for with the
 /// operator's command; the ad is online then.
 pub async fn pay_insertion(app: &TestApp, seller: &User, ad: &str) {
     let waiting = expect_json(app.get_with(ad, &seller.token).await, 200).await;
     let order = waiting["_links"]["svc:order"]["href"].as_str().unwrap();
     let id = order.rsplit('/').next().unwrap();
-    let paid = app.souk(&["orders", "pay", id]);
+    let paid = confirm_payment(app, seller, id).await;
     assert!(
         paid.status.success(),
         "{}",
@@ -477,7 +487,7 @@ async fn production_ads_wait_for_their_insertion_fee(backend: Backend, test: &st
         .unwrap();
     let waiting = expect_json(app.get_with(&rejected, &seller.token).await, 200).await;
     let order_path = waiting["_links"]["svc:order"]["href"].as_str().unwrap();
-    let paid = app.souk(&["orders", "pay", order_path.rsplit('/').next().unwrap()]);
+    let paid = confirm_payment(&app, &seller, order_path.rsplit('/').next().unwrap()).await;
     assert!(
         paid.status.success(),
         "{}",
@@ -547,7 +557,7 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
     let twice = expect_json(twice, 409).await;
     assert_eq!(twice["code"], "conflicting-state");
     assert!(twice["message"].as_str().unwrap().contains(&id), "{twice}");
-    let paid = app.souk(&["orders", "pay", &id]);
+    let paid = confirm_payment(&app, &seller, &id).await;
     assert!(
         paid.status.success(),
         "{}",
@@ -570,14 +580,14 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
     let after = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
     assert_eq!(expect_json(after, 400).await["code"], "invalid-expiration");
     // Paid once: a second confirmation is refused and changes nothing.
-    let again = app.souk(&["orders", "pay", &id]);
+    let again = confirm_payment(&app, &seller, &id).await;
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("not waiting for a payment"));
     assert_eq!(
         close_date(&app, &ad, &seller.token).await.0,
         timestamp(close + 28 * DAY)
     );
-    let missing = app.souk(&["orders", "pay", "999999"]);
+    let missing = app.souk(&["orders", "pay", "999999", "--amount", "0"]);
     assert!(!missing.status.success());
     // A renewal in a category without fee costs 0: nothing to wait for, it is paid at
     // once (it used to wait for a payment that no one would ever confirm).
@@ -615,9 +625,32 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
         (&order["status"], &order["price"]),
         (&json!("paid"), &json!(0))
     );
+    let close = close + 28 * DAY;
     assert_eq!(
         close_date(&app, &bike, &seller.token).await.0,
-        timestamp(close + 28 * DAY)
+        timestamp(close)
+    );
+
+    // A renewal of price 0 added to an order that has something to pay waits for that
+    // payment as any renewal does: a second one meanwhile is refused. (They used to pass,
+    // and once the order was paid each added a period.) The room expired meanwhile; its
+    // renewal in the grace period costs its category's fee.
+    let by = close - app.clock.now() - 2 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let priced = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    let priced = expect_json(priced, 201).await;
+    assert!(priced["price"].as_i64().unwrap() > 0, "{priced}");
+    let into = json!({"pay": true, "orderId": priced["orderId"]});
+    let first = renew(&app, &seller.token, &bike, into.clone()).await;
+    assert_eq!(expect_json(first, 201).await["status"], "payment required");
+    let second = renew(&app, &seller.token, &bike, into).await;
+    assert_eq!(expect_json(second, 409).await["code"], "conflicting-state");
+    let paid = confirm_payment(&app, &seller, &priced["orderId"].to_string()).await;
+    assert!(paid.status.success());
+    assert_eq!(
+        close_date(&app, &bike, &seller.token).await.0,
+        timestamp(close + 28 * DAY),
+        "one period"
     );
 }
 
