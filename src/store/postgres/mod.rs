@@ -635,10 +635,17 @@ fn map_error(e: tokio_postgres::Error) -> DbError {
         {
             return DbError::Contention(format!("{}: {}", db.code().code(), db.message()));
         }
-        // Connection exceptions (08) and the server going away (57P: shut down, restarting,
-        // our connection terminated): the next request gets a new connection.
+        // Connection exceptions (08), the server going away (57P: shut down, restarting,
+        // our connection terminated; the next request gets a new connection), a server
+        // out of disk, memory or connections (53), and one that takes no writes (25006: a
+        // standby after a failover, `default_transaction_read_only`): the database's
+        // state, not a fault of the request, and nothing was written.
         let code = db.code().code();
-        if code.starts_with("08") || code.starts_with("57P") {
+        if code.starts_with("08")
+            || code.starts_with("57P")
+            || code.starts_with("53")
+            || *db.code() == SqlState::READ_ONLY_SQL_TRANSACTION
+        {
             return DbError::Unavailable(format!("{code}: {}", db.message()));
         }
         return DbError::Other(format!("{}: {}", db.code().code(), db.message()));
