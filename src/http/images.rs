@@ -434,7 +434,10 @@ async fn one(
         .db
         .read(move |conn| Box::pin(async move { images::one(conn, &media_id, reader, now).await }))
         .await?;
-    Ok(Json::ok(image_with_links(&hal, item, &image)))
+    let mut answer = image_with_links(&hal, item, &image);
+    // A resource of its own here, not embedded: its prefixed links need the curies.
+    answer["_links"]["curies"] = serde_json::to_value(hal.curies()).unwrap_or_default();
+    Ok(Json::ok(answer))
 }
 
 async fn remove(

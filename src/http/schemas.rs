@@ -7,6 +7,7 @@ use crate::domain::search::request::MAX_DISTANCE;
 use crate::usecase::advertisements::{PATCH_MAX_OPERATIONS, PATCHED_MAX_BYTES};
 
 mod commerce;
+mod images;
 
 /// An object schema with these members, of which those in `required` must be present
 /// (an empty list writes no `required`).
@@ -230,63 +231,6 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["itemId", "title", "description", "categoryId", "status", "priceModel", "location"],
         ))),
-        "ImageList": object(
-            json!({
-                "_links": object(json!({"self": link, format!("{prefix}:advertisement"): link}), &[]),
-                "_embedded": embedded("advertisement-image", "Image"),
-            }),
-            &["_embedded"],
-        ),
-        "ImageBytes": {"type": "string", "format": "binary", "description": "A JPEG, PNG or WebP file."},
-        "ImageUpload": described(
-            "One or more files (any field name), and optionally `replaceAll`.",
-            object(
-                json!({
-                    "file": {"type": "array", "items": {"type": "string", "format": "binary"}},
-                    "replaceAll": {"type": "string", "enum": ["true", "false"]},
-                }),
-                &[],
-            ),
-        ),
-        "ImageUrls": object(
-            json!({
-                "urls": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 24},
-                "replaceAll": {"type": "boolean"},
-            }),
-            &["urls"],
-        ),
-        "ImageOrder": object(
-            json!({"mediaIds": {"type": "array", "items": {"type": "string"}}}),
-            &["mediaIds"],
-        ),
-        "ImageMeta": object(
-            json!({
-                "width": {"type": "integer", "minimum": 1},
-                "height": {"type": "integer", "minimum": 1},
-                "contentType": {"type": "string"},
-                "bytes": {"type": "integer", "minimum": 1},
-                "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-            }),
-            &["width", "height", "contentType", "bytes", "sha256"],
-        ),
-        "Image": object(
-            json!({
-                "_links": object(
-                    json!({
-                        "self": link,
-                        "small": link, "medium": link, "large": link, "xlarge": link,
-                        format!("{prefix}:image-blob"): link,
-                        format!("{prefix}:image-meta"): link,
-                        "describedby": link,
-                    }),
-                    &["self"],
-                ),
-                "mediaId": {"type": "string", "format": "uuid"},
-                "imageId": {"type": "integer", "minimum": 1, "deprecated": true},
-                "status": {"type": "string", "enum": ["processing", "available"]},
-            }),
-            &["mediaId", "imageId", "status"],
-        ),
         "AdvertisementList": paged(object(
             json!({
                 "_links": links(&[]),
@@ -690,11 +634,13 @@ pub fn all(prefix: &str) -> Value {
             &["insertionFee", "runningSubscriptions"],
         )),
     });
-    if let (Some(schemas), Value::Object(more)) = (
-        schemas.as_object_mut(),
+    for part in [
         commerce::schemas(&links, &embedded),
-    ) {
-        schemas.extend(more);
+        images::schemas(prefix, &embedded),
+    ] {
+        if let (Some(schemas), Value::Object(more)) = (schemas.as_object_mut(), part) {
+            schemas.extend(more);
+        }
     }
     schemas
 }

@@ -52,6 +52,7 @@ async fn an_upload_answers_with_the_new_images(app: TestApp) {
     let one = expect_json(app.get_with(&location, &seller.token).await, 200).await;
     assert_eq!(one["mediaId"], media_id);
     assert_eq!(one["_links"]["svc:advertisement"]["href"], ad);
+    assert_eq!(one["_links"]["curies"][0]["name"], "svc", "{one}");
     let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
     let embedded =
         &read["_embedded"]["svc:advertisement-images"]["_embedded"]["svc:advertisement-image"][0];
