@@ -163,6 +163,8 @@ async fn ad_for_transactions<R>(
 
 /// A transaction, its ad and the part `user` has in it: the seller and the buyer see it, others
 /// are forbidden (or not found, for an ad that is not online: see [`ad_for_transactions`]).
+/// Only the seller learns that a transaction does not exist: to anyone else one that is
+/// not theirs is forbidden whether it exists or not, so that they cannot count the sales.
 pub(super) async fn visible_transaction<R>(
     conn: &mut dyn Conn,
     item: ItemId,
@@ -171,15 +173,11 @@ pub(super) async fn visible_transaction<R>(
     now: i64,
 ) -> Result<(Party, Transaction, AdRecord), Error<R>> {
     let ad = ad_for_transactions(conn, item, user, now).await?;
-    let transaction = transactions::get(conn, ad.number, id)
-        .await?
-        .ok_or(Error::NotFound(Thing::Transaction))?;
-    let party = if ad.seller_id == user {
-        Party::Seller
-    } else if transaction.buyer_id == user {
-        Party::Buyer
-    } else {
-        return Err(Error::Forbidden);
-    };
-    Ok((party, transaction, ad))
+    let transaction = transactions::get(conn, ad.number, id).await?;
+    match transaction {
+        Some(transaction) if ad.seller_id == user => Ok((Party::Seller, transaction, ad)),
+        Some(transaction) if transaction.buyer_id == user => Ok((Party::Buyer, transaction, ad)),
+        None if ad.seller_id == user => Err(Error::NotFound(Thing::Transaction)),
+        _ => Err(Error::Forbidden),
+    }
 }

@@ -196,8 +196,9 @@ async fn only_the_buyer_of_a_completed_sale_reviews_and_once(app: TestApp) {
     )
     .await;
     assert_eq!(
-        expect_json(unknown, 404).await["code"],
-        "transaction-not-found"
+        expect_json(unknown, 403).await["code"],
+        "unauthorized",
+        "the buyer of another sale learns nothing of whether this one exists"
     );
     let unknown = review(
         &app,

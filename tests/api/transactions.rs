@@ -277,6 +277,17 @@ async fn transactions_are_validated_and_guarded(app: TestApp) {
     assert_eq!(ids(&all), [2, 1]);
     expect_json(app.get_with(&format!("{path}/2"), &buyer.token).await, 403).await;
     let outsider = app.user("buitenstaander@souk.test").await;
+    // Whether a sale exists is the seller's to know: to anyone else a transaction that is
+    // not theirs is 403 whether it exists or not (404 for the one that did not told how
+    // many the ad had).
+    for (token, id) in [
+        (&buyer.token, 9),
+        (&outsider.token, 1),
+        (&outsider.token, 9),
+    ] {
+        let answer = app.get_with(&format!("{path}/{id}"), token).await;
+        assert_eq!(expect_json(answer, 403).await["code"], "unauthorized");
+    }
     expect_json(app.get_with(&path, &outsider.token).await, 403).await;
     expect_json(app.get(&path).await, 403).await;
     let gone = expect_json(
