@@ -56,11 +56,16 @@ impl Relay {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let through = listener.local_addr().unwrap();
         let host_part = authority.rsplit('@').next().unwrap();
+        // Without TLS: the relay reads the messages.
         let url = database_url.replacen(
             authority,
             &authority.replacen(host_part, &through.to_string(), 1),
             1,
-        );
+        ) + if database_url.contains('?') {
+            "&sslmode=disable"
+        } else {
+            "?sslmode=disable"
+        };
         let state = Arc::new(RelayState::default());
         let relay_state = state.clone();
         tokio::spawn(async move {

@@ -22,6 +22,7 @@ mod mail;
 mod oauth;
 mod operations;
 mod orders;
+mod postgres_tls;
 mod reviews;
 mod saved_searches;
 mod search;

@@ -17,11 +17,13 @@ use bytes::BytesMut;
 use parking_lot::Mutex;
 use tokio::sync::Semaphore;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{Client, NoTls, Statement};
+use tokio_postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, Value};
 
 mod commit;
+mod tls;
 
 /// Statements kept prepared per connection; the queries are a fixed set, but lists
 /// (`IN ($3, $4, ...)`) make a few variants of some.
@@ -64,6 +66,8 @@ impl PgDb {
     /// by one server process, so more spread reads over more of the server's cores and fewer
     /// pipeline deeper.
     pub(super) async fn open(url: &str, max: usize, readers: usize) -> Result<Self, DbError> {
+        let (tls, url) = tls::Tls::split_url(url)?;
+        let tls = tls.connector()?;
         let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| DbError::Other(format!("invalid PostgreSQL URL: {e}")))?;
@@ -92,6 +96,7 @@ impl PgDb {
         let opened = Arc::new(AtomicU64::new(0));
         let connector = |config: tokio_postgres::Config| Connector {
             config,
+            tls: tls.clone(),
             opened: opened.clone(),
         };
         let mut heavy_config = config.clone();
@@ -230,13 +235,15 @@ impl PgDb {
 /// connectors share the count: `souk_db_connections_opened_total`).
 struct Connector {
     config: tokio_postgres::Config,
+    /// TLS as the URL's `sslmode` says ([`tls`]).
+    tls: MakeRustlsConnect,
     opened: Arc<AtomicU64>,
 }
 
 impl Connector {
     async fn connect(&self) -> Result<PgClient, DbError> {
         self.opened.fetch_add(1, Ordering::Relaxed);
-        PgClient::connect(&self.config).await
+        PgClient::connect(&self.config, self.tls.clone()).await
     }
 }
 
@@ -358,11 +365,21 @@ struct Prepared {
 }
 
 impl PgClient {
-    async fn connect(config: &tokio_postgres::Config) -> Result<Self, DbError> {
-        let (client, connection) = config
-            .connect(NoTls)
-            .await
-            .map_err(|e| DbError::Unavailable(format!("cannot connect to PostgreSQL: {e}")))?;
+    async fn connect(
+        config: &tokio_postgres::Config,
+        tls: MakeRustlsConnect,
+    ) -> Result<Self, DbError> {
+        let (client, connection) = config.connect(tls).await.map_err(|e| {
+            // With its causes: "error performing TLS handshake" alone does not say that
+            // the certificate was not trusted.
+            let mut text = format!("cannot connect to PostgreSQL: {e}");
+            let mut cause = StdError::source(&e);
+            while let Some(e) = cause {
+                text = format!("{text}: {e}");
+                cause = e.source();
+            }
+            DbError::Unavailable(text)
+        })?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::warn!(error = %e, "a PostgreSQL connection ended");
