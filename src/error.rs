@@ -129,6 +129,8 @@ error_codes! {
         "Something failed inside Souk. Nothing in the body explains it to protect the server; quote the `logref` when you report it, the operator finds the cause in the logs under that id.");
     ServiceUnavailable = (503, "service-unavailable", "De dienst is tijdelijk niet beschikbaar", "Le service est temporairement indisponible",
         "Souk cannot reach its database right now, or another request changed the same records at that moment and this one was undone. Nothing was changed: send the request again after a short wait (`Retry-After`, where present, says how long).");
+    OutcomeUnknown = (503, "outcome-unknown", "Onbekend of de wijziging is doorgevoerd", "On ne sait pas si la modification a été faite",
+        "The connection to the database was lost as the change was being saved, and the database could not be asked since whether it was: the change may have been made. Look (read the resource, or the list it belongs to) before sending the request again. Under the same `Idempotency-Key` it is not run again: its retries get this answer.");
 }
 
 impl ErrorCode {
@@ -267,10 +269,7 @@ impl From<DbError> for ApiError {
             DbError::OutcomeUnknown(cause) => {
                 // Not "nothing changed": the client must look before it sends it again.
                 tracing::error!(cause = %cause, "a write's outcome is unknown");
-                ApiError::new(ErrorCode::ServiceUnavailable).with_message(Text::new(
-                    "De verbinding met de database viel weg bij het opslaan; de wijziging is misschien doorgevoerd. Controleer dat voordat u het opnieuw probeert.",
-                    "La connexion à la base de données a été perdue à l'enregistrement; la modification a peut-être été faite. Vérifiez-le avant de réessayer.",
-                ))
+                ApiError::new(ErrorCode::OutcomeUnknown)
             }
             other => ApiError::internal(other),
         }
@@ -434,11 +433,13 @@ mod tests {
     #[test]
     fn a_write_of_unknown_outcome_is_not_said_to_have_changed_nothing() {
         let error = ApiError::from(DbError::OutcomeUnknown("connection lost".into()));
-        assert_eq!(error.code, ErrorCode::ServiceUnavailable);
+        assert_eq!(error.code, ErrorCode::OutcomeUnknown);
         assert!(error.headers.is_empty(), "no invitation to retry at once");
         let body = error.body("01ABC", Language::French);
+        assert_eq!(body["statuscode"], 503);
+        assert_eq!(body["code"], "outcome-unknown");
         let message = body["message"].as_str().unwrap();
-        assert!(message.contains("peut-être été faite"), "{body}");
+        assert!(message.contains("si la modification a été faite"), "{body}");
     }
 
     #[test]

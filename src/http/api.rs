@@ -261,6 +261,10 @@ impl Operation {
         if matches!(self.method, "post" | "put" | "patch") {
             errors.push(ErrorCode::PayloadTooLarge);
         }
+        if self.method != "get" {
+            // A write whose connection to PostgreSQL was lost as it committed.
+            errors.push(ErrorCode::OutcomeUnknown);
+        }
         if self.authenticated {
             // The bearer middleware: no or a bad token, a token given twice, and the token
             // lookup, which needs the database.

@@ -71,11 +71,23 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         Ok(bytes) => bytes,
         Err(_) => return ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
     };
-    let mut hasher = Sha256::new();
-    hasher.update(parts.uri.to_string().as_bytes());
-    hasher.update(b"\n");
-    hasher.update(&bytes);
-    let fingerprint = hex::encode(hasher.finalize());
+    // On a blocking thread: an image upload's body may be hundreds of megabytes, whose
+    // hashing would hold a runtime worker that other requests wait for.
+    let (uri, body_bytes) = (parts.uri.to_string(), bytes.clone());
+    let hashed = tokio::task::spawn_blocking(move || {
+        let mut hasher = Sha256::new();
+        hasher.update(uri.as_bytes());
+        hasher.update(b"\n");
+        hasher.update(&body_bytes);
+        hex::encode(hasher.finalize())
+    })
+    .await;
+    let fingerprint = match hashed {
+        Ok(fingerprint) => fingerprint,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The runtime is shutting down.
+        Err(_) => return ApiError::new(ErrorCode::ServiceUnavailable).into_response(),
+    };
     let user = caller.user_id.map_or("-".to_owned(), |u| u.to_string());
     let scope_key = format!("{}/{user}/{key}", caller.client_id);
     let now = state.clock.now();
@@ -207,9 +219,20 @@ fn valid_key(key: &str) -> bool {
     (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic())
 }
 
+/// What a request whose write may or may not have committed ([`ErrorCode::OutcomeUnknown`])
+/// keeps instead of an answer: its retries get that answer again, instead of running a
+/// second time a change that may have been made.
+const OUTCOME_UNKNOWN: &str = "outcome-unknown";
+
 /// What a successful answer leaves for replay: its status and its JSON answer, or an empty
-/// text for an answer without a body (an upcall confirmation's 201). Failures keep nothing.
+/// text for an answer without a body (an upcall confirmation's 201); for an answer of
+/// unknown outcome, [`OUTCOME_UNKNOWN`]. Other failures keep nothing (their retry runs).
 fn to_keep(response: &Response) -> Option<(u16, String)> {
+    if let Some(error) = response.extensions().get::<ApiError>()
+        && error.code == ErrorCode::OutcomeUnknown
+    {
+        return Some((error.code.status().as_u16(), OUTCOME_UNKNOWN.to_owned()));
+    }
     // A `Json` answer's body is written later, by the render middleware; one with nothing
     // to keep (its body could not be written, which render answers as a 500) keeps nothing.
     if let Some(json) = response.extensions().get::<Json>() {
@@ -223,7 +246,9 @@ fn to_keep(response: &Response) -> Option<(u16, String)> {
 }
 
 fn replay(status: u16, stored: &str) -> Response {
-    let answer = if stored.is_empty() {
+    let answer = if stored == OUTCOME_UNKNOWN {
+        Some(ApiError::new(ErrorCode::OutcomeUnknown).into_response())
+    } else if stored.is_empty() {
         StatusCode::from_u16(status)
             .ok()
             .map(IntoResponse::into_response)
@@ -287,6 +312,7 @@ impl Drop for PendingKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::DbError;
     use crate::store::migrations;
 
     /// A request whose work panics or is given up (at twice the timeout) holding a claimed
@@ -398,6 +424,23 @@ mod tests {
                 response: "second".into()
             })
         );
+    }
+
+    /// A write that may have committed keeps its answer: a retry under the key gets it
+    /// again, and does not make the change a second time. Other failures keep nothing.
+    #[test]
+    fn an_answer_of_unknown_outcome_is_kept_and_replayed() {
+        let unknown = ApiError::from(DbError::OutcomeUnknown("lost at COMMIT".into()));
+        let kept = to_keep(&unknown.into_response());
+        assert_eq!(kept, Some((503, OUTCOME_UNKNOWN.to_owned())));
+        let (status, stored) = kept.unwrap();
+        let replayed = replay(status, &stored);
+        assert_eq!(replayed.status(), 503);
+        assert_eq!(replayed.headers()["idempotency-replayed"], "true");
+        let error = replayed.extensions().get::<ApiError>().unwrap();
+        assert_eq!(error.code, ErrorCode::OutcomeUnknown);
+        let unavailable = ApiError::from(DbError::Unavailable("lost".into()));
+        assert_eq!(to_keep(&unavailable.into_response()), None);
     }
 
     #[test]

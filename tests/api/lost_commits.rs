@@ -213,7 +213,7 @@ async fn a_commit_whose_answer_was_lost_is_found_committed() {
     assert_eq!(relay.cuts(), 1, "the relay cut the COMMIT's connection");
     assert!(outcome.is_ok(), "{outcome:?}");
     assert!(kept(&app, 2).await);
-    // The lost connection was not pooled again: the next write opens another.
+    // Writes go on, on another connection.
     insert(&db, 3).await.expect("a write after the loss");
     assert!(kept(&app, 3).await);
 }

@@ -7,23 +7,27 @@
 //! same `Idempotency-Key` (freed by that 503) would make the change twice. So the
 //! transaction's id is read before COMMIT, and after a lost COMMIT another connection asks
 //! the server what became of it (`txid_status`): committed is the write's success, aborted
-//! is the "unavailable, nothing changed" it was, and no answer within a few seconds is
+//! is the "unavailable, nothing changed" it was, and no answer within [`OUTCOME_WAIT`] is
 //! [`DbError::OutcomeUnknown`], which says so.
 //!
-//! The id costs one round trip per write, a trivial query on a connection already open:
-//! taken at `BEGIN` instead (the same round trip) it would give every write an id, and the
-//! background loops' writes that find nothing to do would each flush a commit record.
+//! The id is taken with `BEGIN`, in the same message and round trip. It gives every write
+//! transaction an id, which one that writes takes anyway; the background loops' writes
+//! that find nothing to do (a rendition worker's claim, about once a second) now each
+//! flush a commit record. Read before COMMIT instead, it cost a round trip per write: R3
+//! on PostgreSQL 0.93 x the build without it (`bench/run --backend postgres --baseline
+//! 53bf122`, in turns).
 
 use std::time::Duration;
 
-use super::{Connector, OwnConn, map_error};
+use super::{Connector, OwnConn, PgClient, connection_lost, map_error};
 use crate::store::{BoxFuture, Conn, DbError};
 
-/// How often, and how far apart, the outcome of a lost COMMIT is asked: a server that has
-/// the COMMIT still running (a synchronous standby that is slow to confirm) answers
-/// "in progress" until it is done.
-const STATUS_TRIES: u32 = 5;
-const STATUS_PAUSE: Duration = Duration::from_millis(400);
+/// How long the outcome of a lost COMMIT is asked for, and the pause between two asks: a
+/// server that has the COMMIT still running (a synchronous standby slow to confirm it)
+/// answers "in progress" until it is done, and one that restarts answers nothing for a
+/// moment. Bounded as a whole, so that the request is answered well within its timeout.
+const OUTCOME_WAIT: Duration = Duration::from_secs(3);
+const STATUS_PAUSE: Duration = Duration::from_millis(200);
 
 pub(super) async fn in_transaction<T, E, F>(
     conn: &mut OwnConn,
@@ -34,10 +38,10 @@ where
     F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
     E: From<DbError>,
 {
-    conn.client.batch("BEGIN").await?;
+    let id = begin(conn).await?;
     match f(conn).await {
         Ok(value) => {
-            commit(conn, connector).await?;
+            commit(conn, connector, id).await?;
             Ok(value)
         }
         Err(e) => {
@@ -50,73 +54,88 @@ where
     }
 }
 
-async fn commit(conn: &mut OwnConn, connector: &Connector) -> Result<(), DbError> {
-    let id = conn
-        .client
-        .query("SELECT txid_current_if_assigned() AS id", &[])
-        .await?
-        .into_iter()
-        .next()
-        .ok_or(DbError::NotFound)?
-        .get::<Option<i64>>("id")?;
-    let lost = match conn
+/// Begins the transaction; its id.
+async fn begin(conn: &mut OwnConn) -> Result<i64, DbError> {
+    let messages = conn
         .client
         .client
-        .batch_execute("COMMIT")
+        .simple_query("BEGIN; SELECT txid_current()")
         .await
-        .map_err(map_error)
-    {
-        Ok(()) => return Ok(()),
-        // The connection went without an answer (or with the server's goodbye, which may
-        // come after the commit): the outcome is the server's to tell.
-        Err(DbError::Unavailable(cause)) => cause,
-        // The server answered that it rolled back (a deferred constraint, a serialization
-        // failure): nothing was written.
-        Err(refused) => return Err(refused),
-    };
-    conn.reusable = false;
-    match id {
-        Some(id) => outcome(connector, id, &lost).await,
-        // A transaction given no id wrote nothing: whatever became of its COMMIT, the
-        // database holds what it read.
-        None => Ok(()),
-    }
+        .map_err(map_error)?;
+    messages
+        .iter()
+        .find_map(|message| match message {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse().ok(),
+            _ => None,
+        })
+        .ok_or_else(|| DbError::Decode("BEGIN gave no transaction id".into()))
 }
 
-/// Asks the server, on connections of its own, whether transaction `id` committed.
+async fn commit(conn: &mut OwnConn, connector: &Connector, id: i64) -> Result<(), DbError> {
+    let lost = match conn.client.client.batch_execute("COMMIT").await {
+        Ok(()) => return Ok(()),
+        // The connection went without an answer, or with the server's goodbye (which may
+        // come after the commit): the outcome is the server's to tell.
+        Err(e) if connection_lost(&e) => map_error(e).to_string(),
+        // The server answered that it rolled back (a deferred constraint, a serialization
+        // failure, a full disk): nothing was written.
+        Err(e) => return Err(map_error(e)),
+    };
+    conn.reusable = false;
+    outcome(connector, id, &lost).await
+}
+
+/// Asks the server, on a connection of its own, whether transaction `id` committed, for
+/// [`OUTCOME_WAIT`] at most. (After a failover to a standby that had not received the
+/// transaction, the new primary may give its id to another: a rare case, in which the
+/// answer is that one's.)
 async fn outcome(connector: &Connector, id: i64, lost: &str) -> Result<(), DbError> {
-    let mut last = String::new();
-    for attempt in 0..STATUS_TRIES {
-        if attempt > 0 {
-            tokio::time::sleep(STATUS_PAUSE).await;
+    let deadline = tokio::time::Instant::now() + OUTCOME_WAIT;
+    let mut asked: Option<PgClient> = None;
+    let mut last = String::from("no answer");
+    loop {
+        if asked
+            .as_ref()
+            .is_none_or(|client| client.client.is_closed())
+        {
+            match tokio::time::timeout_at(deadline, connector.connect()).await {
+                Ok(Ok(client)) => asked = Some(client),
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => break,
+            }
         }
-        match status(connector, id).await {
-            Ok(Some(status)) if status == "committed" => {
-                tracing::warn!(cause = %lost, "the connection was lost at COMMIT, which committed");
-                return Ok(());
+        if let Some(client) = &asked {
+            match tokio::time::timeout_at(deadline, status(client, id)).await {
+                Ok(Ok(Some(status))) if status == "committed" => {
+                    tracing::warn!(cause = %lost, "the connection was lost at COMMIT, which committed");
+                    return Ok(());
+                }
+                Ok(Ok(Some(status))) if status == "aborted" => {
+                    return Err(DbError::Unavailable(format!(
+                        "{lost}; the transaction was rolled back"
+                    )));
+                }
+                // "in progress", or too old to tell (which a transaction just ended is not).
+                Ok(Ok(status)) => {
+                    last = format!("it is {}", status.as_deref().unwrap_or("forgotten"));
+                }
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => break,
             }
-            Ok(Some(status)) if status == "aborted" => {
-                return Err(DbError::Unavailable(format!(
-                    "{lost}; the transaction was rolled back"
-                )));
-            }
-            // "in progress", or no answer (a server still restarting).
-            Ok(status) => {
-                last = format!(
-                    "the transaction is {}",
-                    status.as_deref().unwrap_or("forgotten")
-                )
-            }
-            Err(e) => last = e.to_string(),
+        }
+        if tokio::time::timeout_at(deadline, tokio::time::sleep(STATUS_PAUSE))
+            .await
+            .is_err()
+        {
+            break;
         }
     }
     Err(DbError::OutcomeUnknown(format!(
-        "{lost}; whether transaction {id} committed is not known: {last}"
+        "{lost}; whether transaction {id} committed is not known after {OUTCOME_WAIT:?}: {last}"
     )))
 }
 
-async fn status(connector: &Connector, id: i64) -> Result<Option<String>, DbError> {
-    let client = connector.connect().await?;
+async fn status(client: &PgClient, id: i64) -> Result<Option<String>, DbError> {
     let rows = client
         .query("SELECT txid_status($1)::text AS status", &[id.into()])
         .await?;

@@ -23,7 +23,10 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, Value};
 
 mod commit;
+mod errors;
 mod tls;
+
+use errors::{connection_lost, map_error};
 
 /// Statements kept prepared per connection; the queries are a fixed set, but lists
 /// (`IN ($3, $4, ...)`) make a few variants of some.
@@ -67,10 +70,11 @@ impl PgDb {
     /// pipeline deeper.
     pub(super) async fn open(url: &str, max: usize, readers: usize) -> Result<Self, DbError> {
         let (tls, url) = tls::Tls::split_url(url)?;
-        let tls = tls.connector()?;
         let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| DbError::Other(format!("invalid PostgreSQL URL: {e}")))?;
+        tls.check(config.get_ssl_mode())?;
+        let tls = tls.connector()?;
         // So that an operator finds Souk's connections in `pg_stat_activity`.
         if config.get_application_name().is_none() {
             config.application_name("souk");
@@ -633,44 +637,6 @@ pub(super) fn is_null(row: &tokio_postgres::Row, i: usize) -> bool {
         }
     }
     matches!(row.try_get::<_, Option<Present>>(i), Ok(None))
-}
-
-fn map_error(e: tokio_postgres::Error) -> DbError {
-    use tokio_postgres::error::SqlState;
-    if let Some(db) = e.as_db_error() {
-        let constraint = db.constraint().unwrap_or_default().to_owned();
-        if *db.code() == SqlState::UNIQUE_VIOLATION {
-            return DbError::UniqueViolation(constraint);
-        }
-        if *db.code() == SqlState::FOREIGN_KEY_VIOLATION {
-            return DbError::ForeignKeyViolation(constraint);
-        }
-        // Deadlock detected (40P01), and the serialization failure (40001) of a stricter
-        // isolation level: the server rolled the transaction back as a whole.
-        if *db.code() == SqlState::T_R_DEADLOCK_DETECTED
-            || *db.code() == SqlState::T_R_SERIALIZATION_FAILURE
-        {
-            return DbError::Contention(format!("{}: {}", db.code().code(), db.message()));
-        }
-        // Connection exceptions (08), the server going away (57P: shut down, restarting,
-        // our connection terminated; the next request gets a new connection), a server
-        // out of disk, memory or connections (53), and one that takes no writes (25006: a
-        // standby after a failover, `default_transaction_read_only`): the database's
-        // state, not a fault of the request, and nothing was written.
-        let code = db.code().code();
-        if code.starts_with("08")
-            || code.starts_with("57P")
-            || code.starts_with("53")
-            || *db.code() == SqlState::READ_ONLY_SQL_TRANSACTION
-        {
-            return DbError::Unavailable(format!("{code}: {}", db.message()));
-        }
-        return DbError::Other(format!("{}: {}", db.code().code(), db.message()));
-    }
-    if e.is_closed() {
-        return DbError::Unavailable(e.to_string());
-    }
-    DbError::Other(e.to_string())
 }
 
 #[cfg(test)]

@@ -8,9 +8,12 @@
 //! - `verify-ca`: the certificate must chain to a trusted root.
 //! - `verify-full`: that, and it must name the host connected to.
 //!
-//! The trusted roots: the PEM file `sslrootcert` names, or the system's (`sslrootcert=system`,
-//! and by default: libpq would read `~/.postgresql/root.crt`, which a service's container
-//! seldom has). Like libpq, `require` with `sslrootcert` verifies the chain as `verify-ca`.
+//! The trusted roots: the PEM file `sslrootcert` names; for `verify-full` only, the
+//! system's (`sslrootcert=system`, and by default: libpq would read
+//! `~/.postgresql/root.crt`, which a service's container seldom has). The system's roots
+//! vouch for any name a public authority certified, so without the check of the name they
+//! are refused, as libpq refuses them. Like libpq, `require` with `sslrootcert` verifies
+//! the chain as `verify-ca`.
 //! `tokio-postgres` knows neither `verify-*` nor `sslrootcert`: they are taken out of the
 //! URL here, and it is told `require`.
 
@@ -53,16 +56,28 @@ impl Tls {
     /// reads, every other parameter as it was written.
     pub(super) fn split_url(url: &str) -> Result<(Tls, String), DbError> {
         let invalid = |what: String| DbError::Other(format!("invalid PostgreSQL URL: {what}"));
-        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        // Where `tokio-postgres` finds the query: after the credentials, which end at the
+        // first `@` (a password may hold a `?`).
+        let credentials_end = url.find('@').map_or(0, |at| at + 1);
+        let (base, query) = match url[credentials_end..].find('?') {
+            Some(at) => url.split_at(credentials_end + at),
+            None => (url, ""),
+        };
+        let query = query.strip_prefix('?').unwrap_or(query);
+        let decode = |text: &str| {
+            percent_encoding::percent_decode_str(text)
+                .decode_utf8()
+                .map(|text| text.into_owned())
+                .map_err(|e| invalid(format!("{text}: {e}")))
+        };
         let mut kept = Vec::new();
         let (mut mode, mut root_file) = (None, None);
         for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-            let Some((key, value)) = form_urlencoded::parse(pair.as_bytes()).next() else {
-                continue;
-            };
-            match &*key {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let (key, value) = (decode(key)?, decode(value)?);
+            match key.as_str() {
                 "sslmode" => {
-                    mode = Some(match &*value {
+                    mode = Some(match value.as_str() {
                         "disable" => Mode::Disable,
                         "prefer" => Mode::Prefer,
                         "require" => Mode::Require,
@@ -78,16 +93,32 @@ impl Tls {
                 "sslrootcert" if value.is_empty() => {
                     return Err(invalid("sslrootcert is empty".into()));
                 }
-                "sslrootcert" => root_file = Some(value.into_owned()),
+                "sslrootcert" => root_file = Some(value),
                 _ => kept.push(pair),
             }
         }
         let mode = mode.unwrap_or(Mode::Prefer);
         let roots = match (mode, root_file) {
             (Mode::Disable, _) => None,
-            (_, Some(file)) if file == "system" => Some(Roots::System),
+            // The system's roots vouch for any name a public authority certified: only a
+            // check of the name makes them worth anything (libpq refuses them otherwise).
+            (Mode::VerifyFull, None) => Some(Roots::System),
+            (Mode::VerifyFull, Some(file)) if file == "system" => Some(Roots::System),
+            (_, Some(file)) if file == "system" => {
+                return Err(invalid(
+                    "sslrootcert=system needs sslmode=verify-full: the system's roots vouch for \
+                     names, which only verify-full checks"
+                        .into(),
+                ));
+            }
+            (Mode::VerifyCa, None) => {
+                return Err(invalid(
+                    "sslmode=verify-ca needs sslrootcert, the PEM file of the roots that \
+                     signed the server's certificate"
+                        .into(),
+                ));
+            }
             (_, Some(file)) => Some(Roots::File(file)),
-            (Mode::VerifyCa | Mode::VerifyFull, None) => Some(Roots::System),
             (Mode::Prefer | Mode::Require, None) => None,
         };
         kept.push(match mode {
@@ -96,6 +127,26 @@ impl Tls {
             Mode::Require | Mode::VerifyCa | Mode::VerifyFull => "sslmode=require",
         });
         Ok((Tls { mode, roots }, format!("{base}?{}", kept.join("&"))))
+    }
+
+    /// Fails unless `tokio-postgres` read from the URL the mode it was to be told: a URL
+    /// that it splits otherwise than [`Tls::split_url`] must not connect with less TLS
+    /// than it asked for.
+    pub(super) fn check(&self, read: tokio_postgres::config::SslMode) -> Result<(), DbError> {
+        use tokio_postgres::config::SslMode;
+        let expected = match self.mode {
+            Mode::Disable => SslMode::Disable,
+            Mode::Prefer => SslMode::Prefer,
+            Mode::Require | Mode::VerifyCa | Mode::VerifyFull => SslMode::Require,
+        };
+        if read == expected {
+            Ok(())
+        } else {
+            Err(DbError::Other(format!(
+                "invalid PostgreSQL URL: its sslmode reads as {read:?} where {:?} was meant",
+                self.mode
+            )))
+        }
     }
 
     /// The connector `tokio-postgres` makes its TLS connections with.
@@ -138,7 +189,7 @@ impl Roots {
                 store.add_parsable_certificates(found.certs);
                 if store.is_empty() {
                     return Err(DbError::Other(format!(
-                        "sslmode verify-ca or verify-full: no system root certificates found ({:?}); name a PEM file with sslrootcert",
+                        "sslmode=verify-full: no system root certificates found ({:?}); name a PEM file with sslrootcert",
                         found.errors
                     )));
                 }
@@ -290,12 +341,31 @@ mod tests {
         assert_eq!((tls.mode, tls.roots), (Mode::Require, None));
         let (tls, _) = split("postgres://db/souk?sslmode=require&sslrootcert=/ca.pem");
         assert_eq!(tls.roots, Some(Roots::File("/ca.pem".into())));
-        let (tls, _) = split("postgres://db/souk?sslmode=verify-ca");
+        let (tls, _) = split("postgres://db/souk?sslmode=verify-full");
         assert_eq!(tls.roots, Some(Roots::System));
+        let (tls, _) = split("postgres://db/souk?sslmode=verify-ca&sslrootcert=/ca.pem");
+        assert_eq!(tls.roots, Some(Roots::File("/ca.pem".into())));
+        // A password's `?` is not the query's start, as for `tokio-postgres`; a `+` in a
+        // value is a `+`.
+        let (tls, url) = split("postgres://u:p?w@db/souk?sslmode=require&sslrootcert=/ca+b.pem");
+        assert_eq!(
+            (tls.mode, tls.roots),
+            (Mode::Require, Some(Roots::File("/ca+b.pem".into())))
+        );
+        assert_eq!(url, "postgres://u:p?w@db/souk?sslmode=require");
         let (tls, url) = split("postgres://db/souk?sslmode=disable&sslrootcert=/ca.pem");
         assert_eq!((tls.mode, tls.roots), (Mode::Disable, None));
         assert_eq!(url, "postgres://db/souk?sslmode=disable");
-        for bad in ["sslmode=allow", "sslmode=", "sslrootcert="] {
+        // Roots that would vouch for nothing: the system's without the check of the name, and
+        // none at all for verify-ca.
+        for bad in [
+            "sslmode=allow",
+            "sslmode=",
+            "sslrootcert=",
+            "sslmode=verify-ca",
+            "sslmode=verify-ca&sslrootcert=system",
+            "sslmode=require&sslrootcert=system",
+        ] {
             let refused = Tls::split_url(&format!("postgres://db/souk?{bad}"));
             assert!(matches!(refused, Err(DbError::Other(_))), "{bad}");
         }
