@@ -198,6 +198,11 @@ impl Hal {
         Curies(self)
     }
 
+    /// The `curies` member of `_links`, for a `_links` built as a tree.
+    pub fn curies_value(&self) -> Value {
+        serde_json::to_value(self.curies()).unwrap_or(Value::Null)
+    }
+
     /// `_links` with `self`, `describedby` and `curies`; add more with [`Links::rel`].
     pub fn links(&self, self_path: impl Into<String>, resource: Resource) -> Links<'_> {
         let mut map = Map::new();
@@ -206,10 +211,7 @@ impl Hal {
             "describedby".into(),
             json!({"href": self.describedby(resource)}),
         );
-        map.insert(
-            "curies".into(),
-            serde_json::to_value(self.curies()).unwrap_or(Value::Null),
-        );
+        map.insert("curies".into(), self.curies_value());
         Links { hal: self, map }
     }
 }

@@ -244,6 +244,10 @@ async fn fetch_urls(config: &Config, urls: &[String]) -> Result<Vec<Upload>, Api
     let policy = FetchPolicy {
         max_bytes: config.max_image_bytes,
         timeout: Duration::from_secs(config.image_fetch_timeout_secs),
+        // Half the request's time (the checks, the write and the answer get the rest), or
+        // one URL's time where that is longer: one URL always gets its own.
+        total: (Duration::from_secs(config.request_timeout_secs) / 2)
+            .max(Duration::from_secs(config.image_fetch_timeout_secs)),
         max_redirects: config.image_fetch_max_redirects,
         allow: config.image_fetch_allow_list(),
     };
@@ -436,7 +440,7 @@ async fn one(
         .await?;
     let mut answer = image_with_links(&hal, item, &image);
     // A resource of its own here, not embedded: its prefixed links need the curies.
-    answer["_links"]["curies"] = serde_json::to_value(hal.curies()).unwrap_or_default();
+    answer["_links"]["curies"] = hal.curies_value();
     Ok(Json::ok(answer))
 }
 

@@ -636,7 +636,7 @@ pub fn all(prefix: &str) -> Value {
     });
     for part in [
         commerce::schemas(&links, &embedded),
-        images::schemas(prefix, &embedded),
+        images::schemas(prefix, &link, &embedded),
     ] {
         if let (Some(schemas), Value::Object(more)) = (schemas.as_object_mut(), part) {
             schemas.extend(more);

@@ -125,7 +125,10 @@ impl Blobs {
                 secret_access_key,
             } => {
                 use_ring_for_tls();
-                let mut builder = AmazonS3Builder::new()
+                // The environment's AWS settings first (`AWS_ACCESS_KEY_ID`, a session
+                // token, a task role's or a web identity's credentials: how ECS and EKS
+                // give them), then Souk's own, which win.
+                let mut builder = AmazonS3Builder::from_env()
                     .with_bucket_name(bucket)
                     .with_region(region);
                 if let Some(endpoint) = endpoint {

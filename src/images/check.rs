@@ -56,7 +56,8 @@ pub struct Limits {
     /// The most bytes the decoded image takes (pixels x bytes a pixel), which bounds the
     /// memory of one rendition (`render::decode`): an 8-bit RGBA image of 50 megapixels,
     /// or a 16-bit one of 25, takes 200 MB. Pixels alone do not bound it: a 16-bit RGBA
-    /// pixel takes 8 bytes.
+    /// pixel takes 8 bytes, and a progressive JPEG's decoder keeps its coefficients
+    /// besides ([`progressive_coefficient_bytes`]).
     pub max_decoded_bytes: u64,
     /// The longest side, in pixels.
     pub max_side: u32,
@@ -185,12 +186,16 @@ pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Che
     }
     let decoder = header(bytes, kind, header_budget(limits.max_bytes))?;
     let (width, height) = decoder.dimensions();
+    let coefficients = match kind {
+        Kind::Jpeg => progressive_coefficient_bytes(bytes).unwrap_or(0),
+        Kind::Png | Kind::Webp => 0,
+    };
     if width == 0
         || height == 0
         || width > limits.max_side
         || height > limits.max_side
         || u64::from(width) * u64::from(height) > limits.max_pixels
-        || decoder.total_bytes() > limits.max_decoded_bytes
+        || decoder.total_bytes().saturating_add(coefficients) > limits.max_decoded_bytes
     {
         return Err(Refusal::TooManyPixels { width, height });
     }
@@ -224,6 +229,70 @@ pub fn header_limits(bytes: usize) -> image::Limits {
     let mut header = image::Limits::no_limits();
     header.max_alloc = Some(u64::try_from(bytes).unwrap_or(u64::MAX));
     header
+}
+
+/// The bytes a progressive JPEG's decoder keeps beside the pixels: each component's DCT
+/// coefficients at full resolution (two bytes each, 64 to an 8x8 block, the blocks padded
+/// to whole MCUs), at whatever scale it decodes. A 50-megapixel progressive JPEG without
+/// chroma subsampling keeps 300 MB of them. `None` for a JPEG that is not progressive (a
+/// baseline one is decoded a row of blocks at a time) or whose frame header is unreadable.
+pub fn progressive_coefficient_bytes(bytes: &[u8]) -> Option<u64> {
+    let mut at = 2; // after SOI
+    loop {
+        if *bytes.get(at)? != 0xFF {
+            return None;
+        }
+        let marker = *bytes.get(at + 1)?;
+        match marker {
+            // A fill byte, and the markers without a segment.
+            0xFF => at += 1,
+            0x01 | 0xD0..=0xD7 => at += 2,
+            _ => {
+                let length = usize::from(u16::from_be_bytes([
+                    *bytes.get(at + 2)?,
+                    *bytes.get(at + 3)?,
+                ]));
+                let segment = bytes.get(at + 4..(at + 2 + length).max(at + 4))?;
+                match marker {
+                    // The progressive frames (Huffman, arithmetic; plain and differential).
+                    0xC2 | 0xC6 | 0xCA | 0xCE => return frame_coefficient_bytes(segment),
+                    // Any other frame, or the scan before a frame: not progressive.
+                    0xC0 | 0xC1 | 0xC3 | 0xC5 | 0xC7 | 0xC9 | 0xCB | 0xCD | 0xCF | 0xDA => {
+                        return None;
+                    }
+                    _ => at += 2 + length,
+                }
+            }
+        }
+    }
+}
+
+/// The coefficients' bytes of a frame header: precision, height, width, the number of
+/// components, then per component its id, sampling factors and quantisation table.
+fn frame_coefficient_bytes(frame: &[u8]) -> Option<u64> {
+    let number = |at: usize| {
+        Some(u64::from(u16::from_be_bytes([
+            *frame.get(at)?,
+            *frame.get(at + 1)?,
+        ])))
+    };
+    let (height, width) = (number(1)?, number(3)?);
+    let sampling = (0..usize::from(*frame.get(5)?))
+        .map(|i| {
+            frame
+                .get(7 + 3 * i)
+                .map(|s| (u64::from(s >> 4), u64::from(s & 0x0F)))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let h_max = sampling.iter().map(|s| s.0).max()?.max(1);
+    let v_max = sampling.iter().map(|s| s.1).max()?.max(1);
+    let (mcus_across, mcus_down) = (width.div_ceil(8 * h_max), height.div_ceil(8 * v_max));
+    Some(
+        sampling
+            .iter()
+            .map(|(h, v)| mcus_across * h * mcus_down * v * 64 * 2)
+            .sum(),
+    )
 }
 
 /// A JPEG ends with its EOI marker (FF D9) after the start of its scan data; some cameras
@@ -260,6 +329,64 @@ mod tests {
         let mut out = Cursor::new(Vec::new());
         image.write_to(&mut out, format).unwrap();
         out.into_inner()
+    }
+
+    fn jpeg(
+        width: u16,
+        height: u16,
+        progressive: bool,
+        sampling: jpeg_encoder::SamplingFactor,
+    ) -> Vec<u8> {
+        let pixels: Vec<u8> = (0..usize::from(width) * usize::from(height) * 3)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let mut out = Vec::new();
+        let mut encoder = jpeg_encoder::Encoder::new(&mut out, 80);
+        encoder.set_progressive(progressive);
+        encoder.set_sampling_factor(sampling);
+        encoder
+            .encode(&pixels, width, height, jpeg_encoder::ColorType::Rgb)
+            .unwrap();
+        out
+    }
+
+    /// A progressive JPEG's decoder keeps every coefficient besides the pixels: both count
+    /// towards the decoded bytes (a 50-megapixel one took 1.5 times the bound).
+    #[test]
+    fn a_progressive_jpeg_counts_its_coefficients() {
+        use jpeg_encoder::SamplingFactor::{F_1_1, F_2_2};
+        let full = jpeg(500, 500, true, F_1_1);
+        // 63 x 63 blocks of 64 coefficients of two bytes, for each of three components.
+        assert_eq!(
+            progressive_coefficient_bytes(&full),
+            Some(3 * 63 * 63 * 128)
+        );
+        // Subsampled chroma: the luma in 32 x 32 MCUs of 2 x 2 blocks, the chroma in one
+        // block per MCU each.
+        let subsampled = jpeg(500, 500, true, F_2_2);
+        assert_eq!(
+            progressive_coefficient_bytes(&subsampled),
+            Some((4 + 1 + 1) * 32 * 32 * 128)
+        );
+        let baseline = jpeg(500, 500, false, F_1_1);
+        assert_eq!(progressive_coefficient_bytes(&baseline), None);
+        // Pixels of 750,000 bytes: within a bound of 1 MB as a baseline JPEG; with the
+        // coefficients' 1.5 MB beside them, not.
+        let limits = Limits {
+            max_decoded_bytes: 1_000_000,
+            ..Limits::default()
+        };
+        assert!(check(&baseline, None, limits).is_ok());
+        assert_eq!(
+            check(&full, None, limits),
+            Err(Refusal::TooManyPixels {
+                width: 500,
+                height: 500
+            })
+        );
+        // Cut short or not a JPEG at all: no frame to count.
+        assert_eq!(progressive_coefficient_bytes(&full[..20]), None);
+        assert_eq!(progressive_coefficient_bytes(b"\xFF\xD8\xFF"), None);
     }
 
     #[test]

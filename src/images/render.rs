@@ -22,7 +22,7 @@ use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer
 use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, RgbImage};
 
-use super::check::{Limits, header_limits};
+use super::check::{self, Limits, header_limits};
 use crate::domain::image::{Format, Size};
 
 /// One rendition, encoded.
@@ -89,6 +89,12 @@ fn decode_jpeg(bytes: &[u8], largest: u32) -> Result<(DynamicImage, Orientation)
         .info()
         .ok_or_else(|| DecodeError("no header".into()))?;
     let (width, height) = (u32::from(info.width), u32::from(info.height));
+    // Checked at upload, and here for a job queued before that check.
+    if check::progressive_coefficient_bytes(bytes)
+        .is_some_and(|coefficients| coefficients > Limits::default().max_decoded_bytes)
+    {
+        return Err(DecodeError("too large to decode".into()));
+    }
     // The sides that keep the longest one at `largest` (or the whole image if smaller).
     let (want_w, want_h) = fit(width, height, largest);
     decoder

@@ -65,3 +65,51 @@ async fn blobs_round_trip_on_s3() {
     .expect("S3 store");
     round_trip(&blobs).await;
 }
+
+/// Without Souk's own keys, the S3 credentials come from the environment as every AWS SDK
+/// reads them (`AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, a session token, a task
+/// role's or a web identity's): how a service on ECS or EKS gets its credentials. They
+/// were read from the instance metadata service only. The real binary, whose environment
+/// is the test's to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    souk_no_s3,
+    ignore = "moto[server] is not installed (pip install 'moto[server]')"
+)]
+async fn s3_credentials_come_from_the_environment_without_souks_own() {
+    use crate::helpers::{Http, Served, expect_json, user_with_token};
+
+    let s3 = S3Server::shared();
+    let bucket = s3.new_bucket().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data_dir = dir.path().display().to_string();
+    let env = [
+        ("SOUK_DATA_DIR", data_dir.as_str()),
+        ("SOUK_S3_BUCKET", bucket.as_str()),
+        ("SOUK_S3_REGION", REGION),
+        ("SOUK_S3_ENDPOINT", s3.endpoint.as_str()),
+        ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY),
+    ];
+    let (_db, token) = user_with_token(&env).await;
+    let served = Served::start(&env);
+    let server = Http::connect(&served.base_url).await;
+    let ad = server
+        .request(reqwest::Method::POST, "/v1/advertisements")
+        .token(&token)
+        .json(&crate::ads::minimal("Fiets"))
+        .send()
+        .await;
+    let ad = expect_json(ad, 201).await;
+    let images = format!("{}/images", ad["_links"]["self"]["href"].as_str().unwrap());
+    let (content_type, body) =
+        crate::images::multipart(&[("file", Some("image/jpeg"), crate::images::jpeg(64, 48))]);
+    let uploaded = server
+        .request(reqwest::Method::POST, &images)
+        .token(&token)
+        .bytes(&content_type, body)
+        .send()
+        .await;
+    expect_json(uploaded, 201).await;
+    served.stop();
+}

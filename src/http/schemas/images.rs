@@ -5,10 +5,9 @@ use serde_json::{Value, json};
 
 use super::{described, list_of, object};
 
-/// The schemas, with prefixed keys under `prefix`, given `all`'s builder of `_embedded`
-/// members.
-pub(super) fn schemas(prefix: &str, embedded: &dyn Fn(&str, &str) -> Value) -> Value {
-    let link = json!({"$ref": "#/components/schemas/Link"});
+/// The schemas, with prefixed keys under `prefix`, given `all`'s `link` and its builder of
+/// `_embedded` members.
+pub(super) fn schemas(prefix: &str, link: &Value, embedded: &dyn Fn(&str, &str) -> Value) -> Value {
     json!({
         "ImageList": object(
             json!({

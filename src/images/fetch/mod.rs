@@ -47,6 +47,9 @@ pub struct FetchPolicy {
     pub max_bytes: usize,
     /// The time one URL may take, from the first connection to the last byte.
     pub timeout: Duration,
+    /// The time all the URLs of an import may take: within the request's time, which
+    /// 24 URLs fetched four at a time at their own limit each would overrun.
+    pub total: Duration,
     /// Redirects followed for one URL.
     pub max_redirects: usize,
     /// What may be connected to although [`address`] refuses it.
@@ -147,17 +150,22 @@ impl FetchError {
     }
 }
 
-/// Fetches every URL (a few at a time), answering the images in the order of `urls`, or a
-/// field error `urls[i]` for every URL that failed.
+/// Fetches every URL (a few at a time, all within the policy's total time), answering the
+/// images in the order of `urls`, or a field error `urls[i]` for every URL that failed.
 pub async fn fetch_all(
     policy: &FetchPolicy,
     urls: &[String],
 ) -> Result<Vec<Fetched>, Vec<FieldError>> {
+    let deadline = tokio::time::Instant::now() + policy.total;
     // Owned URLs: a closure over borrowed items would make this future one the compiler
     // cannot prove `Send` (a known limit of its higher-ranked lifetimes), and handlers
     // need it to be.
     let results: Vec<Result<Fetched, FetchError>> = futures_util::stream::iter(urls.to_vec())
-        .map(|url| async move { fetch(policy, &url).await })
+        .map(|url| async move {
+            tokio::time::timeout_at(deadline, fetch(policy, &url))
+                .await
+                .unwrap_or(Err(FetchError::TooSlow))
+        })
         .buffered(PARALLEL_FETCHES)
         .collect()
         .await;

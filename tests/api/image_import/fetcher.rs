@@ -14,6 +14,7 @@ fn policy(allow: &[&str]) -> FetchPolicy {
     FetchPolicy {
         max_bytes: 64 * 1024,
         timeout: Duration::from_secs(2),
+        total: Duration::from_secs(30),
         max_redirects: 3,
         allow: AllowList::parse(allow.iter().copied()).expect("allow-list"),
     }
@@ -158,6 +159,28 @@ async fn a_slow_answer_or_a_slow_body_is_given_up_at_the_time_limit() {
         let error = fetch(&quick, &server.url(path)).await.unwrap_err();
         assert_eq!(error, FetchError::TooSlow, "{path}");
         assert!(started.elapsed() < Duration::from_millis(1500), "{path}");
+    }
+}
+
+/// An import's URLs together take at most the policy's total time: eight slow URLs, four
+/// at a time at two seconds each, took four seconds; the total of one ends them all.
+#[tokio::test]
+async fn an_import_is_given_up_at_its_total_time() {
+    let server = ImageServer::start(PHOTO.to_vec()).await;
+    let mut bounded = policy(&[&server.allow_entry()]);
+    bounded.total = Duration::from_secs(1);
+    let urls = vec![server.url("/slow"); 8];
+    let started = Instant::now();
+    let errors = fetch_all(&bounded, &urls).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(errors.len(), 8);
+    for (i, error) in errors.iter().enumerate() {
+        assert_eq!(error.fields, [format!("urls[{i}]")]);
+        assert_eq!(error.code, "too-slow");
     }
 }
 
