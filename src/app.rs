@@ -113,6 +113,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     // With port 0 the system picks the port: from here on the configuration names it.
     let config = config.bound_to(listener.local_addr()?);
+    for doubt in config.doubts() {
+        tracing::warn!("{doubt}");
+    }
     if config.environment == crate::config::Environment::Sandbox {
         create_sandbox_demo(&config, &db, clock.now()).await?;
     }

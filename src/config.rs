@@ -218,6 +218,32 @@ impl Config {
         self
     }
 
+    /// What in this configuration is most likely a mistake, though a server can run with
+    /// it: said in the log at start (`app::serve`).
+    pub fn doubts(&self) -> Vec<&'static str> {
+        let mut doubts = Vec::new();
+        if self.environment == Environment::Production && self.smtp_url.is_none() {
+            doubts.push(
+                "production without SOUK_SMTP_URL: mail (account confirmations, alerts) goes \
+                 to files in the data folder's outbox, not to its addresses",
+            );
+        }
+        if self.environment == Environment::Sandbox && !self.listen.ip().is_loopback() {
+            doubts.push(
+                "a sandbox that listens beyond this machine: it has a demo user whose password \
+                 the README publishes, and pays every order at once; a marketplace sets \
+                 SOUK_ENVIRONMENT=production",
+            );
+        }
+        if self.listen.ip().is_unspecified() && self.base_url == format!("http://{}", self.listen) {
+            doubts.push(
+                "SOUK_BASE_URL is not set and the server listens on every address: links and \
+                 mails name an address no client can follow; set SOUK_BASE_URL to the public one",
+            );
+        }
+        doubts
+    }
+
     /// Fills in the URLs left empty and checks what a type alone cannot.
     fn with_derived_urls(mut self) -> Result<Config, ConfigError> {
         if self.database_url.is_empty() {
@@ -407,6 +433,29 @@ mod tests {
         assert_eq!(config.curie_prefix, "svc");
         assert_eq!(config.sqlite_synchronous, SqliteSync::Full);
         assert_eq!(config.database_heavy_reads, crate::store::cores());
+    }
+
+    #[test]
+    fn likely_mistakes_are_doubted() {
+        let doubts = |env: &[(&str, &str)]| from(None, env).unwrap().doubts();
+        assert!(doubts(&[]).is_empty(), "a laptop's sandbox");
+        let production = [("SOUK_ENVIRONMENT", "production")];
+        assert!(doubts(&production)[0].contains("SOUK_SMTP_URL"));
+        let mailing = [
+            ("SOUK_ENVIRONMENT", "production"),
+            ("SOUK_SMTP_URL", "smtp://mail.internal:25"),
+        ];
+        assert!(doubts(&mailing).is_empty());
+        let exposed = doubts(&[("SOUK_LISTEN", "0.0.0.0:8080")]);
+        assert_eq!(exposed.len(), 2, "{exposed:?}");
+        assert!(exposed[0].contains("sandbox") && exposed[1].contains("SOUK_BASE_URL"));
+        let named = doubts(&[
+            ("SOUK_LISTEN", "0.0.0.0:8080"),
+            ("SOUK_BASE_URL", "https://api.souk.example"),
+            ("SOUK_ENVIRONMENT", "production"),
+            ("SOUK_SMTP_URL", "smtp://mail.internal:25"),
+        ]);
+        assert!(named.is_empty(), "{named:?}");
     }
 
     #[test]

@@ -94,6 +94,16 @@ fn a_bad_setting_stops_the_command_with_a_clear_message() {
 /// has demo ads (the demo users are the database's first two), it serves the default
 /// taxonomy, logs JSON lines that carry each request's id, and stops
 /// cleanly on SIGTERM.
+/// A `RUST_LOG` that is not a filter is said in the log, not dropped in silence.
+#[test]
+fn a_malformed_rust_log_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().display().to_string();
+    let served = Served::start(&[("SOUK_DATA_DIR", &data_dir), ("RUST_LOG", "souk=loud")]);
+    let log = served.stop();
+    assert!(log.contains("RUST_LOG is not a filter"), "{log}");
+}
+
 #[test]
 fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
