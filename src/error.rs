@@ -130,7 +130,7 @@ error_codes! {
     ServiceUnavailable = (503, "service-unavailable", "De dienst is tijdelijk niet beschikbaar", "Le service est temporairement indisponible",
         "Souk cannot reach its database right now, or another request changed the same records at that moment and this one was undone. Nothing was changed: send the request again after a short wait (`Retry-After`, where present, says how long).");
     OutcomeUnknown = (503, "outcome-unknown", "Onbekend of de wijziging is doorgevoerd", "On ne sait pas si la modification a été faite",
-        "The connection to the database was lost as the change was being saved, and the database could not be asked since whether it was: the change may have been made. Look (read the resource, or the list it belongs to) before sending the request again. Under the same `Idempotency-Key` it is not run again: its retries get this answer.");
+        "The connection to the database was lost as the change was being saved, and the database could not be asked since whether it was: the change may have been made. Look (read the resource, or the list it belongs to) before sending the request again. Under the same `Idempotency-Key` its retries get this answer, and it is not run again (unless the database stayed out of reach for seconds more, when the key could not keep the answer).");
 }
 
 impl ErrorCode {

@@ -74,7 +74,7 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     // On a blocking thread: an image upload's body may be hundreds of megabytes, whose
     // hashing would hold a runtime worker that other requests wait for.
     let (uri, body_bytes) = (parts.uri.to_string(), bytes.clone());
-    let hashed = tokio::task::spawn_blocking(move || {
+    let hashed = crate::usecase::on_blocking_thread(move || {
         let mut hasher = Sha256::new();
         hasher.update(uri.as_bytes());
         hasher.update(b"\n");
@@ -82,11 +82,9 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         hex::encode(hasher.finalize())
     })
     .await;
-    let fingerprint = match hashed {
-        Ok(fingerprint) => fingerprint,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        // The runtime is shutting down.
-        Err(_) => return ApiError::new(ErrorCode::ServiceUnavailable).into_response(),
+    let Some(fingerprint) = hashed else {
+        // The server is stopping.
+        return ApiError::new(ErrorCode::ServiceUnavailable).into_response();
     };
     let user = caller.user_id.map_or("-".to_owned(), |u| u.to_string());
     let scope_key = format!("{}/{user}/{key}", caller.client_id);
@@ -188,23 +186,38 @@ async fn may_upload(state: &AppState, parts: &mut Parts) -> Result<bool, Respons
 }
 
 /// Keeps a claimed key's answer (`kept`, see [`to_keep`]), or frees the key of a request
-/// that did not succeed.
+/// that did not succeed. A database that does not answer is tried again for about three
+/// seconds ([`KEEP_TRIES`]): an answer not kept leaves the key pending, and once its
+/// claim counts as abandoned a retry runs the request again (an `outcome-unknown` comes
+/// when the database did not answer for a moment, so the moment after matters).
 async fn keep(db: &Db, claim: store::Claim, kept: Option<(u16, String)>) {
-    let result = db
-        .write(move |conn| {
-            Box::pin(async move {
-                match kept {
-                    Some((status, text)) => store::complete(conn, &claim, status, &text).await,
-                    None => store::release(conn, &claim).await,
-                }
+    let mut pause = std::time::Duration::from_millis(200);
+    for attempt in 1..=KEEP_TRIES {
+        let (claim, kept) = (claim.clone(), kept.clone());
+        let result = db
+            .write(move |conn| {
+                Box::pin(async move {
+                    match kept {
+                        Some((status, text)) => store::complete(conn, &claim, status, &text).await,
+                        None => store::release(conn, &claim).await,
+                    }
+                })
             })
-        })
-        .await;
-    if let Err(e) = result {
-        // The request itself succeeded; a retry would run it again.
-        tracing::error!(error = %e, "cannot keep an idempotent response");
+            .await;
+        match result {
+            Ok(()) => return,
+            Err(_) if attempt < KEEP_TRIES => {
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            // A retry may run the request again.
+            Err(e) => tracing::error!(error = %e, "cannot keep an idempotent response"),
+        }
     }
 }
+
+/// Tries to keep an answer: 0.2, 0.4, 0.8 and 1.6 s apart.
+const KEEP_TRIES: u32 = 5;
 
 /// Seconds after which a claim whose request never finished is freed: twice the request
 /// timeout.

@@ -125,12 +125,12 @@ impl Blobs {
                 secret_access_key,
             } => {
                 use_ring_for_tls();
-                // The environment's AWS settings first (`AWS_ACCESS_KEY_ID`, a session
-                // token, a task role's or a web identity's credentials: how ECS and EKS
-                // give them), then Souk's own, which win.
-                let mut builder = AmazonS3Builder::from_env()
+                let mut builder = AmazonS3Builder::new()
                     .with_bucket_name(bucket)
                     .with_region(region);
+                if access_key_id.is_none() {
+                    builder = with_environment_credentials(builder);
+                }
                 if let Some(endpoint) = endpoint {
                     builder = builder
                         .with_endpoint(endpoint)
@@ -304,6 +304,45 @@ fn ignore_missing(result: object_store::Result<()>) -> Result<(), BlobError> {
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
         Err(other) => Err(other.into()),
     }
+}
+
+/// The environment's AWS credentials, read as `AmazonS3Builder::from_env` reads them, and
+/// only those: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` with `AWS_SESSION_TOKEN`, an
+/// ECS task's role (`AWS_CONTAINER_CREDENTIALS_*`), an EKS web identity
+/// (`AWS_WEB_IDENTITY_TOKEN_FILE`, `AWS_ROLE_ARN`). The other `AWS_*` settings (an
+/// endpoint, unsigned requests, certificates left unchecked) would change where and how
+/// Souk stores its images behind its own settings' back.
+fn with_environment_credentials(mut builder: AmazonS3Builder) -> AmazonS3Builder {
+    use object_store::aws::AmazonS3ConfigKey as Key;
+    // `vars_os`: `vars` panics on a variable that is not UTF-8.
+    for (name, value) in std::env::vars_os() {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        if !name.starts_with("AWS_") {
+            continue;
+        }
+        let Ok(key) = name.to_ascii_lowercase().parse::<Key>() else {
+            continue;
+        };
+        if matches!(
+            key,
+            Key::AccessKeyId
+                | Key::SecretAccessKey
+                | Key::Token
+                | Key::MetadataEndpoint
+                | Key::ContainerCredentialsRelativeUri
+                | Key::ContainerCredentialsFullUri
+                | Key::ContainerAuthorizationTokenFile
+                | Key::WebIdentityTokenFile
+                | Key::RoleArn
+                | Key::RoleSessionName
+                | Key::StsEndpoint
+        ) {
+            builder = builder.with_config(key, value);
+        }
+    }
+    builder
 }
 
 /// Makes ring the process's TLS provider (rustls): Souk's HTTP clients (S3 here) are built

@@ -231,68 +231,25 @@ pub fn header_limits(bytes: usize) -> image::Limits {
     header
 }
 
-/// The bytes a progressive JPEG's decoder keeps beside the pixels: each component's DCT
-/// coefficients at full resolution (two bytes each, 64 to an 8x8 block, the blocks padded
-/// to whole MCUs), at whatever scale it decodes. A 50-megapixel progressive JPEG without
-/// chroma subsampling keeps 300 MB of them. `None` for a JPEG that is not progressive (a
-/// baseline one is decoded a row of blocks at a time) or whose frame header is unreadable.
+/// At most the bytes a progressive JPEG's decoder (jpeg-decoder's, which renders) keeps
+/// beside the pixels: each component's DCT coefficients at full resolution, two bytes
+/// each, 64 to an 8x8 block, whatever scale it decodes at. Counted as if no component were
+/// subsampled, each side padded by the widest MCU's four blocks: a 50-megapixel
+/// progressive JPEG keeps up to 300 MB. `None` for a JPEG that is not progressive (a
+/// baseline one is decoded a row of blocks at a time), or whose header jpeg-decoder
+/// cannot read (its decode fails then too). The header is jpeg-decoder's reading, junk
+/// between markers skipped as it skips it: a reading of one's own that gave up on a
+/// stray byte let such a JPEG through.
 pub fn progressive_coefficient_bytes(bytes: &[u8]) -> Option<u64> {
-    let mut at = 2; // after SOI
-    loop {
-        if *bytes.get(at)? != 0xFF {
-            return None;
-        }
-        let marker = *bytes.get(at + 1)?;
-        match marker {
-            // A fill byte, and the markers without a segment.
-            0xFF => at += 1,
-            0x01 | 0xD0..=0xD7 => at += 2,
-            _ => {
-                let length = usize::from(u16::from_be_bytes([
-                    *bytes.get(at + 2)?,
-                    *bytes.get(at + 3)?,
-                ]));
-                let segment = bytes.get(at + 4..(at + 2 + length).max(at + 4))?;
-                match marker {
-                    // The progressive frames (Huffman, arithmetic; plain and differential).
-                    0xC2 | 0xC6 | 0xCA | 0xCE => return frame_coefficient_bytes(segment),
-                    // Any other frame, or the scan before a frame: not progressive.
-                    0xC0 | 0xC1 | 0xC3 | 0xC5 | 0xC7 | 0xC9 | 0xCB | 0xCD | 0xCF | 0xDA => {
-                        return None;
-                    }
-                    _ => at += 2 + length,
-                }
-            }
-        }
+    let mut decoder = jpeg_decoder::Decoder::new(bytes);
+    decoder.read_info().ok()?;
+    let info = decoder.info()?;
+    if info.coding_process != jpeg_decoder::CodingProcess::DctProgressive {
+        return None;
     }
-}
-
-/// The coefficients' bytes of a frame header: precision, height, width, the number of
-/// components, then per component its id, sampling factors and quantisation table.
-fn frame_coefficient_bytes(frame: &[u8]) -> Option<u64> {
-    let number = |at: usize| {
-        Some(u64::from(u16::from_be_bytes([
-            *frame.get(at)?,
-            *frame.get(at + 1)?,
-        ])))
-    };
-    let (height, width) = (number(1)?, number(3)?);
-    let sampling = (0..usize::from(*frame.get(5)?))
-        .map(|i| {
-            frame
-                .get(7 + 3 * i)
-                .map(|s| (u64::from(s >> 4), u64::from(s & 0x0F)))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    let h_max = sampling.iter().map(|s| s.0).max()?.max(1);
-    let v_max = sampling.iter().map(|s| s.1).max()?.max(1);
-    let (mcus_across, mcus_down) = (width.div_ceil(8 * h_max), height.div_ceil(8 * v_max));
-    Some(
-        sampling
-            .iter()
-            .map(|(h, v)| mcus_across * h * mcus_down * v * 64 * 2)
-            .sum(),
-    )
+    let components = info.pixel_format.pixel_bytes() as u64;
+    let blocks = |side: u16| u64::from(side).div_ceil(8) + 4;
+    Some(components * blocks(info.width) * blocks(info.height) * 64 * 2)
 }
 
 /// A JPEG ends with its EOI marker (FF D9) after the start of its scan data; some cameras
@@ -356,34 +313,37 @@ mod tests {
     fn a_progressive_jpeg_counts_its_coefficients() {
         use jpeg_encoder::SamplingFactor::{F_1_1, F_2_2};
         let full = jpeg(500, 500, true, F_1_1);
-        // 63 x 63 blocks of 64 coefficients of two bytes, for each of three components.
+        // 63 blocks a side, four more for the padding, for each of three components.
+        let bound = 3 * 67 * 67 * 128;
+        assert_eq!(progressive_coefficient_bytes(&full), Some(bound));
+        // Subsampled chroma keeps fewer: the bound is the same.
         assert_eq!(
-            progressive_coefficient_bytes(&full),
-            Some(3 * 63 * 63 * 128)
-        );
-        // Subsampled chroma: the luma in 32 x 32 MCUs of 2 x 2 blocks, the chroma in one
-        // block per MCU each.
-        let subsampled = jpeg(500, 500, true, F_2_2);
-        assert_eq!(
-            progressive_coefficient_bytes(&subsampled),
-            Some((4 + 1 + 1) * 32 * 32 * 128)
+            progressive_coefficient_bytes(&jpeg(500, 500, true, F_2_2)),
+            Some(bound)
         );
         let baseline = jpeg(500, 500, false, F_1_1);
         assert_eq!(progressive_coefficient_bytes(&baseline), None);
+        // A stray byte after the first segment, which decoders skip, hides nothing.
+        let mut strayed = full.clone();
+        let first_segment_end = 4 + usize::from(u16::from_be_bytes([full[4], full[5]]));
+        strayed.insert(first_segment_end, 0);
+        assert_eq!(progressive_coefficient_bytes(&strayed), Some(bound));
         // Pixels of 750,000 bytes: within a bound of 1 MB as a baseline JPEG; with the
-        // coefficients' 1.5 MB beside them, not.
+        // coefficients beside them, not.
         let limits = Limits {
             max_decoded_bytes: 1_000_000,
             ..Limits::default()
         };
         assert!(check(&baseline, None, limits).is_ok());
-        assert_eq!(
-            check(&full, None, limits),
-            Err(Refusal::TooManyPixels {
-                width: 500,
-                height: 500
-            })
-        );
+        for progressive in [&full, &strayed] {
+            assert_eq!(
+                check(progressive, None, limits),
+                Err(Refusal::TooManyPixels {
+                    width: 500,
+                    height: 500
+                })
+            );
+        }
         // Cut short or not a JPEG at all: no frame to count.
         assert_eq!(progressive_coefficient_bytes(&full[..20]), None);
         assert_eq!(progressive_coefficient_bytes(b"\xFF\xD8\xFF"), None);

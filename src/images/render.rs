@@ -89,7 +89,8 @@ fn decode_jpeg(bytes: &[u8], largest: u32) -> Result<(DynamicImage, Orientation)
         .info()
         .ok_or_else(|| DecodeError("no header".into()))?;
     let (width, height) = (u32::from(info.width), u32::from(info.height));
-    // Checked at upload, and here for a job queued before that check.
+    // The coefficients stay at full size whatever the scale decoded at (the pixels are
+    // smaller): bounded here for a job queued before the upload's check counted them.
     if check::progressive_coefficient_bytes(bytes)
         .is_some_and(|coefficients| coefficients > Limits::default().max_decoded_bytes)
     {

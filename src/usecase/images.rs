@@ -77,7 +77,7 @@ pub async fn add<R: Send + 'static>(
     // Every header read and every file hashed: for a large upload (24 files of up to
     // 20 MiB) a second or more of work, done on a blocking thread rather than on a runtime
     // worker that other requests wait for.
-    let examined = tokio::task::spawn_blocking(move || {
+    let examined = super::on_blocking_thread(move || {
         let checked = check_all(&uploads, rules.limits);
         let hashes: Vec<String> = match &checked {
             Ok(_) => uploads
@@ -89,10 +89,10 @@ pub async fn add<R: Send + 'static>(
         (uploads, checked, hashes)
     })
     .await;
-    let (uploads, checked, hashes) = match examined {
-        Ok(examined) => examined,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => return Err(Error::Db(DbError::Unavailable(e.to_string()))),
+    let Some((uploads, checked, hashes)) = examined else {
+        return Err(Error::Db(DbError::Unavailable(
+            "the server is stopping".into(),
+        )));
     };
     let checked = checked?;
     let mut new_images = Vec::with_capacity(uploads.len());

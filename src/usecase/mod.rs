@@ -28,6 +28,19 @@ pub mod saved_searches;
 pub mod search;
 pub mod sign_in;
 
+/// Runs CPU-bound `work` on a blocking thread, off the runtime's workers that other
+/// requests wait for; `None` when the runtime is shutting down. A panic in `work` goes on
+/// as the caller's.
+pub(crate) async fn on_blocking_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => Some(value),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => None,
+    }
+}
+
 use std::convert::Infallible;
 use std::sync::Arc;
 

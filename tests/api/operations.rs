@@ -90,10 +90,6 @@ fn a_bad_setting_stops_the_command_with_a_clear_message() {
     assert!(text.contains("region") && text.contains("de-DE"), "{text}");
 }
 
-/// The binary as an operator runs it: a new sandbox prints working demo credentials and
-/// has demo ads (the demo users are the database's first two), it serves the default
-/// taxonomy, logs JSON lines that carry each request's id, and stops
-/// cleanly on SIGTERM.
 /// A `RUST_LOG` that is not a filter is said in the log, not dropped in silence.
 #[test]
 fn a_malformed_rust_log_is_said() {
@@ -104,6 +100,10 @@ fn a_malformed_rust_log_is_said() {
     assert!(log.contains("RUST_LOG is not a filter"), "{log}");
 }
 
+/// The binary as an operator runs it: a new sandbox prints working demo credentials and
+/// has demo ads (the demo users are the database's first two), it serves the default
+/// taxonomy, logs JSON lines that carry each request's id, and stops
+/// cleanly on SIGTERM.
 #[test]
 fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();

@@ -162,6 +162,10 @@ pub async fn fetch_all(
     // need it to be.
     let results: Vec<Result<Fetched, FetchError>> = futures_util::stream::iter(urls.to_vec())
         .map(|url| async move {
+            // A URL whose turn comes after the deadline is not started at all.
+            if tokio::time::Instant::now() >= deadline {
+                return Err(FetchError::TooSlow);
+            }
             tokio::time::timeout_at(deadline, fetch(policy, &url))
                 .await
                 .unwrap_or(Err(FetchError::TooSlow))

@@ -13,9 +13,10 @@
 //! The id is taken with `BEGIN`, in the same message and round trip. It gives every write
 //! transaction an id, which one that writes takes anyway; the background loops' writes
 //! that find nothing to do (a rendition worker's claim, about once a second) now each
-//! flush a commit record. Read before COMMIT instead, it cost a round trip per write: R3
-//! on PostgreSQL 0.93 x the build without it (`bench/run --backend postgres --baseline
-//! 53bf122`, in turns).
+//! flush a commit record. Read before COMMIT instead, it took a round trip more per write.
+//! Neither cost shows beyond the harness's noise: R3 on PostgreSQL measured 0.93 x and
+//! 0.94 x the build without the check, and R1, which neither changes, 0.97 x and 0.94 x
+//! (`bench/run --backend postgres --baseline 53bf122`, in turns; bench/results).
 
 use std::time::Duration;
 
@@ -38,7 +39,17 @@ where
     F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
     E: From<DbError>,
 {
-    let id = begin(conn).await?;
+    let id = match begin(conn).await {
+        Ok(id) => id,
+        Err(e) => {
+            // `BEGIN` may have run and the id's query failed (a standby refuses to give
+            // one): the connection must not go back to the pool inside that transaction.
+            if conn.client.batch("ROLLBACK").await.is_err() {
+                conn.reusable = false;
+            }
+            return Err(e.into());
+        }
+    };
     match f(conn).await {
         Ok(value) => {
             commit(conn, connector, id).await?;
@@ -100,7 +111,10 @@ async fn outcome(connector: &Connector, id: i64, lost: &str) -> Result<(), DbErr
         {
             match tokio::time::timeout_at(deadline, connector.connect()).await {
                 Ok(Ok(client)) => asked = Some(client),
-                Ok(Err(e)) => last = e.to_string(),
+                Ok(Err(e)) => {
+                    last = e.to_string();
+                    asked = None;
+                }
                 Err(_) => break,
             }
         }
