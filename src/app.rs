@@ -308,6 +308,10 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
                 forget_spent_tokens(&state.db, now).await,
                 "cannot delete spent tokens",
             );
+            warn_on(
+                crate::usecase::events::forget_old(&state.db, now).await,
+                "cannot delete old events",
+            );
             // Blobs a crash left unreferenced, or held for a rendition never recorded
             // (deletions wake the sweeper, which frees theirs within moments).
             crate::usecase::images::sweep(&state.db, &state.blobs, &state.clock).await;
@@ -330,9 +334,13 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
     if state.db.backend() == crate::store::Backend::Sqlite {
         crate::usecase::renditions::release_leases(&state.db).await?;
         crate::usecase::mail_queue::release_leases(&state.db, &state.clock).await?;
+        crate::usecase::deliveries::release_leases(&state.db, &state.clock).await?;
     }
     tokio::spawn(sweep_blobs(state.clone()));
     tokio::spawn(send_mail(state.clone()));
+    for _ in 0..WEBHOOK_SENDERS {
+        tokio::spawn(deliver_webhooks(state.clone()));
+    }
     let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
     for _ in 0..state.config.image_workers {
         tokio::spawn(make_renditions(state.clone(), turns.clone()));
@@ -369,6 +377,40 @@ async fn send_mail(state: AppState) {
         }
     }
 }
+
+/// A webhook sender (`usecase::deliveries`): makes every delivery due, then looks again
+/// after [`DELIVERY_POLL`] (the events that queue deliveries are written by every replica's
+/// requests, so it polls rather than waits for a wake).
+async fn deliver_webhooks(state: AppState) {
+    use crate::usecase::deliveries::{Delivered, DeliveryPolicy, deliver_next};
+    let policy = DeliveryPolicy {
+        timeout: std::time::Duration::from_secs(state.config.webhook_timeout_secs),
+        allow: state.config.webhook_allow_list(),
+    };
+    let hal = state.hal("v1");
+    let render = move |event: &crate::store::events::EventRecord| {
+        crate::http::event_json(&hal, event)
+            .to_string()
+            .into_bytes()
+    };
+    loop {
+        match deliver_next(&state.db, &state.clock, &policy, &render).await {
+            Ok(Delivered::Done | Delivered::Failed) => continue,
+            Ok(Delivered::Idle) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "the webhook deliveries cannot be read or written")
+            }
+        }
+        tokio::time::sleep(DELIVERY_POLL).await;
+    }
+}
+
+/// Webhook senders per replica, each making one delivery at a time: a receiver that
+/// holds its deliveries for the whole timeout holds up one sender, not every client's.
+const WEBHOOK_SENDERS: usize = 4;
+
+/// How often an idle webhook sender looks for deliveries.
+const DELIVERY_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How often an idle mail sender looks for mail no wake announced.
 const MAIL_POLL: std::time::Duration = std::time::Duration::from_secs(2);

@@ -93,6 +93,11 @@ pub struct Config {
     pub image_fetch_timeout_secs: u64,
     /// Redirects followed for one image URL.
     pub image_fetch_max_redirects: usize,
+    /// What webhook deliveries may reach although it is not a public internet address, as
+    /// `image_fetch_allow` says it. Empty: nothing.
+    pub webhook_allow: String,
+    /// The time one webhook delivery may take, from the connection to the answer's status.
+    pub webhook_timeout_secs: u64,
 }
 
 /// The entries of a comma-separated list, trimmed, empty ones left out.
@@ -135,6 +140,8 @@ impl Default for Config {
             trusted_proxies: String::new(),
             image_fetch_timeout_secs: 10,
             image_fetch_max_redirects: 5,
+            webhook_allow: String::new(),
+            webhook_timeout_secs: 10,
         }
     }
 }
@@ -287,6 +294,7 @@ impl Config {
                 3_600,
             ),
             ("image_job_lease_secs", self.image_job_lease_secs, 2, 86_400),
+            ("webhook_timeout_secs", self.webhook_timeout_secs, 1, 60),
             ("max_body_bytes", self.max_body_bytes as u64, 1_024, gib),
             ("max_image_bytes", self.max_image_bytes as u64, 1_024, gib),
             (
@@ -323,6 +331,8 @@ impl Config {
         }
         AllowList::parse(self.image_fetch_allow.split(','))
             .map_err(|e| ConfigError(format!("image_fetch_allow: {e}")))?;
+        AllowList::parse(self.webhook_allow.split(','))
+            .map_err(|e| ConfigError(format!("webhook_allow: {e}")))?;
         if let Some(bad) = proxy_entries(&self.trusted_proxies).find(|e| Cidr::parse(e).is_none()) {
             return Err(ConfigError(format!(
                 "trusted_proxies: `{bad}` is not a network or an address"
@@ -342,6 +352,11 @@ impl Config {
     /// The allow-list of the image import (checked when the configuration was read).
     pub fn image_fetch_allow_list(&self) -> AllowList {
         AllowList::parse(self.image_fetch_allow.split(',')).unwrap_or_default()
+    }
+
+    /// The allow-list of webhook deliveries (checked when the configuration was read).
+    pub fn webhook_allow_list(&self) -> AllowList {
+        AllowList::parse(self.webhook_allow.split(',')).unwrap_or_default()
     }
 
     /// The configuration as `souk config` prints it: TOML, the database password redacted.
@@ -513,7 +528,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 31);
+        assert_eq!(Config::keys().len(), 33);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

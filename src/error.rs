@@ -298,6 +298,8 @@ impl<R: Into<ApiError>> From<usecase::Error<R>> for ApiError {
             Error::NotFound(Thing::Review) => ErrorCode::ReviewNotFound.into(),
             Error::NotFound(Thing::Order) => ErrorCode::OrderNotFound.into(),
             Error::NotFound(Thing::Feature) => ErrorCode::FeatureNotFound.into(),
+            Error::NotFound(Thing::Hook) => ErrorCode::HookNotFound.into(),
+            Error::NotFound(Thing::Event) => ErrorCode::EventNotFound.into(),
             Error::Forbidden => ErrorCode::Unauthorized.into(),
             Error::NotConfirmed => ErrorCode::UserNotConfirmed.into(),
             Error::Invalid(details) => ApiError::validation(details),

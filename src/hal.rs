@@ -74,6 +74,8 @@ catalogue! { Rel, "A link relation of Souk, emitted as `<prefix>:<name>` and doc
     Buyer = ("buyer", "The user who buys in a transaction.");
     AdvertisementRenew = ("advertisement-renew", "POST here to renew the advertisement (possible in the last 7 days before its closeDate, and after it expired).");
     AdvertisementWebsiteLink = ("advertisement-website-link", "The advertisement's page for people (HTML).");
+    Hook = ("hook", "A webhook of the calling client; in the collection's `_embedded`, each of them, oldest first.");
+    Event = ("event", "An event for the calling client; in the collection's `_embedded`, each of them, newest first.");
     ChangeEmail = ("change-email", "POST `{\"newEmail\"}` here to change the user's e-mail address; the change takes effect when the user follows the link mailed to the new address.");
 }
 
@@ -108,6 +110,10 @@ catalogue! { Resource, "A resource type with a documentation page (`describedby`
     OrderProduct = ("order-product", "A product of an order: `productId` (numbered within the order from 1), `type` (`insertion`, `renewal` or `feature`, with `feature` its name), `description`, `price` and `vat` (integer euro cents, VAT included in `price`), and a link to the advertisement it is for.");
     Review = ("review", "A review of a seller by the buyer of a completed transaction: `reviewId`, `name` (the reviewer's name), `place` (the reviewer's town when they wrote it, empty where unknown), `date`, `reason` (the title of the advertisement the transaction was about), `overallScore` (1 to 5), `content`, `subScores` (`[{key, description, score}]` for the aspects the reviewer scored: `communication`, `accuracy`, `delivery`).");
     ReviewList = ("review-list", "A page of a seller's reviews, newest first, under `_embedded[\"<prefix>:user-review\"]`, with `numberOfReviews` (also as `totalCount`), `averageScore` and `averageSubScores` (`[{key, description, score}]`, one decimal, 0 where there is nothing to average) over all of them, `offset`, `limit` and `first`/`prev`/`next`/`last` links.");
+    Hook = ("hook", "A webhook of a client: `hookId`, `url` (where each event is POSTed), `events` (the event types it wants), `active`, `createdDate`, `updatedDate`. Its secret, the key of each delivery's signature, is never shown.");
+    HookList = ("hook-list", "The calling client's webhooks, oldest first, under `_embedded[\"<prefix>:hook\"]`, with `totalCount` and `maximum` (how many a client may have).");
+    Event = ("event", "Something that happened, as a webhook delivery POSTs it: `eventId`, `eventType` (`advertisement.created`, `advertisement.updated`, `advertisement.deleted`, `bid.placed`, `bid.withdrawn`, `transaction.created`, `transaction.updated`, `upcall.confirmed`), `created`, `eventData` (what changed: ids and states), and the resource embedded under its rel as it was then, with a `self` link to it as it is now.");
+    EventList = ("event-list", "A page of the events for the calling client, newest first, under `_embedded[\"<prefix>:event\"]`, with `totalCount`, `offset`, `limit` and `first`/`prev`/`next`/`last` links.");
     CategoryFees = ("category-fees", "Under construction, subject to change. The fees of a leaf category in integer euro cents: `insertionFee` (0 where only subscriptions apply), `runningSubscriptions` (`[{durationDays, fee}]`, possibly empty), and Souk's own `runningDays` (how long an ad in the category runs).");
 }
 

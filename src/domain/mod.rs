@@ -5,6 +5,7 @@ pub mod bid;
 pub mod category;
 pub mod feature;
 pub mod field_error;
+pub mod hook;
 pub mod image;
 pub mod locale;
 pub mod order;

@@ -93,7 +93,8 @@ pub mod need {
         Write = Write,
         Purchase = Purchase,
         CreateAccount = CreateAccount,
-        ConfirmUpcall = ConfirmUpcall
+        ConfirmUpcall = ConfirmUpcall,
+        Webhooks = Webhooks
     );
 }
 

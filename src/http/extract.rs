@@ -123,6 +123,10 @@ path_extractors! {
     ReviewPath("userId": i64, "reviewId": i64);
     /// The `{savedSearchId}` of the path.
     SavedSearchPath("savedSearchId": i64);
+    /// The `{hookId}` of the path.
+    HookPath("hookId": i64);
+    /// The `{eventId}` of the path.
+    EventPath("eventId": i64);
     /// The `{orderId}` of the path.
     OrderPath("orderId": i64);
     /// The `{orderId}` and `{productId}` of the path.

@@ -9,6 +9,7 @@ mod categories;
 mod docs;
 mod extract;
 mod features;
+mod hooks;
 mod idempotency;
 mod images;
 mod locations;
@@ -42,6 +43,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
 pub use extract::{JsonBody, parse_json};
+pub use hooks::event_json;
 pub use idempotency::KEEP_SECONDS as IDEMPOTENCY_KEEP_SECONDS;
 pub use render::{Json, REQUEST_ID};
 
@@ -63,6 +65,7 @@ fn api() -> api::Api {
     let api = reviews::routes(api);
     let api = orders::routes(api);
     let api = features::routes(api);
+    let api = hooks::routes(api);
     docs::routes(api)
 }
 
@@ -155,6 +158,7 @@ pub fn openapi_document(config: &Config) -> Value {
             {"name": "Reviews", "description": "Reviews of sellers by the buyers of their completed sales."},
             {"name": "Features", "description": "Paid promotions of an advertisement: their prices, buying one, the ones bought."},
             {"name": "Orders", "description": "Orders of features and renewals, and renewing an advertisement."},
+            {"name": "Webhooks", "description": "A client's webhooks (a client token with scope `webhooks`): each event of the users who granted the client access is POSTed to them, signed; the same events are readable at `/v1/events` for 30 days."},
             {"name": "Authorization server", "description": "OAuth 2.0: authorization code (with sign-in and consent pages), refresh tokens, client credentials; revocation, introspection, metadata."},
             {"name": "Documentation", "description": "Human-readable pages."},
             {"name": "Website", "description": "The pages people reach from links in answers and mails: an advertisement's page."},

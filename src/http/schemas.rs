@@ -7,6 +7,7 @@ use crate::domain::search::request::MAX_DISTANCE;
 use crate::usecase::advertisements::{PATCH_MAX_OPERATIONS, PATCHED_MAX_BYTES};
 
 mod commerce;
+mod hooks;
 mod images;
 
 /// An object schema with these members, of which those in `required` must be present
@@ -637,6 +638,7 @@ pub fn all(prefix: &str) -> Value {
     for part in [
         commerce::schemas(&links, &embedded),
         images::schemas(prefix, &link, &embedded),
+        hooks::schemas(&links, &embedded, &link),
     ] {
         if let (Some(schemas), Value::Object(more)) = (schemas.as_object_mut(), part) {
             schemas.extend(more);

@@ -76,6 +76,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(53, "0053_reindex_not_news"),
     migration!(54, "0054_image_job_interrupted_renders"),
     migration!(55, "0055_refresh_tokens_spent_at"),
+    migration!(56, "0056_webhooks"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

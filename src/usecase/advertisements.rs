@@ -10,11 +10,13 @@ use crate::domain::advertisement::{
 };
 use crate::domain::category::CategoryStatus;
 use crate::domain::field_error::FieldError;
+use crate::domain::hook::EventType;
 use crate::domain::locale::{Locale, Text};
 use crate::store::ads::{self, AdRecord, AdWrite, NewAd};
 use crate::store::users::User;
 use crate::store::{Conn, DbError, categories, images, renditions, users};
 
+use super::events;
 use super::orders::{self, Till};
 use super::{Conflict, Error, Thing};
 
@@ -71,11 +73,18 @@ pub async fn place<R>(
     let (number, city_name) = ads::insert(conn, &ad, now).await?;
     // Everything a read would find is at hand: no round trip to read it back.
     let record = ads::inserted(number, &user, checked.parent_category_id, city_name, ad);
-    if charged {
-        let record =
-            charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?;
-        return Ok(Placed { record });
-    }
+    let record = if charged {
+        charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?
+    } else {
+        record
+    };
+    let event = events::advertisement(
+        EventType::AdvertisementCreated,
+        &record,
+        record.status_at(now),
+        None,
+    );
+    events::record(conn, event, now).await?;
     Ok(Placed { record })
 }
 
@@ -202,6 +211,14 @@ pub async fn change<R>(
         record.images.clear();
         remove_images(conn, record.number, now).await?;
     }
+    let event_type = if removed_images {
+        EventType::AdvertisementDeleted
+    } else {
+        EventType::AdvertisementUpdated
+    };
+    let status = record.status_at(now);
+    let event = events::advertisement(event_type, &record, status, Some(current));
+    events::record(conn, event, now).await?;
     Ok(Changed {
         record,
         from: current,
@@ -238,6 +255,13 @@ pub async fn delete(
         return Err(Error::Changed);
     }
     remove_images(conn, record.number, now).await?;
+    let event = events::advertisement(
+        EventType::AdvertisementDeleted,
+        &record,
+        AdStatus::Deleted,
+        Some(record.status_at(now)),
+    );
+    events::record(conn, event, now).await?;
     Ok(Deleted::Now {
         before: Box::new(record),
     })

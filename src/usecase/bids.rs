@@ -8,6 +8,7 @@
 use crate::domain::advertisement::{AdStatus, ItemId, ModelType, PriceModel};
 use crate::domain::bid::minimum_bid;
 use crate::domain::bid::{BidRequest, Question, QuestionRequest, check_bid, check_question};
+use crate::domain::hook::EventType;
 use crate::domain::locale::{Language, euros};
 use crate::mail::Mail;
 use crate::store::Conn;
@@ -17,7 +18,7 @@ use crate::store::transactions::{self, Counter};
 use crate::store::users::{self, User};
 
 use super::advertisements::{existing, outsider};
-use super::{Conflict, Error, Thing, mail_queue};
+use super::{Conflict, Error, Thing, events, mail_queue};
 
 /// A bid as one reader may see it.
 #[derive(Clone, Debug)]
@@ -79,6 +80,8 @@ pub async fn place<R>(
         amount,
         placed_at: now,
     };
+    let event = events::bid(EventType::BidPlaced, ad.seller_id, &bid);
+    events::record(conn, event, now).await?;
     Ok(shown(bid, ad.seller_id, Some(bidder)))
 }
 
@@ -160,6 +163,8 @@ pub async fn withdraw(
         // Withdrawn meanwhile by the other party.
         return Err(Error::NotFound(Thing::Bid));
     }
+    let event = events::bid(EventType::BidWithdrawn, ad.seller_id, &bid);
+    events::record(conn, event, now).await?;
     Ok(shown(bid, ad.seller_id, Some(user)))
 }
 

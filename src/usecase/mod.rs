@@ -8,15 +8,18 @@
 //! parse and authorize, call one use case, and render its outcome.
 //!
 //! Every use case that changes something ends with `Ok(outcome)`, where the outcome names
-//! what changed; that is where the transactional outbox will record the event, in the same
-//! transaction (docs/ARCHITECTURE.md).
+//! what changed; just before it, the use case records its event in the transactional outbox
+//! ([`events::record`]), in the same transaction (docs/ARCHITECTURE.md).
 
 pub mod accounts;
 pub mod advertisements;
 pub mod alerts;
 pub mod authorization;
 pub mod bids;
+pub mod deliveries;
+pub mod events;
 pub mod features;
+pub mod hooks;
 pub mod images;
 pub mod mail_queue;
 pub mod moderation;
@@ -136,6 +139,8 @@ pub enum Thing {
     Review,
     Order,
     Feature,
+    Hook,
+    Event,
 }
 
 /// What state stands in the way.

@@ -2,9 +2,12 @@
 //! restore it.
 
 use crate::domain::advertisement::{Actor, AdStatus, ItemId, may_transition, restored_status};
+use crate::domain::hook::EventType;
 use crate::domain::text::is_multiline;
 use crate::store::ads::{self, AdRecord};
 use crate::store::{Conn, DbError};
+
+use super::events;
 
 /// The longest rejection reason.
 pub const REASON_MAX: usize = 500;
@@ -93,5 +96,13 @@ async fn moved(
     if !ads::set_status(conn, &before, status, reason, now).await? {
         return Err(ModerationError::Changed(ItemId::from_number(before.number)));
     }
+    let previous = before.status_at(now);
+    let event = events::advertisement(
+        EventType::AdvertisementUpdated,
+        &before,
+        status,
+        Some(previous),
+    );
+    events::record(conn, event, now).await?;
     Ok(Moderated { before, status })
 }

@@ -2,6 +2,7 @@
 //! who may see them; phone calls that partners confirm; the ad's statistics.
 
 use crate::domain::advertisement::{AdStatus, ItemId};
+use crate::domain::hook::EventType;
 use crate::domain::sale::{
     Call, CallRequest, Party, SaleRequest, TransactionStatus, check_call, check_sale, may_finish,
     named_buyer,
@@ -11,7 +12,7 @@ use crate::store::transactions::{self, Counter, Statistics, Transaction};
 use crate::store::{Conn, ads, users};
 
 use super::advertisements::{existing, own_existing};
-use super::{Conflict, Error, Thing};
+use super::{Conflict, Error, Thing, events};
 
 /// Records a sale of `seller`'s ad `item` from what the client sent (`request`: see
 /// [`Error::Request`]); the transaction takes the ad's next number.
@@ -40,6 +41,8 @@ pub async fn record<R>(
     };
     let sale = check_sale(&request, seller, buyer_exists)?;
     let transaction = transactions::insert(conn, ad.number, &sale, now).await?;
+    let event = events::transaction(EventType::TransactionCreated, seller, &transaction);
+    events::record(conn, event, now).await?;
     Ok(transaction)
 }
 
@@ -83,7 +86,7 @@ pub async fn finish(
     to: TransactionStatus,
     now: i64,
 ) -> Result<Transaction, Error> {
-    let (party, transaction, _) = visible_transaction(conn, item, id, user, now).await?;
+    let (party, transaction, ad) = visible_transaction(conn, item, id, user, now).await?;
     if !may_finish(party, to) {
         return Err(Error::Forbidden);
     }
@@ -94,6 +97,8 @@ pub async fn finish(
         status: to,
         ..transaction
     };
+    let event = events::transaction(EventType::TransactionUpdated, ad.seller_id, &finished);
+    events::record(conn, event, now).await?;
     Ok(finished)
 }
 
@@ -121,6 +126,7 @@ pub async fn confirm_call<R>(
     let call = check_call(&request.map_err(Error::Request)?)?;
     transactions::insert_upcall(conn, ad.number, client_id, &call, now).await?;
     transactions::count(conn, Counter::PhoneClicks, &[(ad.number, 1)]).await?;
+    events::record(conn, events::upcall(&ad, client_id, &call), now).await?;
     Ok(CallConfirmed { item, call })
 }
 

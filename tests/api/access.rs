@@ -384,6 +384,18 @@ fn rows() -> Vec<Row> {
             buyer: Status(404),
             ..owner_only()
         },
+        client_only("post", "/v1/hooks", "/v1/hooks", Some(hook_body())),
+        client_only("get", "/v1/hooks", "/v1/hooks", None),
+        client_only("get", "/v1/hooks/{hookId}", "/v1/hooks/{hook}", None),
+        client_only(
+            "put",
+            "/v1/hooks/{hookId}",
+            "/v1/hooks/{hook}",
+            Some(hook_body()),
+        ),
+        client_only("delete", "/v1/hooks/{hookId}", "/v1/hooks/{hook}", None),
+        client_only("get", "/v1/events", "/v1/events", None),
+        client_only("get", "/v1/events/{eventId}", "/v1/events/{event}", None),
         // Last: it deletes the ad the rows above use.
         Row {
             method: "post",
@@ -599,6 +611,62 @@ async fn completed_sale(app: &TestApp, users: &Users, item: &str) -> i64 {
     id
 }
 
+/// A row that only a client token with `webhooks` may use (the table's client has every
+/// client scope).
+fn client_only(
+    method: &'static str,
+    template: &'static str,
+    path: &'static str,
+    body: Option<serde_json::Value>,
+) -> Row {
+    Row {
+        method,
+        template,
+        path,
+        body,
+        anonymous: Status(401),
+        client: Allowed,
+        other_user: Status(403),
+        buyer: Status(403),
+        owner: Status(403),
+    }
+}
+
+fn hook_body() -> serde_json::Value {
+    json!({"url": "https://partner.example/{n}", "events": ["bid.placed"],
+           "secret": "sixteen characters or more"})
+}
+
+/// A hook of the table's client, written to the database: a request per caller and prefix
+/// would pass the ten a client may create.
+async fn clients_hook(app: &TestApp) -> i64 {
+    let client = app.app_client.id.clone();
+    let now = app.clock.now();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                let hook = souk::store::hooks::HookWrite {
+                    url: "https://partner.example/table",
+                    secret: "sixteen characters or more",
+                    active: true,
+                    events: &["bid.placed"],
+                };
+                souk::store::hooks::insert(conn, &client, hook, now).await
+            })
+        })
+        .await
+        .expect("hook")
+        .id
+}
+
+/// The newest event for the table's client (the owner's ad made one).
+async fn clients_event(app: &TestApp) -> i64 {
+    let events = expect_json(app.get("/v1/events").await, 200).await;
+    events["_embedded"]["svc:event"][0]["eventId"]
+        .as_i64()
+        .expect("an event for the client")
+}
+
 /// A saved search of `owner`; its id.
 async fn saved_search(app: &TestApp, owner: &User) -> i64 {
     let response = app
@@ -680,6 +748,12 @@ async fn the_access_table_holds(app: TestApp) {
                         .await;
                     let review = expect_json(review, 201).await["reviewId"].to_string();
                     path = path.replace("{review}", &review);
+                }
+                if path.contains("{hook}") {
+                    path = path.replace("{hook}", &clients_hook(&app).await.to_string());
+                }
+                if path.contains("{event}") {
+                    path = path.replace("{event}", &clients_event(&app).await.to_string());
                 }
                 if path.contains("{saved}") {
                     let saved = saved_search(&app, &users.owner).await;

@@ -29,4 +29,5 @@ mod search;
 mod storage;
 mod transactions;
 mod users;
+mod webhooks;
 mod website;

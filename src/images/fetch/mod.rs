@@ -297,11 +297,33 @@ fn may_be_an_image(content_type: &str) -> bool {
 
 /// One request, without following a redirect, to an address the policy permits.
 async fn request(policy: &FetchPolicy, url: &Url) -> Result<reqwest::Response, FetchError> {
+    let mut request = Request::new(Method::GET, url.clone());
+    request.headers_mut().insert(
+        ACCEPT,
+        reqwest::header::HeaderValue::from_static(
+            "image/jpeg, image/png, image/webp, image/*;q=0.8",
+        ),
+    );
+    let user_agent = concat!("Souk/", env!("CARGO_PKG_VERSION"), " image import");
+    send_guarded(&policy.allow, policy.timeout / 2, user_agent, request).await
+}
+
+/// Sends `request` without following a redirect, only to an address that [`address`]
+/// permits or `allow` names (each hop of an image import; each webhook delivery, see
+/// `usecase::deliveries`). The caller bounds the whole exchange's time; `connect_timeout`
+/// bounds the connection's.
+pub(crate) async fn send_guarded(
+    allow: &AllowList,
+    connect_timeout: Duration,
+    user_agent: &'static str,
+    request: Request,
+) -> Result<reqwest::Response, FetchError> {
+    let url = request.url();
     let host = url.host_str().ok_or(FetchError::InvalidUrl)?;
     let port = url.port_or_known_default().ok_or(FetchError::InvalidUrl)?;
     let guard = HopGuard {
-        allow: Arc::new(policy.allow.clone()),
-        whole_host_allowed: policy.allow.names_host(host, port),
+        allow: Arc::new(allow.clone()),
+        whole_host_allowed: allow.names_host(host, port),
         refused: Arc::new(Mutex::new(None)),
     };
     // An address in the URL is connected to without DNS, so it is checked here.
@@ -312,28 +334,21 @@ async fn request(policy: &FetchPolicy, url: &Url) -> Result<reqwest::Response, F
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
-        .connect_timeout(policy.timeout / 2)
-        .user_agent(concat!("Souk/", env!("CARGO_PKG_VERSION"), " image import"))
+        .connect_timeout(connect_timeout)
+        .user_agent(user_agent)
         .dns_resolver(guard.clone())
         .build()
         .map_err(|error| {
-            tracing::error!(%error, "image import: cannot build the HTTP client");
+            tracing::error!(%error, "cannot build the HTTP client");
             FetchError::NotAnswering
         })?;
-    let mut request = Request::new(Method::GET, url.clone());
-    request.headers_mut().insert(
-        ACCEPT,
-        reqwest::header::HeaderValue::from_static(
-            "image/jpeg, image/png, image/webp, image/*;q=0.8",
-        ),
-    );
     let response = match client.execute(request).await {
         Ok(response) => response,
         Err(error) => {
             if let Some((address, why)) = guard.refused.lock().take() {
                 return Err(FetchError::Refused { address, why });
             }
-            tracing::debug!(%error, "image import: no answer");
+            tracing::debug!(%error, "outgoing request: no answer");
             return Err(if error.is_timeout() {
                 FetchError::TooSlow
             } else {
@@ -374,7 +389,7 @@ impl HopGuard {
         match refusal(ip) {
             None => Ok(()),
             Some(why) => {
-                tracing::info!(%ip, why = why.as_str(), "image import: address refused");
+                tracing::info!(%ip, why = why.as_str(), "outgoing request: address refused");
                 Err(FetchError::Refused { address: ip, why })
             }
         }

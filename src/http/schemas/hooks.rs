@@ -1,0 +1,77 @@
+//! The schemas of webhooks and events (a part of [`super::all`], kept apart to keep each file
+//! readable).
+
+use serde_json::{Value, json};
+
+use super::{described, object, paged};
+use crate::domain::hook::{EVENTS_MOST, SECRET_MAX, SECRET_MIN, URL_MAX};
+
+/// The schemas, given `all`'s builders of `_links` and `_embedded` members and a link.
+pub(super) fn schemas(
+    links: &dyn Fn(&[&str]) -> Value,
+    embedded: &dyn Fn(&str, &str) -> Value,
+    link: &Value,
+) -> Value {
+    let event_types = json!({"type": "string", "enum": super::super::hooks::event_types()});
+    json!({
+        "HookInput": object(
+            json!({
+                "url": {"type": "string", "maxLength": URL_MAX, "description": "An absolute http or https URL."},
+                "events": {"type": "array", "items": event_types, "minItems": 1, "maxItems": EVENTS_MOST},
+                "secret": {"type": "string", "minLength": SECRET_MIN, "maxLength": SECRET_MAX, "description": "The key of each delivery's signature; one line."},
+                "active": {"type": "boolean", "default": true},
+            }),
+            &["url", "events", "secret"],
+        ),
+        "Hook": object(
+            json!({
+                "_links": links(&[]),
+                "hookId": {"type": "integer"},
+                "url": {"type": "string"},
+                "events": {"type": "array", "items": event_types},
+                "active": {"type": "boolean"},
+                "createdDate": {"type": "string", "format": "date-time"},
+                "updatedDate": {"type": "string", "format": "date-time"},
+            }),
+            &["hookId", "url", "events", "active", "createdDate", "updatedDate"],
+        ),
+        "HookList": object(
+            json!({
+                "_links": links(&[]),
+                "_embedded": embedded("hook", "Hook"),
+                "totalCount": {"type": "integer"},
+                "maximum": {"type": "integer", "description": "How many webhooks a client may have."},
+            }),
+            &["_embedded", "totalCount", "maximum"],
+        ),
+        "Event": object(
+            json!({
+                "_links": links(&[]),
+                "eventId": {"type": "integer"},
+                "eventType": event_types,
+                "created": {"type": "string", "format": "date-time"},
+                "eventData": described("What changed: ids and states.", json!({"type": "object"})),
+                "_embedded": described(
+                    "The resource, under its rel, as it was when the event happened (some of its members), with a `self` link to it as it is now.",
+                    json!({
+                        "type": "object",
+                        "minProperties": 1,
+                        "maxProperties": 1,
+                        "additionalProperties": object(
+                            json!({"_links": object(json!({"self": link}), &["self"])}),
+                            &["_links"],
+                        ),
+                    }),
+                ),
+            }),
+            &["eventId", "eventType", "created", "eventData", "_embedded"],
+        ),
+        "EventList": paged(object(
+            json!({
+                "_links": links(&[]),
+                "_embedded": embedded("event", "Event"),
+            }),
+            &[],
+        )),
+    })
+}

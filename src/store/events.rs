@@ -1,0 +1,169 @@
+//! Events (migration 0056): what changed, written in the transaction of the change, and the
+//! clients each is for.
+
+use crate::params;
+
+use super::record::record;
+use super::{Conn, DbError, Record, Value, placeholders};
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct EventRecord in "e" {
+        pub id: i64 = "e.event_id",
+        pub event_type: String,
+        /// JSON: what changed.
+        pub event_data: String,
+        /// The rel under which the resource is embedded (`domain`'s name, without prefix).
+        pub resource_rel: String,
+        /// The resource's path under the version prefix (`/advertisements/m12`).
+        pub resource_path: String,
+        /// JSON: the resource's members when the event happened.
+        pub resource: String,
+        pub created_at: i64,
+    }
+}
+
+/// An event to write.
+#[derive(Clone, Debug)]
+pub struct NewEvent<'a> {
+    pub event_type: &'a str,
+    pub event_data: String,
+    pub resource_rel: &'a str,
+    pub resource_path: String,
+    pub resource: String,
+}
+
+/// The clients an event about `users` is for at `now`: those each user has granted access
+/// (a refresh token still live, or an access token neither revoked nor expired), and
+/// `acting`, the client that made the change for itself.
+pub async fn recipients(
+    conn: &mut dyn Conn,
+    users: &[i64],
+    acting: Option<&str>,
+    now: i64,
+) -> Result<Vec<String>, DbError> {
+    let mut params: Vec<Value> = vec![Value::from(now), Value::from(acting)];
+    let listed = if users.is_empty() {
+        // No user: a list that matches no one (an id is positive).
+        "0".to_owned()
+    } else {
+        params.extend(users.iter().map(|user| Value::from(*user)));
+        super::numbered(3, users.len())
+    };
+    conn.column(
+        &format!(
+            "SELECT client_id FROM refresh_tokens WHERE user_id IN ({listed}) AND state = 'live' \
+             UNION \
+             SELECT client_id FROM access_tokens WHERE user_id IN ({listed}) \
+               AND revoked_at IS NULL AND expires_at > $1 \
+             UNION \
+             SELECT client_id FROM clients WHERE client_id = $2 \
+             ORDER BY client_id"
+        ),
+        &params,
+    )
+    .await
+}
+
+/// Writes an event for `recipients` (not empty); returns its id.
+pub async fn insert(
+    conn: &mut dyn Conn,
+    event: &NewEvent<'_>,
+    recipients: &[String],
+    now: i64,
+) -> Result<i64, DbError> {
+    let id = conn
+        .query_one(
+            "INSERT INTO events \
+             (event_type, event_data, resource_rel, resource_path, resource, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING event_id",
+            params![
+                event.event_type,
+                event.event_data.as_str(),
+                event.resource_rel,
+                event.resource_path.as_str(),
+                event.resource.as_str(),
+                now
+            ],
+        )
+        .await?
+        .get::<i64>("event_id")?;
+    let mut values = Vec::with_capacity(recipients.len() * 2);
+    for client in recipients {
+        values.push(Value::from(client.as_str()));
+        values.push(Value::from(id));
+    }
+    conn.run(
+        &format!(
+            "INSERT INTO event_recipients (client_id, event_id) VALUES {}",
+            placeholders(recipients.len(), 2)
+        ),
+        &values,
+    )
+    .await?;
+    Ok(id)
+}
+
+/// A page of the events for `client`, newest first, and how many there are.
+pub async fn page(
+    conn: &mut dyn Conn,
+    client: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<EventRecord>, i64), DbError> {
+    let events = conn
+        .records(
+            &format!(
+                "SELECT {} FROM events e \
+                 JOIN event_recipients r ON r.event_id = e.event_id \
+                 WHERE r.client_id = $1 ORDER BY e.event_id DESC LIMIT $2 OFFSET $3",
+                EventRecord::COLUMNS
+            ),
+            params![client, limit, offset],
+        )
+        .await?;
+    let total = conn
+        .query_one(
+            "SELECT COUNT(*) AS n FROM event_recipients WHERE client_id = $1",
+            params![client],
+        )
+        .await?
+        .get::<i64>("n")?;
+    Ok((events, total))
+}
+
+/// Event `id`, if it is for `client`.
+pub async fn get(
+    conn: &mut dyn Conn,
+    client: &str,
+    id: i64,
+) -> Result<Option<EventRecord>, DbError> {
+    conn.record(
+        &format!(
+            "SELECT {} FROM events e \
+             JOIN event_recipients r ON r.event_id = e.event_id \
+             WHERE r.client_id = $1 AND e.event_id = $2",
+            EventRecord::COLUMNS
+        ),
+        params![client, id],
+    )
+    .await
+}
+
+/// Event `id`, whoever it is for (a delivery's).
+pub async fn by_id(conn: &mut dyn Conn, id: i64) -> Result<Option<EventRecord>, DbError> {
+    conn.record(
+        &format!(
+            "SELECT {} FROM events e WHERE e.event_id = $1",
+            EventRecord::COLUMNS
+        ),
+        params![id],
+    )
+    .await
+}
+
+/// Forgets the events written before `before`, with their recipients and deliveries.
+pub async fn forget_before(conn: &mut dyn Conn, before: i64) -> Result<u64, DbError> {
+    conn.execute("DELETE FROM events WHERE created_at < $1", params![before])
+        .await
+}

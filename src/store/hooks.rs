@@ -1,0 +1,286 @@
+//! Webhooks (migration 0056): each client's hooks with the event types they want, and the
+//! deliveries to make, taken one at a time by a sender under a lease (as the mail queue's).
+
+use crate::params;
+
+use super::record::record;
+use super::{Backend, Conn, DbError, Record, Value, placeholders};
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct HookRecord {
+        pub id: i64 = "hook_id",
+        pub client_id: String,
+        pub url: String,
+        pub secret: String,
+        pub active: bool,
+        pub created_at: i64,
+        pub updated_at: i64,
+        ..
+        /// The event types it wants, as stored (`domain::hook::EventType`).
+        pub events: Vec<String>,
+    }
+}
+
+/// What a hook is set to.
+#[derive(Clone, Copy, Debug)]
+pub struct HookWrite<'a> {
+    pub url: &'a str,
+    pub secret: &'a str,
+    pub active: bool,
+    pub events: &'a [&'a str],
+}
+
+/// Holds `client`'s row until the transaction ends, so that its hooks are counted by one
+/// transaction at a time.
+pub async fn lock_client(conn: &mut dyn Conn, client: &str) -> Result<(), DbError> {
+    conn.lock_row("SELECT client_id FROM clients WHERE client_id = $1", client)
+        .await
+}
+
+/// How many hooks `client` has.
+pub async fn count(conn: &mut dyn Conn, client: &str) -> Result<i64, DbError> {
+    conn.query_one(
+        "SELECT COUNT(*) AS n FROM hooks WHERE client_id = $1",
+        params![client],
+    )
+    .await?
+    .get::<i64>("n")
+}
+
+pub async fn insert(
+    conn: &mut dyn Conn,
+    client: &str,
+    hook: HookWrite<'_>,
+    now: i64,
+) -> Result<HookRecord, DbError> {
+    let mut record: HookRecord = conn
+        .record(
+            &format!(
+                "INSERT INTO hooks (client_id, url, secret, active, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $5) RETURNING {}",
+                HookRecord::COLUMNS
+            ),
+            params![client, hook.url, hook.secret, hook.active, now],
+        )
+        .await?
+        .ok_or(DbError::NotFound)?;
+    set_events(conn, record.id, hook.events).await?;
+    record.events = hook.events.iter().map(|e| (*e).to_owned()).collect();
+    Ok(record)
+}
+
+/// Replaces hook `id`, if it is still there.
+pub async fn replace(
+    conn: &mut dyn Conn,
+    id: i64,
+    hook: HookWrite<'_>,
+    now: i64,
+) -> Result<Option<HookRecord>, DbError> {
+    let replaced: Option<HookRecord> = conn
+        .record(
+            &format!(
+                "UPDATE hooks SET url = $2, secret = $3, active = $4, updated_at = $5 \
+                 WHERE hook_id = $1 RETURNING {}",
+                HookRecord::COLUMNS
+            ),
+            params![id, hook.url, hook.secret, hook.active, now],
+        )
+        .await?;
+    let Some(mut record) = replaced else {
+        return Ok(None);
+    };
+    conn.run("DELETE FROM hook_events WHERE hook_id = $1", params![id])
+        .await?;
+    set_events(conn, id, hook.events).await?;
+    record.events = hook.events.iter().map(|e| (*e).to_owned()).collect();
+    Ok(Some(record))
+}
+
+async fn set_events(conn: &mut dyn Conn, hook: i64, events: &[&str]) -> Result<(), DbError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut values = Vec::with_capacity(events.len() * 2);
+    for event in events {
+        values.push(Value::from(hook));
+        values.push(Value::from(*event));
+    }
+    conn.run(
+        &format!(
+            "INSERT INTO hook_events (hook_id, event_type) VALUES {}",
+            placeholders(events.len(), 2)
+        ),
+        &values,
+    )
+    .await
+}
+
+/// Hook `id`, with its event types.
+pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<HookRecord>, DbError> {
+    let found: Option<HookRecord> = conn
+        .record(
+            &format!(
+                "SELECT {} FROM hooks WHERE hook_id = $1",
+                HookRecord::COLUMNS
+            ),
+            params![id],
+        )
+        .await?;
+    let Some(mut hook) = found else {
+        return Ok(None);
+    };
+    hook.events = conn
+        .column(
+            "SELECT event_type FROM hook_events WHERE hook_id = $1 ORDER BY event_type",
+            params![id],
+        )
+        .await?;
+    Ok(Some(hook))
+}
+
+/// The hooks of `client`, oldest first, with their event types.
+pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookRecord>, DbError> {
+    let mut hooks: Vec<HookRecord> = conn
+        .records(
+            &format!(
+                "SELECT {} FROM hooks WHERE client_id = $1 ORDER BY hook_id",
+                HookRecord::COLUMNS
+            ),
+            params![client],
+        )
+        .await?;
+    let rows = conn
+        .query(
+            "SELECT e.hook_id, e.event_type FROM hook_events e \
+             JOIN hooks h ON h.hook_id = e.hook_id \
+             WHERE h.client_id = $1 ORDER BY e.hook_id, e.event_type",
+            params![client],
+        )
+        .await?;
+    for mut row in rows {
+        let (hook, event): (i64, String) = (row.take()?, row.take()?);
+        if let Some(found) = hooks.iter_mut().find(|h| h.id == hook) {
+            found.events.push(event);
+        }
+    }
+    Ok(hooks)
+}
+
+/// Deletes hook `id` and the deliveries it was still waiting for.
+pub async fn delete(conn: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .execute("DELETE FROM hooks WHERE hook_id = $1", params![id])
+        .await?
+        > 0)
+}
+
+record! {
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Delivery {
+        pub id: i64 = "delivery_id",
+        pub hook_id: i64,
+        pub event_id: i64,
+        /// How many times a sender has taken it, this time included: it also names this
+        /// taking ([`delivered`] and [`retry_at`] change the row only while it is theirs).
+        pub attempts: i64,
+        pub created_at: i64,
+    }
+}
+
+/// Queues a delivery of event `event` to every active hook of its recipients that wants
+/// events of type `event_type`; returns how many.
+pub async fn queue(
+    conn: &mut dyn Conn,
+    event: i64,
+    event_type: &str,
+    now: i64,
+) -> Result<u64, DbError> {
+    // On PostgreSQL the hooks are share-locked as they are read: a hook deleted meanwhile
+    // is then passed over, where its foreign key would fail the change that the event
+    // tells of.
+    let hold = match conn.backend() {
+        Backend::Postgres => " FOR KEY SHARE OF h",
+        Backend::Sqlite => "",
+    };
+    conn.execute(
+        &format!(
+            "INSERT INTO hook_deliveries (hook_id, event_id, created_at, due_at) \
+             SELECT h.hook_id, $1, $3, $3 FROM hooks h \
+             JOIN hook_events w ON w.hook_id = h.hook_id AND w.event_type = $2 \
+             JOIN event_recipients r ON r.client_id = h.client_id AND r.event_id = $1 \
+             WHERE h.active{hold}"
+        ),
+        params![event, event_type, now],
+    )
+    .await
+}
+
+/// Whether a delivery is due at `now` (a read, so that an idle sender does not write).
+pub async fn any_due(conn: &mut dyn Conn, now: i64) -> Result<bool, DbError> {
+    Ok(conn
+        .query_opt(
+            "SELECT delivery_id FROM hook_deliveries WHERE due_at <= $1 LIMIT 1",
+            params![now],
+        )
+        .await?
+        .is_some())
+}
+
+/// Takes the delivery due first at `now`, if any, until `until` (see
+/// `store::mail_queue::take`).
+pub async fn take(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<Delivery>, DbError> {
+    let skip_locked = conn.skip_locked();
+    conn.record(
+        &format!(
+            "UPDATE hook_deliveries SET due_at = $2, attempts = attempts + 1 \
+             WHERE delivery_id = (SELECT delivery_id FROM hook_deliveries WHERE due_at <= $1 \
+                                  ORDER BY due_at, delivery_id LIMIT 1{skip_locked}) \
+               AND due_at <= $1 \
+             RETURNING {}",
+            Delivery::COLUMNS
+        ),
+        params![now, until],
+    )
+    .await
+}
+
+/// Forgets a delivery that was made (or given up), if the sender's taking is still the
+/// last one.
+pub async fn delivered(conn: &mut dyn Conn, delivery: &Delivery) -> Result<(), DbError> {
+    conn.run(
+        "DELETE FROM hook_deliveries WHERE delivery_id = $1 AND attempts = $2",
+        params![delivery.id, delivery.attempts],
+    )
+    .await
+}
+
+/// Puts a delivery that failed back, due at `due_at`, if the sender's taking is still the
+/// last one.
+pub async fn retry_at(
+    conn: &mut dyn Conn,
+    delivery: &Delivery,
+    due_at: i64,
+) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE hook_deliveries SET due_at = $3 WHERE delivery_id = $1 AND attempts = $2",
+        params![delivery.id, delivery.attempts, due_at],
+    )
+    .await
+}
+
+/// Makes every delivery due at `now` (SQLite at start-up, as `mail_queue::release_all`).
+pub async fn release_all(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
+    conn.execute(
+        "UPDATE hook_deliveries SET due_at = $1 WHERE due_at > $1",
+        params![now],
+    )
+    .await
+}
+
+/// How many deliveries wait (for tests and metrics).
+pub async fn waiting(conn: &mut dyn Conn) -> Result<i64, DbError> {
+    conn.query_one("SELECT COUNT(*) AS n FROM hook_deliveries", &[])
+        .await?
+        .get::<i64>("n")
+}

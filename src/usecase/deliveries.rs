@@ -1,0 +1,221 @@
+//! Webhook deliveries: a background sender ([`deliver_next`], in a loop of `app`) POSTs each
+//! event that `usecase::events` queued to each hook that wants it, off the request path.
+//!
+//! - The body is the event's HAL representation (rendered by the caller, which knows the
+//!   links), signed: `X-Souk-Signature` holds the hex HMAC-SHA-256 of the body's bytes
+//!   under the hook's secret. `X-Souk-Event` names the event type, `X-Souk-Delivery` the
+//!   delivery (the same on every attempt, so that a receiver can drop a repeat).
+//! - Any 2xx answer is delivered. Anything else (another status, a redirect, no answer
+//!   within `webhook_timeout_secs`, an address that may not be reached) is tried again:
+//!   after 30 seconds, then twice as long each time, at most an hour apart, for three days;
+//!   then it is given up, with a warning in the log.
+//! - Only public internet addresses are reached, as by the image import, unless the
+//!   operator's `webhook_allow` names them; a host name is checked on the address actually
+//!   connected to.
+//! - A delivery is made at least once: a sender that stops after the receiver took it but
+//!   before the queue forgets it leaves it to be made again once its lease runs out.
+//! - A hook deleted or made inactive meanwhile gets nothing more.
+
+use std::time::Duration;
+
+use hmac::{Hmac, KeyInit, Mac};
+use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use reqwest::{Method, Request, Url};
+use sha2::Sha256;
+
+use crate::clock::Clock;
+use crate::images::fetch::address::AllowList;
+use crate::images::fetch::send_guarded;
+use crate::store::events::{self, EventRecord};
+use crate::store::hooks::{self, Delivery, HookRecord};
+use crate::store::{Db, DbError};
+
+/// How long a sender may take over one delivery before another sender may take it.
+const DELIVERY_LEASE_SECS: i64 = 120;
+
+/// The first wait after a failed attempt, and the longest.
+const RETRY_FIRST_SECS: i64 = 30;
+const RETRY_MOST_SECS: i64 = 3600;
+
+/// How long a delivery that fails is kept trying.
+const KEEP_TRYING_SECS: i64 = 3 * 86_400;
+
+/// How a sender reaches receivers.
+#[derive(Clone, Debug)]
+pub struct DeliveryPolicy {
+    /// One delivery's time, from the connection to the answer's status.
+    pub timeout: Duration,
+    /// What may be reached although it is not a public internet address.
+    pub allow: AllowList,
+}
+
+/// What one attempt came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Delivered {
+    /// No delivery was due.
+    Idle,
+    /// The receiver took it (or its hook is gone), and the queue forgot it.
+    Done,
+    /// The receiver did not take it; it is due again later, or given up after three days.
+    Failed,
+}
+
+/// The header of the signature: the hex HMAC-SHA-256 of the body under the hook's secret.
+pub const SIGNATURE_HEADER: &str = "x-souk-signature";
+
+/// The hex HMAC-SHA-256 of `body` under `secret`.
+pub fn signature(secret: &str, body: &[u8]) -> String {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes a key of any length");
+    mac.update(body);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Gives up the leases of a stopped sender (SQLite at start-up, before this process's
+/// sender starts).
+pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
+    let now = clock.now();
+    db.write(move |conn| Box::pin(async move { hooks::release_all(conn, now).await }))
+        .await
+}
+
+/// Takes the delivery due first and makes it; `render` writes an event's body.
+pub async fn deliver_next(
+    db: &Db,
+    clock: &Clock,
+    policy: &DeliveryPolicy,
+    render: &(dyn Fn(&EventRecord) -> Vec<u8> + Sync),
+) -> Result<Delivered, DbError> {
+    let now = clock.now();
+    let due = db
+        .read(move |conn| Box::pin(async move { hooks::any_due(conn, now).await }))
+        .await?;
+    if !due {
+        return Ok(Delivered::Idle);
+    }
+    let until = now + DELIVERY_LEASE_SECS;
+    let taken = db
+        .write(move |conn| {
+            Box::pin(async move {
+                let Some(delivery) = hooks::take(conn, now, until).await? else {
+                    return Ok(None);
+                };
+                let hook = hooks::get(conn, delivery.hook_id).await?;
+                let event = events::by_id(conn, delivery.event_id).await?;
+                Ok::<_, DbError>(Some((delivery, hook, event)))
+            })
+        })
+        .await?;
+    let Some((delivery, hook, event)) = taken else {
+        return Ok(Delivered::Idle);
+    };
+    let (Some(hook), Some(event)) = (hook.filter(|hook| hook.active), event) else {
+        // The hook was made inactive: what it did not get meanwhile is not sent later.
+        forget(db, delivery).await?;
+        return Ok(Delivered::Done);
+    };
+    let body = render(&event);
+    let error = match send(policy, &hook, &event, &delivery, body).await {
+        Ok(()) => {
+            forget(db, delivery).await?;
+            return Ok(Delivered::Done);
+        }
+        Err(error) => error,
+    };
+    let now = clock.now();
+    let (id, attempts) = (delivery.id, delivery.attempts);
+    if now - delivery.created_at >= KEEP_TRYING_SECS {
+        tracing::warn!(
+            delivery_id = id,
+            hook_id = hook.id,
+            attempts,
+            error,
+            "a webhook delivery failed for three days; given up"
+        );
+        forget(db, delivery).await?;
+        return Ok(Delivered::Failed);
+    }
+    let wait = retry_wait(attempts);
+    tracing::info!(
+        delivery_id = id,
+        hook_id = hook.id,
+        attempts,
+        error,
+        "a webhook delivery failed; tried again in {wait} s"
+    );
+    let due = now + wait;
+    db.write(move |conn| Box::pin(async move { hooks::retry_at(conn, &delivery, due).await }))
+        .await?;
+    Ok(Delivered::Failed)
+}
+
+async fn forget(db: &Db, delivery: Delivery) -> Result<(), DbError> {
+    db.write(move |conn| Box::pin(async move { hooks::delivered(conn, &delivery).await }))
+        .await
+}
+
+/// POSTs `body` to the hook's URL; `Err` says why it was not taken.
+async fn send(
+    policy: &DeliveryPolicy,
+    hook: &HookRecord,
+    event: &EventRecord,
+    delivery: &Delivery,
+    body: Vec<u8>,
+) -> Result<(), String> {
+    let url = Url::parse(&hook.url).map_err(|_| "the hook's URL does not parse".to_owned())?;
+    let mut request = Request::new(Method::POST, url);
+    let headers = request.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/hal+json"),
+    );
+    let signed =
+        HeaderValue::try_from(signature(&hook.secret, &body)).map_err(|e| e.to_string())?;
+    headers.insert(HeaderName::from_static(SIGNATURE_HEADER), signed);
+    let event_type = HeaderValue::try_from(event.event_type.as_str()).map_err(|e| e.to_string())?;
+    headers.insert(HeaderName::from_static("x-souk-event"), event_type);
+    headers.insert(
+        HeaderName::from_static("x-souk-delivery"),
+        HeaderValue::from(delivery.id),
+    );
+    *request.body_mut() = Some(body.into());
+    let user_agent = concat!("Souk/", env!("CARGO_PKG_VERSION"), " webhooks");
+    let exchange = send_guarded(&policy.allow, policy.timeout, user_agent, request);
+    let response = match tokio::time::timeout(policy.timeout, exchange).await {
+        Err(_) => return Err("no answer in time".to_owned()),
+        Ok(Err(error)) => return Err(format!("{error:?}")),
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!("answered {status}"))
+    }
+}
+
+/// The wait before the next attempt at a delivery that failed `attempts` times: 30
+/// seconds, then twice as long each time, at most an hour.
+fn retry_wait(attempts: i64) -> i64 {
+    (RETRY_FIRST_SECS << (attempts - 1).clamp(0, 7)).min(RETRY_MOST_SECS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_delivery_waits_longer_each_time_up_to_an_hour() {
+        let waits: Vec<i64> = (1..=9).map(retry_wait).collect();
+        assert_eq!(waits, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    }
+
+    #[test]
+    fn the_signature_is_the_hmac_sha256_of_the_body() {
+        // RFC 4231, test case 2.
+        assert_eq!(
+            signature("Jefe", b"what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! A client's webhooks: created, listed, read, replaced and deleted by the client itself
+//! (a client-credentials token with scope `webhooks`); to any other client a hook does not
+//! exist. The events a client may read ([`events_of`], [`event`]) are the ones written for
+//! it (`usecase::events`).
+
+use crate::domain::field_error::FieldError;
+use crate::domain::hook::{EventType, HookRequest, MAX_HOOKS_PER_CLIENT};
+use crate::domain::locale::Text;
+use crate::store::Conn;
+use crate::store::events::{self, EventRecord};
+use crate::store::hooks::{self, HookRecord, HookWrite};
+
+use super::{Error, Thing};
+
+/// Creates a hook of `client` from what it sent (`request`: see [`Error::Request`]).
+pub async fn create<R>(
+    conn: &mut dyn Conn,
+    client: &str,
+    request: Result<HookRequest, R>,
+    now: i64,
+) -> Result<HookRecord, Error<R>> {
+    let hook = request.map_err(Error::Request)?.check()?;
+    // Concurrent creations of one client wait here, so each counts the others' hooks.
+    hooks::lock_client(conn, client).await?;
+    if hooks::count(conn, client).await? >= MAX_HOOKS_PER_CLIENT {
+        return Err(Error::Invalid(vec![FieldError::new(
+            "url",
+            "too-many",
+            Text::new(
+                format!("hoogstens {MAX_HOOKS_PER_CLIENT} webhooks per client"),
+                format!("au plus {MAX_HOOKS_PER_CLIENT} webhooks par client"),
+            ),
+        )]));
+    }
+    let events: Vec<&str> = hook.events.iter().map(|e| e.as_str()).collect();
+    let write = HookWrite {
+        url: &hook.url,
+        secret: &hook.secret,
+        active: hook.active,
+        events: &events,
+    };
+    Ok(hooks::insert(conn, client, write, now).await?)
+}
+
+/// `hook` with its event types in the order of [`EventType::ALL`], as it was written.
+fn in_order(mut hook: HookRecord) -> HookRecord {
+    let position = |name: &String| EventType::ALL.iter().position(|e| e.as_str() == name);
+    hook.events.sort_by_key(position);
+    hook
+}
+
+/// Hook `id` of `client`.
+pub async fn get<R>(conn: &mut dyn Conn, client: &str, id: i64) -> Result<HookRecord, Error<R>> {
+    hooks::get(conn, id)
+        .await?
+        .filter(|hook| hook.client_id == client)
+        .map(in_order)
+        .ok_or(Error::NotFound(Thing::Hook))
+}
+
+/// The hooks of `client`, oldest first (at most [`MAX_HOOKS_PER_CLIENT`]).
+pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookRecord>, Error> {
+    let hooks = hooks::of_client(conn, client).await?;
+    Ok(hooks.into_iter().map(in_order).collect())
+}
+
+/// Replaces hook `id` of `client` with what it sent.
+pub async fn replace<R>(
+    conn: &mut dyn Conn,
+    client: &str,
+    id: i64,
+    request: Result<HookRequest, R>,
+    now: i64,
+) -> Result<HookRecord, Error<R>> {
+    get::<R>(conn, client, id).await?;
+    let hook = request.map_err(Error::Request)?.check()?;
+    let events: Vec<&str> = hook.events.iter().map(|e| e.as_str()).collect();
+    let write = HookWrite {
+        url: &hook.url,
+        secret: &hook.secret,
+        active: hook.active,
+        events: &events,
+    };
+    hooks::replace(conn, id, write, now)
+        .await?
+        .ok_or(Error::NotFound(Thing::Hook))
+}
+
+/// Deletes hook `id` of `client`, and the deliveries it still waited for.
+pub async fn delete(conn: &mut dyn Conn, client: &str, id: i64) -> Result<(), Error> {
+    get::<std::convert::Infallible>(conn, client, id).await?;
+    hooks::delete(conn, id).await?;
+    Ok(())
+}
+
+/// A page of the events for `client`, newest first, and how many there are.
+pub async fn events_of(
+    conn: &mut dyn Conn,
+    client: &str,
+    (offset, limit): (i64, i64),
+) -> Result<(Vec<EventRecord>, i64), Error> {
+    Ok(events::page(conn, client, offset, limit).await?)
+}
+
+/// Event `id`, if it is for `client`.
+pub async fn event(conn: &mut dyn Conn, client: &str, id: i64) -> Result<EventRecord, Error> {
+    events::get(conn, client, id)
+        .await?
+        .ok_or(Error::NotFound(Thing::Event))
+}

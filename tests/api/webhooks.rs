@@ -1,0 +1,612 @@
+//! Webhooks: a client's hooks (`/v1/hooks`), the events written for it (`/v1/events`), and
+//! their deliveries to a receiver the test runs, signed and tried again until taken; on
+//! both backends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, StatusCode};
+use parking_lot::Mutex;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use souk::accounts::ClientSpec;
+
+use crate::both_backends;
+use crate::helpers::{Backend, TestApp, TestClient, expect_json, field_codes, location, pairs};
+
+both_backends!(
+    hooks_belong_to_their_client,
+    hooks_need_a_client_token_with_the_webhooks_scope,
+    bad_hooks_are_refused_and_change_nothing,
+    events_are_for_the_clients_the_user_granted,
+    each_change_records_its_event,
+);
+
+const SECRET: &str = "a secret of the partner, 32 chars";
+
+fn hook_body(url: &str, events: &[&str]) -> Value {
+    json!({"url": url, "events": events, "secret": SECRET})
+}
+
+/// A client registered with the `webhooks` scope, and a client-credentials token of it.
+async fn partner(app: &TestApp, name: &str) -> (TestClient, String) {
+    let client = app
+        .register_client(ClientSpec {
+            name: name.into(),
+            redirect_uris: vec!["https://partner.test/cb".into()],
+            scopes: Some("read write webhooks".into()),
+            ..ClientSpec::default()
+        })
+        .await;
+    let token = app.client_token(&client, Some("webhooks")).await;
+    (client, token)
+}
+
+async fn create_hook(app: &TestApp, token: &str, body: &Value) -> reqwest::Response {
+    app.post("/v1/hooks").token(token).json(body).send().await
+}
+
+async fn events_of(app: &TestApp, token: &str) -> Vec<Value> {
+    let list = expect_json(app.get_with("/v1/events", token).await, 200).await;
+    list["_embedded"]["svc:event"].as_array().unwrap().clone()
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["eventType"].as_str().unwrap())
+        .collect()
+}
+
+async fn hooks_belong_to_their_client(app: TestApp) {
+    let created = create_hook(
+        &app,
+        &app.token,
+        &json!({"url": "https://partner.example/hooks",
+                "events": ["bid.placed", "advertisement.deleted", "advertisement.updated"],
+                "secret": SECRET, "active": false}),
+    )
+    .await;
+    let path = location(&created);
+    let hook = expect_json(created, 201).await;
+    let id = hook["hookId"].as_i64().unwrap();
+    assert_eq!(path, format!("/v1/hooks/{id}"));
+    assert_eq!(hook["url"], "https://partner.example/hooks");
+    // In one fixed order (not the alphabet's), whatever the order sent.
+    let in_order = json!([
+        "advertisement.updated",
+        "advertisement.deleted",
+        "bid.placed"
+    ]);
+    assert_eq!(hook["events"], in_order);
+    assert_eq!(hook["active"], false);
+    assert!(
+        hook.get("secret").is_none(),
+        "the secret is never shown: {hook}"
+    );
+
+    let list = expect_json(app.get("/v1/hooks").await, 200).await;
+    assert_eq!(list["totalCount"], 1);
+    assert_eq!(list["_embedded"]["svc:hook"][0]["hookId"], id);
+    assert_eq!(list["_embedded"]["svc:hook"][0]["events"], in_order);
+    let read = expect_json(app.get(&format!("/v1/hooks/{id}")).await, 200).await;
+    assert_eq!(read["events"], in_order);
+
+    let replaced = app
+        .put(&format!("/v1/hooks/{id}"))
+        .token(&app.token)
+        .json(&hook_body(
+            "https://partner.example/v2",
+            &["transaction.updated"],
+        ))
+        .send()
+        .await;
+    let replaced = expect_json(replaced, 200).await;
+    assert_eq!(replaced["url"], "https://partner.example/v2");
+    assert_eq!(replaced["events"], json!(["transaction.updated"]));
+    assert_eq!(replaced["active"], true, "active unless it says otherwise");
+    let read = expect_json(app.get(&format!("/v1/hooks/{id}")).await, 200).await;
+    assert_eq!(read["events"], replaced["events"]);
+
+    // To another client, the hook does not exist.
+    let (_, other) = partner(&app, "Other partner").await;
+    let hook_path = format!("/v1/hooks/{id}");
+    for method in [Method::GET, Method::PUT, Method::DELETE] {
+        let response = app
+            .request(method.clone(), &hook_path)
+            .token(&other)
+            .json(&hook_body("https://other.example/", &["bid.placed"]))
+            .send()
+            .await;
+        let error = expect_json(response, 404).await;
+        assert_eq!(error["code"], "hook-not-found", "{method}");
+    }
+    let theirs = expect_json(app.get_with("/v1/hooks", &other).await, 200).await;
+    assert_eq!(theirs["totalCount"], 0);
+
+    let deleted = app.delete(&hook_path).token(&app.token).send().await;
+    assert_eq!(deleted.status(), 204);
+    let gone = expect_json(app.get(&hook_path).await, 404).await;
+    assert_eq!(gone["code"], "hook-not-found");
+
+    // At most ten per client.
+    for n in 0..10 {
+        let url = format!("https://partner.example/{n}");
+        let response = create_hook(&app, &app.token, &hook_body(&url, &["bid.placed"])).await;
+        expect_json(response, 201).await;
+    }
+    let eleventh = create_hook(
+        &app,
+        &app.token,
+        &hook_body("https://partner.example/x", &["bid.placed"]),
+    )
+    .await;
+    let error = expect_json(eleventh, 400).await;
+    assert_eq!(field_codes(&error), pairs(&[("url", "too-many")]));
+}
+
+async fn hooks_need_a_client_token_with_the_webhooks_scope(app: TestApp) {
+    let body = hook_body("https://partner.example/hooks", &["bid.placed"]);
+    let user = app.user("seller@example.com").await;
+    let without = app
+        .client_token(&app.app_client, Some("confirm_upcall"))
+        .await;
+    for token in [user.token.as_str(), without.as_str()] {
+        let created = expect_json(create_hook(&app, token, &body).await, 403).await;
+        assert_eq!(created["code"], "unauthorized");
+        for path in ["/v1/hooks", "/v1/events"] {
+            let read = expect_json(app.get_with(path, token).await, 403).await;
+            assert_eq!(read["code"], "unauthorized", "{path}");
+        }
+    }
+    let anonymous = app.post("/v1/hooks").json(&body).send().await;
+    assert_eq!(anonymous.status(), 401);
+    let listed = expect_json(app.get("/v1/hooks").await, 200).await;
+    assert_eq!(listed["totalCount"], 0, "nothing was created");
+}
+
+async fn bad_hooks_are_refused_and_change_nothing(app: TestApp) {
+    let refused = create_hook(
+        &app,
+        &app.token,
+        &json!({"url": "ftp://partner.example/", "events": ["advertisement.created", "ad.sold"],
+                "secret": "too short", "active": "yes"}),
+    )
+    .await;
+    let error = expect_json(refused, 400).await;
+    assert_eq!(
+        field_codes(&error),
+        pairs(&[
+            ("url", "invalid-url"),
+            ("events[1]", "unknown-event"),
+            ("secret", "invalid-secret"),
+            ("active", "invalid-value"),
+        ])
+    );
+    assert!(
+        !error.to_string().contains("too short"),
+        "a secret is not echoed: {error}"
+    );
+    let missing = expect_json(create_hook(&app, &app.token, &json!({})).await, 400).await;
+    assert_eq!(
+        field_codes(&missing),
+        pairs(&[
+            ("url", "missing"),
+            ("events", "missing"),
+            ("secret", "missing")
+        ])
+    );
+    let listed = expect_json(app.get("/v1/hooks").await, 200).await;
+    assert_eq!(listed["totalCount"], 0);
+
+    // A replacement that fails leaves the hook as it was.
+    let created = create_hook(
+        &app,
+        &app.token,
+        &hook_body("https://partner.example/", &["bid.placed"]),
+    )
+    .await;
+    let id = expect_json(created, 201).await["hookId"].as_i64().unwrap();
+    let bad = app
+        .put(&format!("/v1/hooks/{id}"))
+        .token(&app.token)
+        .json(&json!({"url": "https://partner.example/new", "events": [], "secret": SECRET}))
+        .send()
+        .await;
+    expect_json(bad, 400).await;
+    let read = expect_json(app.get(&format!("/v1/hooks/{id}")).await, 200).await;
+    assert_eq!(read["url"], "https://partner.example/");
+    assert_eq!(read["events"], json!(["bid.placed"]));
+}
+
+async fn events_are_for_the_clients_the_user_granted(app: TestApp) {
+    // The seller signs in to the partner's app only: the partner hears of their ads, the
+    // test app (to which they granted nothing) does not.
+    let (partner_client, partner_token) = partner(&app, "Partner").await;
+    let password = "password of the seller";
+    let seller_id = app.create_user("seller@example.com", password).await;
+    let (seller_token, seller_refresh) = app
+        .user_token(&partner_client, "seller@example.com", password, None)
+        .await;
+    let ad = crate::ads::created(&app, &seller_token, &crate::ads::minimal("Racefiets")).await;
+    let item = ad["itemId"].as_str().unwrap();
+
+    let events = events_of(&app, &partner_token).await;
+    assert_eq!(types(&events), ["advertisement.created"]);
+    let event = &events[0];
+    assert_eq!(event["eventData"]["itemId"], item);
+    assert_eq!(event["eventData"]["sellerId"], seller_id);
+    assert_eq!(event["eventData"]["status"], "online");
+    let embedded = &event["_embedded"]["svc:advertisement"];
+    assert_eq!(embedded["title"], "Racefiets");
+    assert_eq!(
+        embedded["_links"]["self"]["href"],
+        format!("/v1/advertisements/{item}")
+    );
+    let id = event["eventId"].as_i64().unwrap();
+    let one = expect_json(
+        app.get_with(&format!("/v1/events/{id}"), &partner_token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(&one, event);
+
+    assert!(events_of(&app, &app.token).await.is_empty());
+    let hidden = expect_json(app.get(&format!("/v1/events/{id}")).await, 404).await;
+    assert_eq!(hidden["code"], "event-not-found");
+
+    // Once the grant is revoked (its refresh token, and with it the family's access
+    // tokens), the partner hears of nothing more.
+    let revoked = app
+        .request(Method::POST, "/accounts/oauth/revoke")
+        .basic_auth(&partner_client.id, partner_client.secret.as_deref())
+        .form(&[("token", seller_refresh.as_str())])
+        .send()
+        .await;
+    assert_eq!(revoked.status(), 200);
+    let path = format!("/v1/advertisements/{item}");
+    let (other_token, _) = app
+        .user_token(&app.app_client, "seller@example.com", password, None)
+        .await;
+    let patched = crate::ads::json_patch(
+        &app,
+        &other_token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Snelle racefiets"}]),
+        None,
+    )
+    .await;
+    assert_eq!(patched.status(), 200);
+    assert_eq!(types(&events_of(&app, &partner_token).await).len(), 1);
+    assert_eq!(
+        types(&events_of(&app, &app.token).await),
+        ["advertisement.updated"]
+    );
+}
+
+async fn each_change_records_its_event(app: TestApp) {
+    let seller = app.user("seller@example.com").await;
+    let bidder = app.user("bidder@example.com").await;
+    let body = json!({"title": "Oude racefiets", "description": "Klassieker uit 1982.",
+                      "categoryId": 403, "location": {"postcode": "9000"},
+                      "priceModel": {"modelType": "bidding", "minimalBid": 1000},
+                      "condition": "used"});
+    let ad = crate::ads::created(&app, &seller.token, &body).await;
+    let item = ad["itemId"].as_str().unwrap().to_owned();
+    let bid = app
+        .post(&format!("/v1/advertisements/{item}/bids"))
+        .token(&bidder.token)
+        .json(&json!({"amount": 1500}))
+        .send()
+        .await;
+    let bid_id = expect_json(bid, 201).await["bidId"].as_i64().unwrap();
+    // A change that fails records nothing.
+    let refused = app
+        .post(&format!("/v1/advertisements/{item}/bids"))
+        .token(&bidder.token)
+        .json(&json!({"amount": 1501}))
+        .send()
+        .await;
+    expect_json(refused, 400).await;
+    assert_eq!(types(&events_of(&app, &app.token).await).len(), 2);
+    let withdrawn = app
+        .delete(&format!("/v1/advertisements/{item}/bids/{bid_id}"))
+        .token(&bidder.token)
+        .send()
+        .await;
+    assert_eq!(withdrawn.status(), 200);
+    let sale = app
+        .post(&format!("/v1/advertisements/{item}/transactions"))
+        .token(&seller.token)
+        .json(&json!({"buyerId": bidder.id, "amount": 1500, "shippingCosts": 0}))
+        .send()
+        .await;
+    let sale_id = expect_json(sale, 201).await["transactionId"]
+        .as_i64()
+        .unwrap();
+    let completed = app
+        .post(&format!(
+            "/v1/advertisements/{item}/transactions/{sale_id}/actions/complete"
+        ))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(completed.status(), 200);
+    let call = app
+        .post(&format!("/v1/advertisements/{item}/upcall-confirmations"))
+        .token(&app.token)
+        .json(&json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0687654321",
+                      "startTime": "2026-01-01T10:00:00+01:00", "endTime": "2026-01-01T10:05:00+01:00"}))
+        .send()
+        .await;
+    assert_eq!(call.status(), 201);
+    let deleted =
+        crate::ads::delete(&app, &seller.token, &format!("/v1/advertisements/{item}")).await;
+    assert_eq!(deleted.status(), 204);
+
+    let events = events_of(&app, &app.token).await;
+    assert_eq!(
+        types(&events),
+        [
+            "advertisement.deleted",
+            "upcall.confirmed",
+            "transaction.updated",
+            "transaction.created",
+            "bid.withdrawn",
+            "bid.placed",
+            "advertisement.created",
+        ],
+        "newest first, one each although seller and bidder both granted the app"
+    );
+    assert_eq!(events[0]["eventData"]["previousStatus"], "online");
+    assert_eq!(events[1]["eventData"]["clientId"], app.app_client.id);
+    assert_eq!(events[2]["eventData"]["status"], "COMPLETED");
+    assert_eq!(
+        events[3]["_embedded"]["svc:advertisement-transaction"]["amount"],
+        1500
+    );
+    let placed = &events[5];
+    assert_eq!(placed["eventData"]["bidderId"], bidder.id);
+    assert_eq!(placed["_embedded"]["svc:bid"]["bidder"]["id"], bidder.id);
+    assert_eq!(
+        placed["_embedded"]["svc:bid"]["_links"]["self"]["href"],
+        format!("/v1/advertisements/{item}/bids/{bid_id}")
+    );
+
+    assert_eq!(events.len(), 7);
+}
+
+/// What the test's receiver got: each delivery's headers and body.
+type Received = Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>>;
+
+/// A receiver of deliveries on loopback: answers each with the next of `answers`, then 204.
+async fn receiver(answers: Vec<StatusCode>) -> (String, Received) {
+    let received: Received = Arc::default();
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    let kept = received.clone();
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+            let kept = kept.clone();
+            let answers = answers.clone();
+            async move {
+                kept.lock().push((headers, body.to_vec()));
+                answers.lock().next().unwrap_or(StatusCode::NO_CONTENT)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{address}/hook"), received)
+}
+
+/// Waits up to 10 s for the receiver to have got `count` deliveries.
+async fn wait_for(received: &Received, count: usize) {
+    for _ in 0..100 {
+        if received.lock().len() >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{count} deliveries expected within 10 s, got {}",
+        received.lock().len()
+    );
+}
+
+async fn waiting_deliveries(app: &TestApp) -> i64 {
+    app.db
+        .read(|conn| Box::pin(souk::store::hooks::waiting(conn)))
+        .await
+        .unwrap()
+}
+
+/// Waits up to 10 s for the one delivery to have failed `attempts` times and to be due
+/// again later: the clock may be moved on then.
+async fn set_for_later(app: &TestApp, attempts: i64) {
+    for _ in 0..100 {
+        let rows = app
+            .db
+            .read(|conn| {
+                Box::pin(async move {
+                    let rows = conn
+                        .query("SELECT attempts, due_at FROM hook_deliveries", &[])
+                        .await?;
+                    rows.into_iter()
+                        .map(|mut row| Ok((row.take::<i64>()?, row.take::<i64>()?)))
+                        .collect::<Result<Vec<_>, souk::store::DbError>>()
+                })
+            })
+            .await
+            .unwrap();
+        // Due within a minute: set for its next attempt (30 s, then 60 s), no longer under
+        // the 2-minute lease of the attempt in flight.
+        let now = app.clock.now();
+        if let [(taken, due)] = rows[..]
+            && taken == attempts
+            && due > now
+            && due <= now + 60
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the delivery was not set for later after attempt {attempts}");
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .to_str()
+        .unwrap()
+}
+
+macro_rules! with_receiver_allowed {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(allowing_loopback(Backend::Sqlite, module_path!()).await).await;
+            }
+
+            #[tokio::test]
+            #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+            async fn postgres() {
+                super::$name(allowing_loopback(Backend::Postgres, module_path!()).await).await;
+            }
+        }
+    )+};
+}
+
+/// Souk with the test's receivers on loopback allowed.
+async fn allowing_loopback(backend: Backend, test: &str) -> TestApp {
+    TestApp::start_with(
+        backend,
+        test,
+        &[
+            ("SOUK_WEBHOOK_ALLOW", "127.0.0.0/8"),
+            ("SOUK_WEBHOOK_TIMEOUT_SECS", "5"),
+        ],
+    )
+    .await
+}
+
+with_receiver_allowed!(
+    a_delivery_is_signed_and_tried_again_until_taken,
+    only_active_hooks_that_want_the_event_get_it,
+);
+
+async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
+    let (url, received) =
+        receiver(vec![StatusCode::INTERNAL_SERVER_ERROR, StatusCode::FOUND]).await;
+    let created = create_hook(
+        &app,
+        &app.token,
+        &hook_body(&url, &["advertisement.created"]),
+    )
+    .await;
+    expect_json(created, 201).await;
+    let seller = app.user("seller@example.com").await;
+    let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+
+    wait_for(&received, 1).await;
+    let (headers, body) = received.lock()[0].clone();
+    let expected = souk::usecase::deliveries::signature(SECRET, &body);
+    assert_eq!(header(&headers, "x-souk-signature"), expected);
+    assert_eq!(header(&headers, "x-souk-event"), "advertisement.created");
+    assert_eq!(header(&headers, "content-type"), "application/hal+json");
+    let event: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(event["eventType"], "advertisement.created");
+    assert_eq!(event["eventData"]["itemId"], ad["itemId"]);
+    let read = expect_json(
+        app.get(&format!("/v1/events/{}", event["eventId"])).await,
+        200,
+    )
+    .await;
+    assert_eq!(read, event, "a delivery is the event as /v1/events has it");
+
+    // A 500, then a redirect: each is tried again, 30 s and then 60 s later.
+    set_for_later(&app, 1).await;
+    app.clock.advance(31);
+    wait_for(&received, 2).await;
+    set_for_later(&app, 2).await;
+    app.clock.advance(61);
+    wait_for(&received, 3).await;
+    let attempts = received.lock().clone();
+    let deliveries: Vec<&str> = attempts
+        .iter()
+        .map(|(headers, attempt)| {
+            assert_eq!(*attempt, body, "the same body each time");
+            header(headers, "x-souk-delivery")
+        })
+        .collect();
+    assert!(
+        deliveries.iter().all(|d| *d == deliveries[0]),
+        "one delivery, three attempts: {deliveries:?}"
+    );
+    for _ in 0..50 {
+        if waiting_deliveries(&app).await == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("a delivery that was taken is still queued");
+}
+
+async fn only_active_hooks_that_want_the_event_get_it(app: TestApp) {
+    let (url, received) = receiver(Vec::new()).await;
+    let wants_bids = create_hook(&app, &app.token, &hook_body(&url, &["bid.placed"])).await;
+    expect_json(wants_bids, 201).await;
+    let inactive = json!({"url": url, "events": ["advertisement.created"], "secret": SECRET,
+                          "active": false});
+    expect_json(create_hook(&app, &app.token, &inactive).await, 201).await;
+    let seller = app.user("seller@example.com").await;
+    crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    // Queued in the ad's own transaction, or not at all.
+    assert_eq!(waiting_deliveries(&app).await, 0);
+    assert_eq!(
+        types(&events_of(&app, &app.token).await),
+        ["advertisement.created"],
+        "the event is written all the same"
+    );
+
+    // Without the allow-list, loopback is not reached: the delivery waits to be tried again.
+    let local = TestApp::start(app.backend, "webhooks_loopback_refused").await;
+    let (url, refused) = receiver(Vec::new()).await;
+    let hook = hook_body(&url, &["advertisement.created"]);
+    expect_json(create_hook(&local, &local.token, &hook).await, 201).await;
+    let seller = local.user("seller@example.com").await;
+    crate::ads::created(&local, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    let mut attempts = 0;
+    for _ in 0..100 {
+        attempts = local
+            .db
+            .read(|conn| {
+                Box::pin(async move {
+                    conn.column::<i64>("SELECT attempts FROM hook_deliveries", &[])
+                        .await
+                })
+            })
+            .await
+            .unwrap()
+            .first()
+            .copied()
+            .unwrap_or(0);
+        if attempts > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(attempts, 1, "one attempt, refused, kept for later");
+    assert!(
+        refused.lock().is_empty(),
+        "loopback is not reached unless allowed"
+    );
+    assert!(received.lock().is_empty());
+}
