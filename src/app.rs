@@ -289,11 +289,10 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     for tick in 0_u64.. {
         every.tick().await;
         let now = state.clock.now();
-        let expired = state
-            .db
-            .write(move |conn| Box::pin(crate::store::ads::expire_due(conn, now)))
-            .await;
-        warn_on(expired, "cannot expire advertisements");
+        warn_on(
+            expire_due(&state.db, now).await,
+            "cannot expire advertisements",
+        );
         let folded = state
             .db
             .write(|conn| Box::pin(crate::store::search::fold_counts(conn)))
@@ -318,6 +317,19 @@ pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
             // Originals of uploads that stopped before they recorded their images.
             crate::usecase::images::delete_stray_originals(&state.db, &state.blobs, &state.clock)
                 .await;
+        }
+    }
+}
+
+/// Writes down every expiry due, a batch per write.
+async fn expire_due(db: &crate::store::Db, now: i64) -> Result<(), crate::store::DbError> {
+    use crate::usecase::advertisements::{EXPIRY_BATCH, expire_due};
+    loop {
+        let expired = db
+            .write(move |conn| Box::pin(async move { expire_due(conn, now).await }))
+            .await?;
+        if (expired as i64) < EXPIRY_BATCH {
+            return Ok(());
         }
     }
 }

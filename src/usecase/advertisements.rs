@@ -267,6 +267,27 @@ pub async fn delete(
     })
 }
 
+/// How many ads one expiry write takes at most: a backlog (after a stop) is written down
+/// in several, so other writes are not held up.
+pub const EXPIRY_BATCH: i64 = 500;
+
+/// The system's transition: writes down as expired up to [`EXPIRY_BATCH`] running ads
+/// whose close date has passed, each with its `advertisement.updated` event; returns how
+/// many.
+pub async fn expire_due(conn: &mut dyn Conn, now: i64) -> Result<usize, DbError> {
+    let expired = ads::expire_due(conn, now, EXPIRY_BATCH).await?;
+    for before in &expired {
+        let event = events::advertisement(
+            EventType::AdvertisementUpdated,
+            before,
+            AdStatus::Expired,
+            Some(before.status),
+        );
+        events::record(conn, event, now).await?;
+    }
+    Ok(expired.len())
+}
+
 /// Removes the images of an ad being deleted, in its transaction: a deleted ad is shown to
 /// no one, ever again, so its images would only take room. Read after the ad's row was
 /// written (and locked), so an image added meanwhile goes too.

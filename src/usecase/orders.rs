@@ -11,6 +11,7 @@
 //! effect without its paid order, cannot be committed.
 
 use crate::domain::advertisement::{AdStatus, DAY, Dates, ItemId, renew_possible};
+use crate::domain::hook::EventType;
 use crate::domain::locale::Language;
 use crate::domain::order::{
     OrderStatus, ProductKind, PurchaseRequest, check_purchase, vat_included,
@@ -20,7 +21,7 @@ use crate::store::orders::{self, NewProduct, Order, Product};
 use crate::store::{Conn, ads, categories, users};
 
 use super::advertisements::own_existing;
-use super::{Conflict, Error, PurchaseRefusal, Thing, features};
+use super::{Conflict, Error, PurchaseRefusal, Thing, events, features};
 
 /// How this deployment takes payment, and its VAT.
 #[derive(Clone, Copy, Debug)]
@@ -160,7 +161,10 @@ pub(super) async fn buy<R>(
     // An order of price 0 (a renewal in a category without fee) has nothing to wait for:
     // no payment of it would ever be confirmed.
     if till.pays_at_once || with_products(conn, order).await?.price() == 0 {
-        settle(conn, order, now).await?;
+        // An insertion fee is charged by placing or publishing the ad, which tells of the
+        // ad itself.
+        let tell = product.kind != ProductKind::Insertion;
+        settle(conn, order, now, tell).await?;
     }
     Ok(with_products(conn, order).await?)
 }
@@ -194,7 +198,7 @@ pub async fn pay(
     if due != amount {
         return Err(Error::Request(AmountDiffers { due }));
     }
-    settle(conn, id, now).await?;
+    settle(conn, id, now, true).await?;
     with_products(conn, id).await.map_err(Error::Db)
 }
 
@@ -214,30 +218,51 @@ pub async fn of_buyer(
 
 /// Marks the order paid and applies each product's effect, ad by ad in the order of their
 /// numbers (so that two payments that hold the same ads lock them in the same order and
-/// cannot deadlock), each ad's products in the order they were bought.
-async fn settle(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), crate::store::DbError> {
+/// cannot deadlock), each ad's products in the order they were bought. With `tell`, each
+/// ad a product changed gets its `advertisement.updated` event.
+async fn settle(
+    conn: &mut dyn Conn,
+    id: i64,
+    now: i64,
+    tell: bool,
+) -> Result<(), crate::store::DbError> {
     orders::set_paid(conn, id, now).await?;
     let mut products = orders::products(conn, id).await?;
     products.sort_by_key(|product| product.item_number);
     for product in products {
-        apply(conn, &product, now).await?;
+        let Some(before) = apply(conn, &product, now).await? else {
+            continue;
+        };
+        if !tell {
+            continue;
+        }
+        if let Some(after) = ads::get(conn, product.item_number).await? {
+            let event = events::advertisement(
+                EventType::AdvertisementUpdated,
+                &after,
+                after.status_at(now),
+                Some(before.status_at(now)),
+            );
+            events::record(conn, event, now).await?;
+        }
     }
     Ok(())
 }
 
 /// What a paid product does, to the ad as it is once this transaction holds it: two
-/// renewals (or features) paid at the same moment each add their days.
+/// renewals (or features) paid at the same moment each add their days. Returns the ad as
+/// it was if the product changed it.
 async fn apply(
     conn: &mut dyn Conn,
     product: &Product,
     now: i64,
-) -> Result<(), crate::store::DbError> {
+) -> Result<Option<AdRecord>, crate::store::DbError> {
     ads::lock(conn, product.item_number).await?;
     let Some(ad) = ads::get(conn, product.item_number).await? else {
-        return Ok(());
+        return Ok(None);
     };
     if ad.status == AdStatus::Deleted {
-        return Ok(());
+        return Ok(None);
     }
     let running_days = categories::get(conn, ad.category_id)
         .await?
@@ -249,14 +274,14 @@ async fn apply(
         (ProductKind::Insertion, _)
             if matches!(ad.status, AdStatus::Draft | AdStatus::Rejected) =>
         {
-            ads::publish(conn, ad.number, Dates::published(now, running_days), now).await
+            ads::publish(conn, ad.number, Dates::published(now, running_days), now).await?
         }
-        (ProductKind::Insertion, _) => Ok(()),
+        (ProductKind::Insertion, _) => return Ok(None),
         (ProductKind::Renewal, _) => {
             // From the old date while it runs; from now once it has passed (an expired ad
             // renewed in its grace period gets a whole period).
             let from = ad.close_date.unwrap_or(now).max(now);
-            ads::renew(conn, ad.number, from + running_days * DAY, now).await
+            ads::renew(conn, ad.number, from + running_days * DAY, now).await?
         }
         (ProductKind::Feature, Some(feature)) => {
             let days = product.days.unwrap_or(1);
@@ -268,11 +293,12 @@ async fn apply(
                 features::until(&ad, effect, days, now),
                 now,
             )
-            .await
+            .await?
         }
         // The table's CHECK gives every feature product its feature.
-        (ProductKind::Feature, None) => Ok(()),
+        (ProductKind::Feature, None) => return Ok(None),
     }
+    Ok(Some(ad))
 }
 
 async fn with_products(

@@ -327,6 +327,12 @@ pub async fn pay_insertion(app: &TestApp, seller: &User, ad: &str) {
     );
     let (_, status) = close_date(app, ad, &seller.token).await;
     assert_eq!(status, "online");
+    // The client the seller signed in to hears of it.
+    let events = app.get_json("/v1/events", 200).await;
+    let newest = &events["_embedded"]["svc:event"][0];
+    assert_eq!(newest["eventType"], "advertisement.updated", "{newest}");
+    assert_eq!(newest["eventData"]["previousStatus"], "draft");
+    assert_eq!(newest["eventData"]["status"], "online");
 }
 
 /// The insertion orders of ad `item` (its `m` number) as `(status, price)`.

@@ -300,10 +300,18 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
     let later = app.clock.now() + 29 * 86_400;
     let expired = app
         .db
-        .write(move |conn| Box::pin(async move { souk::store::ads::expire_due(conn, later).await }))
+        .write(move |conn| {
+            Box::pin(async move { souk::usecase::advertisements::expire_due(conn, later).await })
+        })
         .await
         .unwrap();
     assert_eq!(expired, 1);
+    // The client the seller signed in to hears of it.
+    let events = app.get_json("/v1/events", 200).await;
+    let newest = &events["_embedded"]["svc:event"][0];
+    assert_eq!(newest["eventType"], "advertisement.updated");
+    assert_eq!(newest["eventData"]["status"], "expired");
+    assert_eq!(newest["eventData"]["previousStatus"], "online");
     let stored = app
         .db
         .read(move |conn| Box::pin(async move { souk::store::ads::get(conn, number).await }))
