@@ -229,14 +229,21 @@ async fn settle(
     orders::set_paid(conn, id, now).await?;
     let mut products = orders::products(conn, id).await?;
     products.sort_by_key(|product| product.item_number);
+    // Each changed ad as it was before its first product, told of once after its last.
+    let mut changed: Vec<AdRecord> = Vec::new();
     for product in products {
         let Some(before) = apply(conn, &product, now).await? else {
             continue;
         };
-        if !tell {
-            continue;
+        if changed.last().is_none_or(|ad| ad.number != before.number) {
+            changed.push(before);
         }
-        if let Some(after) = ads::get(conn, product.item_number).await? {
+    }
+    if !tell {
+        return Ok(());
+    }
+    for before in changed {
+        if let Some(after) = ads::get(conn, before.number).await? {
             let event = events::advertisement(
                 EventType::AdvertisementUpdated,
                 &after,

@@ -331,6 +331,10 @@ pub async fn pay_insertion(app: &TestApp, seller: &User, ad: &str) {
     let events = app.get_json("/v1/events", 200).await;
     let newest = &events["_embedded"]["svc:event"][0];
     assert_eq!(newest["eventType"], "advertisement.updated", "{newest}");
+    assert_eq!(
+        newest["eventData"]["itemId"],
+        ad.rsplit('/').next().unwrap()
+    );
     assert_eq!(newest["eventData"]["previousStatus"], "draft");
     assert_eq!(newest["eventData"]["status"], "online");
 }
@@ -367,6 +371,12 @@ async fn the_insertion_fee_is_charged_when_an_ad_first_goes_online(app: TestApp)
     assert_eq!(read["status"], "online");
     assert!(read.get("awaitingPayment").is_none());
     assert!(read["_links"].get("svc:order").is_none());
+    // Placing it is the one event: the fee paid with it is not another.
+    let events = app.get_json("/v1/events", 200).await;
+    assert_eq!(events["totalCount"], 1, "{events}");
+    let placed = &events["_embedded"]["svc:event"][0];
+    assert_eq!(placed["eventType"], "advertisement.created");
+    assert_eq!(placed["eventData"]["status"], "online");
     assert_eq!(
         insertion_orders(&app, &ad).await,
         [("paid".to_owned(), 295)]

@@ -673,17 +673,22 @@ pub async fn expire_due(
     let before = by_numbers(conn, &numbers).await?;
     let mut values: Vec<Value> = vec![Value::from(now)];
     values.extend(numbers.iter().map(|n| Value::Int(*n)));
-    conn.run(
-        &format!(
-            "UPDATE advertisements SET status = '{}', version = version + 1, updated_at = $1 \
-             WHERE item_number IN ({}) AND {due}",
-            AdStatus::Expired.as_str(),
-            super::numbered(2, numbers.len())
-        ),
-        &values,
-    )
-    .await?;
-    Ok(before)
+    let expired: Vec<i64> = conn
+        .column(
+            &format!(
+                "UPDATE advertisements SET status = '{}', version = version + 1, updated_at = $1 \
+                 WHERE item_number IN ({}) AND {due} RETURNING item_number",
+                AdStatus::Expired.as_str(),
+                super::numbered(2, numbers.len())
+            ),
+            &values,
+        )
+        .await?;
+    // Only those the update changed: an ad changed since the read is told of by its change.
+    Ok(before
+        .into_iter()
+        .filter(|ad| expired.contains(&ad.number))
+        .collect())
 }
 
 #[cfg(test)]

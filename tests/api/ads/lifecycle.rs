@@ -15,6 +15,7 @@ both_backends!(
     operators_reject_and_restore,
     ads_expire_on_time,
     the_expiry_sweep_writes_down_what_reads_show,
+    the_expiry_sweep_goes_in_batches,
     the_upkeep_expires_ads_by_itself,
 );
 
@@ -310,6 +311,7 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
     let events = app.get_json("/v1/events", 200).await;
     let newest = &events["_embedded"]["svc:event"][0];
     assert_eq!(newest["eventType"], "advertisement.updated");
+    assert_eq!(newest["eventData"]["itemId"], ad["itemId"]);
     assert_eq!(newest["eventData"]["status"], "expired");
     assert_eq!(newest["eventData"]["previousStatus"], "online");
     let stored = app
@@ -320,6 +322,37 @@ async fn the_expiry_sweep_writes_down_what_reads_show(app: TestApp) {
         .unwrap();
     assert_eq!(stored.status.as_str(), "expired");
     assert_eq!(stored.version, 2, "the ETag changes with it");
+}
+
+/// A backlog is written down a batch at a time, in item order, each ad once.
+async fn the_expiry_sweep_goes_in_batches(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let mut numbers = Vec::new();
+    for title in ["Een", "Twee", "Drie"] {
+        let ad = created(&app, &seller.token, &minimal(title)).await;
+        numbers.push(ad["itemId"].as_str().unwrap()[1..].parse::<i64>().unwrap());
+    }
+    let later = app.clock.now() + 29 * 86_400;
+    let mut batches = Vec::new();
+    loop {
+        let expired = app
+            .db
+            .write(move |conn| {
+                Box::pin(async move { souk::store::ads::expire_due(conn, later, 2).await })
+            })
+            .await
+            .unwrap();
+        let batch: Vec<i64> = expired.iter().map(|ad| ad.number).collect();
+        assert!(
+            expired.iter().all(|ad| ad.status.as_str() == "online"),
+            "each as it was before"
+        );
+        batches.push(batch);
+        if expired.len() < 2 {
+            break;
+        }
+    }
+    assert_eq!(batches, [numbers[..2].to_vec(), numbers[2..].to_vec()]);
 }
 
 /// The upkeep `serve` starts (every minute there) writes expiry down without anyone
