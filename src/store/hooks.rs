@@ -4,7 +4,7 @@
 use crate::params;
 
 use super::record::record;
-use super::{Backend, Conn, DbError, Record, Value, placeholders};
+use super::{Conn, DbError, Record, Value, placeholders};
 
 record! {
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,8 +167,14 @@ pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookReco
     Ok(hooks)
 }
 
-/// Deletes hook `id` and the deliveries it was still waiting for.
+/// Deletes hook `id` and the deliveries it was still waiting for (a delivery queued by a
+/// change that commits after this is dropped when taken: its hook is gone).
 pub async fn delete(conn: &mut dyn Conn, id: i64) -> Result<bool, DbError> {
+    conn.run(
+        "DELETE FROM hook_deliveries WHERE hook_id = $1",
+        params![id],
+    )
+    .await?;
     Ok(conn
         .execute("DELETE FROM hooks WHERE hook_id = $1", params![id])
         .await?
@@ -196,21 +202,12 @@ pub async fn queue(
     event_type: &str,
     now: i64,
 ) -> Result<u64, DbError> {
-    // On PostgreSQL the hooks are share-locked as they are read: a hook deleted meanwhile
-    // is then passed over, where its foreign key would fail the change that the event
-    // tells of.
-    let hold = match conn.backend() {
-        Backend::Postgres => " FOR KEY SHARE OF h",
-        Backend::Sqlite => "",
-    };
     conn.execute(
-        &format!(
-            "INSERT INTO hook_deliveries (hook_id, event_id, created_at, due_at) \
-             SELECT h.hook_id, $1, $3, $3 FROM hooks h \
-             JOIN hook_events w ON w.hook_id = h.hook_id AND w.event_type = $2 \
-             JOIN event_recipients r ON r.client_id = h.client_id AND r.event_id = $1 \
-             WHERE h.active{hold}"
-        ),
+        "INSERT INTO hook_deliveries (hook_id, event_id, created_at, due_at) \
+         SELECT h.hook_id, $1, $3, $3 FROM hooks h \
+         JOIN hook_events w ON w.hook_id = h.hook_id AND w.event_type = $2 \
+         JOIN event_recipients r ON r.client_id = h.client_id AND r.event_id = $1 \
+         WHERE h.active",
         params![event, event_type, now],
     )
     .await

@@ -87,8 +87,21 @@ pub async fn clients(conn: &mut dyn Conn) -> Result<Vec<Client>, DbError> {
     .await
 }
 
-/// Deletes a client with its codes, tokens and consents; false if there was none.
+/// Deletes a client with its codes, tokens, consents, hooks and events; false if there was
+/// none. (Its events' recipients and its hooks' deliveries have no foreign key to cascade:
+/// migration 0056 says why.)
 pub async fn delete_client(conn: &mut dyn Conn, id: &str) -> Result<bool, DbError> {
+    conn.run(
+        "DELETE FROM hook_deliveries \
+         WHERE hook_id IN (SELECT hook_id FROM hooks WHERE client_id = $1)",
+        params![id],
+    )
+    .await?;
+    conn.run(
+        "DELETE FROM event_recipients WHERE client_id = $1",
+        params![id],
+    )
+    .await?;
     Ok(conn
         .execute("DELETE FROM clients WHERE client_id = $1", params![id])
         .await?

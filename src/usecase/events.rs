@@ -5,9 +5,9 @@
 //!
 //! Who an event is for is decided when it is written: the clients that the users it
 //! concerns (an ad's seller; a bid's seller and bidder; a sale's seller and buyer) have
-//! granted access at that moment (a live refresh token, or an access token neither revoked
-//! nor expired), and the client that made the change where it acts for itself (an upcall
-//! confirmation). An event for no one is not written.
+//! granted access at that moment (a live refresh token), and the client that made the
+//! change where it acts for itself (an upcall confirmation). An event for no one is not
+//! written.
 //!
 //! An event carries its resource's members as they were at that moment (a partial HAL
 //! representation: its `self` link leads to the whole resource as it is now) and
@@ -42,7 +42,7 @@ pub struct Event<'a> {
 /// Records `event` in the caller's transaction, with a delivery to every active hook of
 /// its recipients that wants its type.
 pub async fn record(conn: &mut dyn Conn, event: Event<'_>, now: i64) -> Result<(), DbError> {
-    let recipients = events::recipients(conn, &event.users, event.acting, now).await?;
+    let recipients = events::recipients(conn, &event.users, event.acting).await?;
     if recipients.is_empty() {
         return Ok(());
     }
