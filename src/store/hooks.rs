@@ -1,8 +1,9 @@
 //! Webhooks (migration 0056): each client's hooks with the event types they want, and the
-//! deliveries to make, taken one at a time by a sender under a lease (as the mail queue's).
+//! deliveries to make, taken one at a time by a sender under a lease ([`DELIVERIES`]).
 
 use crate::params;
 
+use super::leased::{Leased, LeasedQueue};
 use super::record::record;
 use super::{Conn, DbError, Record, Value, placeholders};
 
@@ -188,7 +189,7 @@ record! {
         pub hook_id: i64,
         pub event_id: i64,
         /// How many times a sender has taken it, this time included: it also names this
-        /// taking ([`delivered`] and [`retry_at`] change the row only while it is theirs).
+        /// taking (`store::leased`).
         pub attempts: i64,
         pub created_at: i64,
     }
@@ -213,71 +214,14 @@ pub async fn queue(
     .await
 }
 
-/// Whether a delivery is due at `now` (a read, so that an idle sender does not write).
-pub async fn any_due(conn: &mut dyn Conn, now: i64) -> Result<bool, DbError> {
-    Ok(conn
-        .query_opt(
-            "SELECT delivery_id FROM hook_deliveries WHERE due_at <= $1 LIMIT 1",
-            params![now],
-        )
-        .await?
-        .is_some())
-}
+/// The queue its senders take deliveries from.
+pub const DELIVERIES: LeasedQueue<Delivery> = LeasedQueue::new("hook_deliveries", "delivery_id");
 
-/// Takes the delivery due first at `now`, if any, until `until` (see
-/// `store::mail_queue::take`).
-pub async fn take(conn: &mut dyn Conn, now: i64, until: i64) -> Result<Option<Delivery>, DbError> {
-    let skip_locked = conn.skip_locked();
-    conn.record(
-        &format!(
-            "UPDATE hook_deliveries SET due_at = $2, attempts = attempts + 1 \
-             WHERE delivery_id = (SELECT delivery_id FROM hook_deliveries WHERE due_at <= $1 \
-                                  ORDER BY due_at, delivery_id LIMIT 1{skip_locked}) \
-               AND due_at <= $1 \
-             RETURNING {}",
-            Delivery::COLUMNS
-        ),
-        params![now, until],
-    )
-    .await
-}
-
-/// Forgets a delivery that was made (or given up), if the sender's taking is still the
-/// last one.
-pub async fn delivered(conn: &mut dyn Conn, delivery: &Delivery) -> Result<(), DbError> {
-    conn.run(
-        "DELETE FROM hook_deliveries WHERE delivery_id = $1 AND attempts = $2",
-        params![delivery.id, delivery.attempts],
-    )
-    .await
-}
-
-/// Puts a delivery that failed back, due at `due_at`, if the sender's taking is still the
-/// last one.
-pub async fn retry_at(
-    conn: &mut dyn Conn,
-    delivery: &Delivery,
-    due_at: i64,
-) -> Result<(), DbError> {
-    conn.run(
-        "UPDATE hook_deliveries SET due_at = $3 WHERE delivery_id = $1 AND attempts = $2",
-        params![delivery.id, delivery.attempts, due_at],
-    )
-    .await
-}
-
-/// Makes every delivery due at `now` (SQLite at start-up, as `mail_queue::release_all`).
-pub async fn release_all(conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
-    conn.execute(
-        "UPDATE hook_deliveries SET due_at = $1 WHERE due_at > $1",
-        params![now],
-    )
-    .await
-}
-
-/// How many deliveries wait (for tests and metrics).
-pub async fn waiting(conn: &mut dyn Conn) -> Result<i64, DbError> {
-    conn.query_one("SELECT COUNT(*) AS n FROM hook_deliveries", &[])
-        .await?
-        .get::<i64>("n")
+impl Leased for Delivery {
+    fn key(&self) -> i64 {
+        self.id
+    }
+    fn attempts(&self) -> i64 {
+        self.attempts
+    }
 }

@@ -30,6 +30,7 @@ pub mod features;
 pub mod hooks;
 pub mod idempotency;
 pub mod images;
+pub mod leased;
 pub mod locations;
 pub mod mail_queue;
 pub mod migrations;

@@ -27,18 +27,20 @@ use crate::clock::Clock;
 use crate::images::fetch::address::AllowList;
 use crate::images::fetch::send_guarded;
 use crate::store::events::{self, EventRecord};
-use crate::store::hooks::{self, Delivery, HookRecord};
+use crate::store::hooks::{self, DELIVERIES, HookRecord};
 use crate::store::{Db, DbError};
+
+use super::queue::{Backoff, Settled, settle, take_due};
 
 /// How long a sender may take over one delivery before another sender may take it.
 const DELIVERY_LEASE_SECS: i64 = 120;
 
-/// The first wait after a failed attempt, and the longest.
-const RETRY_FIRST_SECS: i64 = 30;
-const RETRY_MOST_SECS: i64 = 3600;
-
-/// How long a delivery that fails is kept trying.
-const KEEP_TRYING_SECS: i64 = 3 * 86_400;
+/// 30 seconds after the first failure, up to an hour apart, for three days.
+const BACKOFF: Backoff = Backoff {
+    first_secs: 30,
+    most_secs: 3600,
+    keep_secs: 3 * 86_400,
+};
 
 /// How a sender reaches receivers.
 #[derive(Clone, Debug)]
@@ -75,7 +77,7 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
 /// sender starts).
 pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
     let now = clock.now();
-    db.write(move |conn| Box::pin(async move { hooks::release_all(conn, now).await }))
+    db.write(move |conn| Box::pin(async move { DELIVERIES.release_all(conn, now).await }))
         .await
 }
 
@@ -86,72 +88,61 @@ pub async fn deliver_next(
     policy: &DeliveryPolicy,
     render: &(dyn Fn(&EventRecord) -> Vec<u8> + Sync),
 ) -> Result<Delivered, DbError> {
-    let now = clock.now();
-    let due = db
-        .read(move |conn| Box::pin(async move { hooks::any_due(conn, now).await }))
-        .await?;
-    if !due {
+    let Some(delivery) = take_due(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS).await? else {
         return Ok(Delivered::Idle);
-    }
-    let until = now + DELIVERY_LEASE_SECS;
-    let taken = db
-        .write(move |conn| {
+    };
+    let (hook_id, event_id) = (delivery.hook_id, delivery.event_id);
+    let (hook, event) = db
+        .read(move |conn| {
             Box::pin(async move {
-                let Some(delivery) = hooks::take(conn, now, until).await? else {
-                    return Ok(None);
-                };
-                let hook = hooks::get(conn, delivery.hook_id).await?;
-                let event = events::by_id(conn, delivery.event_id).await?;
-                Ok::<_, DbError>(Some((delivery, hook, event)))
+                let hook = hooks::get(conn, hook_id).await?;
+                let event = events::by_id(conn, event_id).await?;
+                Ok::<_, DbError>((hook, event))
             })
         })
         .await?;
-    let Some((delivery, hook, event)) = taken else {
-        return Ok(Delivered::Idle);
-    };
+    let (id, attempts, created_at) = (delivery.id, delivery.attempts, delivery.created_at);
     let (Some(hook), Some(event)) = (hook.filter(|hook| hook.active), event) else {
-        // The hook was made inactive: what it did not get meanwhile is not sent later.
-        forget(db, delivery).await?;
+        // The hook is gone or inactive: what it did not get meanwhile is not sent later.
+        settle(db, clock, &DELIVERIES, delivery, created_at, true, &BACKOFF).await?;
         return Ok(Delivered::Done);
     };
     let body = render(&event);
-    let error = match send(policy, &hook, &event, &delivery, body).await {
-        Ok(()) => {
-            forget(db, delivery).await?;
-            return Ok(Delivered::Done);
+    let sent = send(policy, &hook, &event, id, body).await;
+    let error = sent.as_ref().err();
+    match settle(
+        db,
+        clock,
+        &DELIVERIES,
+        delivery,
+        created_at,
+        sent.is_ok(),
+        &BACKOFF,
+    )
+    .await?
+    {
+        Settled::Done => Ok(Delivered::Done),
+        Settled::Retry { wait_secs } => {
+            tracing::info!(
+                delivery_id = id,
+                hook_id,
+                attempts,
+                error,
+                "a webhook delivery failed; tried again in {wait_secs} s"
+            );
+            Ok(Delivered::Failed)
         }
-        Err(error) => error,
-    };
-    let now = clock.now();
-    let (id, attempts) = (delivery.id, delivery.attempts);
-    if now - delivery.created_at >= KEEP_TRYING_SECS {
-        tracing::warn!(
-            delivery_id = id,
-            hook_id = hook.id,
-            attempts,
-            error,
-            "a webhook delivery failed for three days; given up"
-        );
-        forget(db, delivery).await?;
-        return Ok(Delivered::Failed);
+        Settled::GivenUp => {
+            tracing::warn!(
+                delivery_id = id,
+                hook_id,
+                attempts,
+                error,
+                "a webhook delivery failed for three days; given up"
+            );
+            Ok(Delivered::Failed)
+        }
     }
-    let wait = retry_wait(attempts);
-    tracing::info!(
-        delivery_id = id,
-        hook_id = hook.id,
-        attempts,
-        error,
-        "a webhook delivery failed; tried again in {wait} s"
-    );
-    let due = now + wait;
-    db.write(move |conn| Box::pin(async move { hooks::retry_at(conn, &delivery, due).await }))
-        .await?;
-    Ok(Delivered::Failed)
-}
-
-async fn forget(db: &Db, delivery: Delivery) -> Result<(), DbError> {
-    db.write(move |conn| Box::pin(async move { hooks::delivered(conn, &delivery).await }))
-        .await
 }
 
 /// POSTs `body` to the hook's URL; `Err` says why it was not taken.
@@ -159,7 +150,7 @@ async fn send(
     policy: &DeliveryPolicy,
     hook: &HookRecord,
     event: &EventRecord,
-    delivery: &Delivery,
+    delivery: i64,
     body: Vec<u8>,
 ) -> Result<(), String> {
     let url = Url::parse(&hook.url).map_err(|_| "the hook's URL does not parse".to_owned())?;
@@ -176,7 +167,7 @@ async fn send(
     headers.insert(HeaderName::from_static("x-souk-event"), event_type);
     headers.insert(
         HeaderName::from_static("x-souk-delivery"),
-        HeaderValue::from(delivery.id),
+        HeaderValue::from(delivery),
     );
     *request.body_mut() = Some(body.into());
     let user_agent = concat!("Souk/", env!("CARGO_PKG_VERSION"), " webhooks");
@@ -194,19 +185,13 @@ async fn send(
     }
 }
 
-/// The wait before the next attempt at a delivery that failed `attempts` times: 30
-/// seconds, then twice as long each time, at most an hour.
-fn retry_wait(attempts: i64) -> i64 {
-    (RETRY_FIRST_SECS << (attempts - 1).clamp(0, 7)).min(RETRY_MOST_SECS)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_failing_delivery_waits_longer_each_time_up_to_an_hour() {
-        let waits: Vec<i64> = (1..=9).map(retry_wait).collect();
+        let waits: Vec<i64> = (1..=9).map(|n| BACKOFF.wait(n)).collect();
         assert_eq!(waits, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
     }
 

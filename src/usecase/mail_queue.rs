@@ -15,15 +15,18 @@ use crate::clock::Clock;
 use crate::mail::{Mail, Mailer};
 use crate::store::{Conn, Db, DbError, mail_queue};
 
+use super::queue::{Backoff, Settled, settle, take_due};
+
 /// How long a sender may take over one mail before another sender may take it.
 const SEND_LEASE_SECS: i64 = 300;
 
-/// The longest wait between two attempts at a mail that fails.
-const RETRY_MOST_SECS: i64 = 3600;
-
-/// How long a mail that cannot be sent is kept trying: a week, as long as the confirmation
-/// link it may carry works.
-const KEEP_TRYING_SECS: i64 = 7 * 86_400;
+/// A minute after the first failure, up to an hour apart, for a week: as long as the
+/// confirmation link a mail may carry works.
+const BACKOFF: Backoff = Backoff {
+    first_secs: 60,
+    most_secs: 3600,
+    keep_secs: 7 * 86_400,
+};
 
 /// Queues `mail` in the caller's transaction.
 pub async fn post(conn: &mut dyn Conn, mail: &Mail, now: i64) -> Result<(), DbError> {
@@ -35,7 +38,7 @@ pub async fn post(conn: &mut dyn Conn, mail: &Mail, now: i64) -> Result<(), DbEr
 /// lease would have run out.
 pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
     let now = clock.now();
-    db.write(move |conn| Box::pin(async move { mail_queue::release_all(conn, now).await }))
+    db.write(move |conn| Box::pin(async move { mail_queue::QUEUE.release_all(conn, now).await }))
         .await
 }
 
@@ -52,64 +55,49 @@ pub enum Sent {
 
 /// Takes the mail due first and sends it.
 pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, DbError> {
-    let now = clock.now();
-    let due = db
-        .read(move |conn| Box::pin(async move { mail_queue::any_due(conn, now).await }))
-        .await?;
-    if !due {
-        return Ok(Sent::Idle);
-    }
-    let until = now + SEND_LEASE_SECS;
-    let taken = db
-        .write(move |conn| Box::pin(async move { mail_queue::take(conn, now, until).await }))
-        .await?;
-    let Some(queued) = taken else {
+    let Some(queued) = take_due(db, clock, &mail_queue::QUEUE, SEND_LEASE_SECS).await? else {
         return Ok(Sent::Idle);
     };
-    let (id, attempts) = (queued.id, queued.attempts);
+    let (id, attempts, created_at) = (queued.id, queued.attempts, queued.created_at);
     let mail = Mail {
         to: queued.recipient.clone(),
         subject: queued.subject.clone(),
         body: queued.body.clone(),
     };
-    let error = match mailer.send_in_time(&mail).await {
-        Ok(()) => {
-            db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, &queued).await }))
-                .await?;
-            return Ok(Sent::Sent);
+    let sent = mailer.send_in_time(&mail).await;
+    let error = sent.as_ref().err().map(ToString::to_string);
+    match settle(
+        db,
+        clock,
+        &mail_queue::QUEUE,
+        queued,
+        created_at,
+        sent.is_ok(),
+        &BACKOFF,
+    )
+    .await?
+    {
+        Settled::Done => Ok(Sent::Sent),
+        Settled::Retry { wait_secs } => {
+            tracing::warn!(
+                mail_id = id,
+                attempts,
+                error,
+                "cannot send a mail; tried again in {wait_secs} s"
+            );
+            Ok(Sent::Failed)
         }
-        Err(e) => e.to_string(),
-    };
-    let now = clock.now();
-    if now - queued.created_at >= KEEP_TRYING_SECS {
-        tracing::error!(
-            mail_id = id,
-            attempts,
-            error,
-            to = %queued.recipient,
-            "a mail could not be sent for a week; given up"
-        );
-        db.write(move |conn| Box::pin(async move { mail_queue::sent(conn, &queued).await }))
-            .await?;
-        return Ok(Sent::Failed);
+        Settled::GivenUp => {
+            tracing::error!(
+                mail_id = id,
+                attempts,
+                error,
+                to = %mail.to,
+                "a mail could not be sent for a week; given up"
+            );
+            Ok(Sent::Failed)
+        }
     }
-    let wait = retry_wait(attempts);
-    tracing::warn!(
-        mail_id = id,
-        attempts,
-        error,
-        "cannot send a mail; tried again in {wait} s"
-    );
-    let due = now + wait;
-    db.write(move |conn| Box::pin(async move { mail_queue::retry_at(conn, &queued, due).await }))
-        .await?;
-    Ok(Sent::Failed)
-}
-
-/// The wait before the next attempt at a mail that failed `attempts` times: a minute, then
-/// twice as long each time, at most an hour.
-fn retry_wait(attempts: i64) -> i64 {
-    (60_i64 << (attempts - 1).clamp(0, 6)).min(RETRY_MOST_SECS)
 }
 
 #[cfg(test)]
@@ -118,12 +106,7 @@ mod tests {
 
     #[test]
     fn a_failing_mail_waits_longer_each_time_up_to_an_hour() {
-        let waits: Vec<i64> = (1..=9).map(retry_wait).collect();
+        let waits: Vec<i64> = (1..=9).map(|n| BACKOFF.wait(n)).collect();
         assert_eq!(waits, [60, 120, 240, 480, 960, 1920, 3600, 3600, 3600]);
-        assert_eq!(
-            retry_wait(0),
-            60,
-            "a count that cannot be is the first wait"
-        );
     }
 }

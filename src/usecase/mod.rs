@@ -24,6 +24,7 @@ pub mod images;
 pub mod mail_queue;
 pub mod moderation;
 pub mod orders;
+pub mod queue;
 pub mod renditions;
 pub mod reviews;
 pub mod sales;

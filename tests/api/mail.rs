@@ -103,7 +103,7 @@ async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
 /// A sender whose lease ran out (another took the mail over) neither forgets the mail nor
 /// moves its next attempt: each taking is named by its count of attempts.
 async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
-    use souk::store::mail_queue::{any_due, push, retry_at, sent, take};
+    use souk::store::mail_queue::{QUEUE, push};
     // Far ahead of the server's clock, whose own sender then never sees this mail.
     let now = app.clock.now() + 1_000_000;
     let taken = app
@@ -111,9 +111,9 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         .write(move |conn| {
             Box::pin(async move {
                 push(conn, "traag@souk.test", "Onderwerp", "Tekst", now).await?;
-                let first = take(conn, now, now + 300).await?.unwrap();
-                let none = take(conn, now + 1, now + 301).await?;
-                let second = take(conn, now + 300, now + 600).await?.unwrap();
+                let first = QUEUE.take(conn, now, now + 300).await?.unwrap();
+                let none = QUEUE.take(conn, now + 1, now + 301).await?;
+                let second = QUEUE.take(conn, now + 300, now + 600).await?.unwrap();
                 Ok::<_, souk::store::DbError>((first, none, second))
             })
         })
@@ -127,12 +127,12 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         .db
         .write(move |conn| {
             Box::pin(async move {
-                retry_at(conn, &late, now).await?;
-                let moved = any_due(conn, now + 599).await?;
-                sent(conn, &late).await?;
-                let after_late = souk::store::mail_queue::waiting(conn).await?;
-                sent(conn, &current).await?;
-                let after_current = souk::store::mail_queue::waiting(conn).await?;
+                QUEUE.retry_at(conn, &late, now).await?;
+                let moved = QUEUE.any_due(conn, now + 599).await?;
+                QUEUE.forget(conn, &late).await?;
+                let after_late = QUEUE.waiting(conn).await?;
+                QUEUE.forget(conn, &current).await?;
+                let after_current = QUEUE.waiting(conn).await?;
                 Ok::<_, souk::store::DbError>((moved, after_late, after_current))
             })
         })
@@ -150,14 +150,14 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
 /// sender's five-minute lease would have run out.
 #[tokio::test]
 async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
-    use souk::store::mail_queue::{push, take};
+    use souk::store::mail_queue::{QUEUE, push};
     let app = TestApp::start(Backend::Sqlite, "mail::restart").await;
     let now = app.clock.now();
     app.db
         .write(move |conn| {
             Box::pin(async move {
                 push(conn, "herstart@souk.test", "Onderwerp", "Tekst", now).await?;
-                take(conn, now, now + 300).await
+                QUEUE.take(conn, now, now + 300).await
             })
         })
         .await

@@ -419,7 +419,7 @@ async fn wait_for(received: &Received, count: usize) {
 
 async fn waiting_deliveries(app: &TestApp) -> i64 {
     app.db
-        .read(|conn| Box::pin(souk::store::hooks::waiting(conn)))
+        .read(|conn| Box::pin(souk::store::hooks::DELIVERIES.waiting(conn)))
         .await
         .unwrap()
 }
@@ -499,6 +499,7 @@ async fn allowing_loopback(backend: Backend, test: &str) -> TestApp {
 
 with_receiver_allowed!(
     a_delivery_is_signed_and_tried_again_until_taken,
+    a_delivery_failing_for_three_days_is_given_up,
     only_active_hooks_that_want_the_event_get_it,
 );
 
@@ -557,6 +558,31 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("a delivery that was taken is still queued");
+}
+
+async fn a_delivery_failing_for_three_days_is_given_up(app: TestApp) {
+    let failing = StatusCode::SERVICE_UNAVAILABLE;
+    let (url, received) = receiver(vec![failing; 3]).await;
+    let body = hook_body(&url, &["advertisement.created"]);
+    expect_json(create_hook(&app, &app.token, &body).await, 201).await;
+    let seller = app.user("seller@example.com").await;
+    crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    wait_for(&received, 1).await;
+    set_for_later(&app, 1).await;
+
+    // Its next attempt, three days after it was queued, fails too: it is given up.
+    app.clock.advance(3 * 86_400);
+    wait_for(&received, 2).await;
+    for _ in 0..50 {
+        if waiting_deliveries(&app).await == 0 {
+            app.clock.advance(3600);
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert_eq!(received.lock().len(), 2, "no attempt after it was given up");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("a delivery failing for three days is still queued");
 }
 
 async fn only_active_hooks_that_want_the_event_get_it(app: TestApp) {

@@ -229,7 +229,7 @@ impl TestApp {
         for _ in 0..100 {
             waiting = self
                 .db
-                .read(|conn| Box::pin(souk::store::mail_queue::waiting(conn)))
+                .read(|conn| Box::pin(souk::store::mail_queue::QUEUE.waiting(conn)))
                 .await
                 .unwrap();
             if waiting == 0 {

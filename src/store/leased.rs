@@ -1,0 +1,122 @@
+//! A queue of work that background senders take one item at a time under a lease: the
+//! mails to send (`mail_queue`) and the webhook deliveries to make (`hooks`).
+//!
+//! Each item is a row with a key, `due_at` (when a sender may take it next) and `attempts`
+//! (how many times one has). Taking an item sets `due_at` to the end of the lease, so no
+//! other sender takes it before then, and if this one stops without a word, another takes
+//! it then. Each taking is named by its count of attempts: a sender that finishes or puts
+//! an item back changes the row only while the last taking is still its own, so a late
+//! sender's answer changes nothing.
+
+use std::marker::PhantomData;
+
+use crate::params;
+
+use super::{Conn, DbError, Record};
+
+/// A record taken from a [`LeasedQueue`]: which row, and which taking of it.
+pub trait Leased: Record + Send + Sync + 'static {
+    /// The row's key.
+    fn key(&self) -> i64;
+    /// How many times a sender has taken it, this time included.
+    fn attempts(&self) -> i64;
+}
+
+/// The queue in table `table`, whose key column is `key`, of records `R`.
+pub struct LeasedQueue<R> {
+    table: &'static str,
+    key: &'static str,
+    records: PhantomData<fn() -> R>,
+}
+
+impl<R: Leased> LeasedQueue<R> {
+    pub const fn new(table: &'static str, key: &'static str) -> Self {
+        LeasedQueue {
+            table,
+            key,
+            records: PhantomData,
+        }
+    }
+
+    /// Whether an item is due at `now` (a read, so that an idle sender does not write).
+    pub async fn any_due(&self, conn: &mut dyn Conn, now: i64) -> Result<bool, DbError> {
+        let (table, key) = (self.table, self.key);
+        Ok(conn
+            .query_opt(
+                &format!("SELECT {key} FROM {table} WHERE due_at <= $1 LIMIT 1"),
+                params![now],
+            )
+            .await?
+            .is_some())
+    }
+
+    /// Takes the item due first at `now`, if any, until `until`. An item that another
+    /// sender is taking at this moment is passed over (PostgreSQL's `SKIP LOCKED`).
+    pub async fn take(
+        &self,
+        conn: &mut dyn Conn,
+        now: i64,
+        until: i64,
+    ) -> Result<Option<R>, DbError> {
+        let (table, key) = (self.table, self.key);
+        let skip_locked = conn.skip_locked();
+        conn.record(
+            &format!(
+                "UPDATE {table} SET due_at = $2, attempts = attempts + 1 \
+                 WHERE {key} = (SELECT {key} FROM {table} WHERE due_at <= $1 \
+                                ORDER BY due_at, {key} LIMIT 1{skip_locked}) \
+                   AND due_at <= $1 \
+                 RETURNING {}",
+                R::COLUMNS
+            ),
+            params![now, until],
+        )
+        .await
+    }
+
+    /// Forgets an item that was done (or given up), if its taking is still the last one.
+    pub async fn forget(&self, conn: &mut dyn Conn, item: &R) -> Result<(), DbError> {
+        let (table, key) = (self.table, self.key);
+        conn.run(
+            &format!("DELETE FROM {table} WHERE {key} = $1 AND attempts = $2"),
+            params![item.key(), item.attempts()],
+        )
+        .await
+    }
+
+    /// Puts an item that failed back, due at `due_at`, if its taking is still the last one.
+    pub async fn retry_at(
+        &self,
+        conn: &mut dyn Conn,
+        item: &R,
+        due_at: i64,
+    ) -> Result<(), DbError> {
+        let (table, key) = (self.table, self.key);
+        conn.run(
+            &format!("UPDATE {table} SET due_at = $3 WHERE {key} = $1 AND attempts = $2"),
+            params![item.key(), item.attempts(), due_at],
+        )
+        .await
+    }
+
+    /// Makes every item due at `now` (SQLite at start-up: one process, so no lease is
+    /// anyone's now). An item waiting to be tried again is tried at once as well: it keeps
+    /// its count of attempts, so its next wait after a failure is as long as it would have
+    /// been.
+    pub async fn release_all(&self, conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
+        let table = self.table;
+        conn.execute(
+            &format!("UPDATE {table} SET due_at = $1 WHERE due_at > $1"),
+            params![now],
+        )
+        .await
+    }
+
+    /// How many items wait, taken by no one yet or being worked on now.
+    pub async fn waiting(&self, conn: &mut dyn Conn) -> Result<i64, DbError> {
+        let table = self.table;
+        conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])
+            .await?
+            .get::<i64>("n")
+    }
+}
