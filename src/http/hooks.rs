@@ -173,9 +173,7 @@ async fn one_hook(
 ) -> Result<Json, ApiError> {
     let hook = state
         .db
-        .read(move |conn| {
-            Box::pin(async move { hooks::get::<std::convert::Infallible>(conn, &client, id).await })
-        })
+        .read(move |conn| Box::pin(async move { hooks::get(conn, &client, id).await }))
         .await?;
     Ok(Json::ok(hook_json(&hal, &hook)))
 }

@@ -92,12 +92,7 @@ pub fn advertisement(
         data,
         rel: "advertisement",
         path: format!("/advertisements/{item}"),
-        resource: json!({
-            "itemId": item.to_string(),
-            "title": ad.title,
-            "categoryId": ad.category_id,
-            "status": status.as_str(),
-        }),
+        resource: ad_members(ad, item, status),
     }
 }
 
@@ -172,11 +167,16 @@ pub fn upcall<'a>(ad: &AdRecord, client: &'a str, call: &Call) -> Event<'a> {
         }),
         rel: "advertisement",
         path: format!("/advertisements/{item}"),
-        resource: json!({
-            "itemId": item.to_string(),
-            "title": ad.title,
-            "categoryId": ad.category_id,
-            "status": AdStatus::Online.as_str(),
-        }),
+        resource: ad_members(ad, item, AdStatus::Online),
     }
+}
+
+/// The members of ad `ad` (`item`) that an event embeds, as it was, in `status`.
+fn ad_members(ad: &AdRecord, item: ItemId, status: AdStatus) -> Value {
+    json!({
+        "itemId": item.to_string(),
+        "title": ad.title,
+        "categoryId": ad.category_id,
+        "status": status.as_str(),
+    })
 }

@@ -4,7 +4,7 @@
 //! it (`usecase::events`).
 
 use crate::domain::field_error::FieldError;
-use crate::domain::hook::{EventType, HookRequest, MAX_HOOKS_PER_CLIENT};
+use crate::domain::hook::{EventType, Hook, HookRequest, MAX_HOOKS_PER_CLIENT};
 use crate::domain::locale::Text;
 use crate::store::Conn;
 use crate::store::events::{self, EventRecord};
@@ -32,14 +32,23 @@ pub async fn create<R>(
             ),
         )]));
     }
-    let events: Vec<&str> = hook.events.iter().map(|e| e.as_str()).collect();
-    let write = HookWrite {
+    let events = names(&hook);
+    Ok(hooks::insert(conn, client, write(&hook, &events), now).await?)
+}
+
+/// The event types `hook` wants, by their stored names.
+fn names(hook: &Hook) -> Vec<&'static str> {
+    hook.events.iter().map(|e| e.as_str()).collect()
+}
+
+/// What `hook` is set to, with the event types it wants named by [`names`].
+fn write<'a>(hook: &'a Hook, events: &'a [&'a str]) -> HookWrite<'a> {
+    HookWrite {
         url: &hook.url,
         secret: &hook.secret,
         active: hook.active,
-        events: &events,
-    };
-    Ok(hooks::insert(conn, client, write, now).await?)
+        events,
+    }
 }
 
 /// `hook` with its event types in the order of [`EventType::ALL`], as it was written.
@@ -50,7 +59,12 @@ fn in_order(mut hook: HookRecord) -> HookRecord {
 }
 
 /// Hook `id` of `client`.
-pub async fn get<R>(conn: &mut dyn Conn, client: &str, id: i64) -> Result<HookRecord, Error<R>> {
+pub async fn get(conn: &mut dyn Conn, client: &str, id: i64) -> Result<HookRecord, Error> {
+    find(conn, client, id).await
+}
+
+/// [`get`], for a use case with its caller's own refusal `R`.
+async fn find<R>(conn: &mut dyn Conn, client: &str, id: i64) -> Result<HookRecord, Error<R>> {
     hooks::get(conn, id)
         .await?
         .filter(|hook| hook.client_id == client)
@@ -72,23 +86,17 @@ pub async fn replace<R>(
     request: Result<HookRequest, R>,
     now: i64,
 ) -> Result<HookRecord, Error<R>> {
-    get::<R>(conn, client, id).await?;
+    find(conn, client, id).await?;
     let hook = request.map_err(Error::Request)?.check()?;
-    let events: Vec<&str> = hook.events.iter().map(|e| e.as_str()).collect();
-    let write = HookWrite {
-        url: &hook.url,
-        secret: &hook.secret,
-        active: hook.active,
-        events: &events,
-    };
-    hooks::replace(conn, id, write, now)
+    let events = names(&hook);
+    hooks::replace(conn, id, write(&hook, &events), now)
         .await?
         .ok_or(Error::NotFound(Thing::Hook))
 }
 
 /// Deletes hook `id` of `client`, and the deliveries it still waited for.
 pub async fn delete(conn: &mut dyn Conn, client: &str, id: i64) -> Result<(), Error> {
-    get::<std::convert::Infallible>(conn, client, id).await?;
+    get(conn, client, id).await?;
     hooks::delete(conn, id).await?;
     Ok(())
 }
