@@ -1,4 +1,5 @@
-//! Prometheus metrics: requests by route and status, their latency, and pool usage.
+//! Prometheus metrics: requests by route and status, their latency, pool usage, and the
+//! depth of the background queues.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -12,6 +13,13 @@ use crate::store::PoolStats;
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
+
+/// How many items wait in the background queues, read at each scrape.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueDepths {
+    pub webhook_deliveries: i64,
+    pub mails: i64,
+}
 
 #[derive(Default)]
 pub struct Metrics {
@@ -77,8 +85,9 @@ impl Metrics {
         all
     }
 
-    /// The Prometheus text exposition of everything recorded, plus the pool figures.
-    pub fn render(&self, pool: PoolStats) -> String {
+    /// The Prometheus text exposition of everything recorded, plus the pool figures and the
+    /// queues' depths (left out when they could not be read).
+    pub fn render(&self, pool: PoolStats, queues: Option<QueueDepths>) -> String {
         let mut out = String::new();
         let requests = self.requests.lock();
         let all = Metrics::ordered(&requests);
@@ -141,6 +150,20 @@ impl Metrics {
         );
         out.push_str("# TYPE souk_db_connections_opened_total counter\n");
         let _ = writeln!(out, "souk_db_connections_opened_total {}", pool.opened);
+        if let Some(queues) = queues {
+            out.push_str(
+                "# HELP souk_webhook_deliveries_waiting Webhook deliveries not made yet (due, being made, or to be tried again).\n",
+            );
+            out.push_str("# TYPE souk_webhook_deliveries_waiting gauge\n");
+            let _ = writeln!(
+                out,
+                "souk_webhook_deliveries_waiting {}",
+                queues.webhook_deliveries
+            );
+            out.push_str("# HELP souk_mails_waiting Mails not sent yet.\n");
+            out.push_str("# TYPE souk_mails_waiting gauge\n");
+            let _ = writeln!(out, "souk_mails_waiting {}", queues.mails);
+        }
         out
     }
 }
@@ -170,12 +193,19 @@ mod tests {
         let metrics = Metrics::default();
         metrics.record("GET", "/v1/categories", 200, Duration::from_millis(3));
         metrics.record("GET", "/v1/categories", 200, Duration::from_millis(30));
-        let text = metrics.render(PoolStats {
-            in_use: 1,
-            idle: 2,
-            max: 16,
-            opened: 7,
-        });
+        let queues = QueueDepths {
+            webhook_deliveries: 3,
+            mails: 4,
+        };
+        let text = metrics.render(
+            PoolStats {
+                in_use: 1,
+                idle: 2,
+                max: 16,
+                opened: 7,
+            },
+            Some(queues),
+        );
         assert!(
             text.contains("souk_db_connections_opened_total 7\n"),
             "{text}"
@@ -186,6 +216,11 @@ mod tests {
         assert!(text.contains("le=\"0.005\"} 1"));
         assert!(text.contains("le=\"+Inf\"} 2"));
         assert!(text.contains("souk_db_connections{state=\"idle\"} 2"));
+        assert!(
+            text.contains("souk_webhook_deliveries_waiting 3\n"),
+            "{text}"
+        );
+        assert!(text.contains("souk_mails_waiting 4\n"), "{text}");
     }
 
     #[test]
@@ -195,12 +230,13 @@ mod tests {
             metrics.record(made_up, "/v1/nothing", 404, Duration::from_millis(1));
         }
         metrics.record("PATCH", "/v1/nothing", 404, Duration::from_millis(1));
-        let text = metrics.render(PoolStats {
+        let pool = PoolStats {
             in_use: 0,
             idle: 0,
             max: 1,
             opened: 0,
-        });
+        };
+        let text = metrics.render(pool, None);
         assert!(
             text.contains(
                 "souk_http_requests_total{method=\"OTHER\",route=\"/v1/nothing\",status=\"404\"} 3"
@@ -209,5 +245,9 @@ mod tests {
         );
         assert!(text.contains("method=\"PATCH\""), "{text}");
         assert!(!text.contains("FOO"), "{text}");
+        assert!(
+            !text.contains("_waiting"),
+            "queues not read, not shown: {text}"
+        );
     }
 }

@@ -7,8 +7,9 @@ use serde_json::json;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Rel, Resource};
+use crate::metrics::QueueDepths;
 use crate::state::AppState;
-use crate::store::{DbError, migrations};
+use crate::store::{DbError, hooks, mail_queue, migrations};
 
 use super::OpenApi;
 use super::api::{Api, get};
@@ -105,9 +106,24 @@ async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    // A count of each queue per scrape: the tables stay small unless receivers or the mail
+    // server fail, which is when the figure matters.
+    let queues = state
+        .db
+        .read(|conn| {
+            Box::pin(async move {
+                Ok::<_, DbError>(QueueDepths {
+                    webhook_deliveries: hooks::DELIVERIES.waiting(conn).await?,
+                    mails: mail_queue::QUEUE.waiting(conn).await?,
+                })
+            })
+        })
+        .await
+        .inspect_err(|error| tracing::warn!(%error, "cannot count the queues for the metrics"))
+        .ok();
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(state.db.pool_stats()),
+        state.metrics.render(state.db.pool_stats(), queues),
     )
 }
 

@@ -534,6 +534,11 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
 
     // A 500, then a redirect: each is tried again, 30 s and then 60 s later.
     set_for_later(&app, 1).await;
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("\nsouk_webhook_deliveries_waiting 1\n"),
+        "the queue's depth in the metrics: {metrics}"
+    );
     app.clock.advance(31);
     wait_for(&received, 2).await;
     set_for_later(&app, 2).await;
@@ -553,6 +558,8 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
     );
     for _ in 0..50 {
         if waiting_deliveries(&app).await == 0 {
+            let metrics = app.get("/metrics").await.text().await.unwrap();
+            assert!(metrics.contains("\nsouk_webhook_deliveries_waiting 0\n"));
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
