@@ -105,22 +105,32 @@ async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
     ))
 }
 
+/// How long a scrape waits for the queues' count.
+const QUEUE_COUNT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     // A count of each queue per scrape: the tables stay small unless receivers or the mail
-    // server fail, which is when the figure matters.
-    let queues = state
-        .db
-        .read(|conn| {
-            Box::pin(async move {
-                Ok::<_, DbError>(QueueDepths {
-                    webhook_deliveries: hooks::DELIVERIES.waiting(conn).await?,
-                    mails: mail_queue::QUEUE.waiting(conn).await?,
-                })
+    // server fail, which is when the figure matters. A database that does not answer in
+    // time costs the scrape these lines only, not the pool figures.
+    let count = state.db.read(|conn| {
+        Box::pin(async move {
+            Ok::<_, DbError>(QueueDepths {
+                webhook_deliveries: hooks::DELIVERIES.waiting(conn).await?,
+                mails: mail_queue::QUEUE.waiting(conn).await?,
             })
         })
-        .await
-        .inspect_err(|error| tracing::warn!(%error, "cannot count the queues for the metrics"))
-        .ok();
+    });
+    let queues = match tokio::time::timeout(QUEUE_COUNT_TIMEOUT, count).await {
+        Ok(Ok(depths)) => Some(depths),
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "cannot count the queues for the metrics");
+            None
+        }
+        Err(_) => {
+            tracing::warn!("the queues' count for the metrics took too long");
+            None
+        }
+    };
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(state.db.pool_stats(), queues),

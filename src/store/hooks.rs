@@ -215,7 +215,7 @@ pub async fn queue(
 }
 
 /// The queue its senders take deliveries from.
-pub const DELIVERIES: LeasedQueue<Delivery> = LeasedQueue::new("hook_deliveries", "delivery_id");
+pub static DELIVERIES: LeasedQueue<Delivery> = LeasedQueue::new("hook_deliveries", "delivery_id");
 
 impl Leased for Delivery {
     fn key(&self) -> i64 {
@@ -223,5 +223,8 @@ impl Leased for Delivery {
     }
     fn attempts(&self) -> i64 {
         self.attempts
+    }
+    fn created_at(&self) -> i64 {
+        self.created_at
     }
 }

@@ -20,6 +20,8 @@ pub trait Leased: Record + Send + Sync + 'static {
     fn key(&self) -> i64;
     /// How many times a sender has taken it, this time included.
     fn attempts(&self) -> i64;
+    /// When it was queued.
+    fn created_at(&self) -> i64;
 }
 
 /// The queue in table `table`, whose key column is `key`, of records `R`.
@@ -112,7 +114,7 @@ impl<R: Leased> LeasedQueue<R> {
         .await
     }
 
-    /// How many items wait, taken by no one yet or being worked on now.
+    /// How many items wait: due, being worked on now, or waiting to be tried again.
     pub async fn waiting(&self, conn: &mut dyn Conn) -> Result<i64, DbError> {
         let table = self.table;
         conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])

@@ -38,7 +38,7 @@ pub async fn push(
 }
 
 /// The queue its senders take mails from.
-pub const QUEUE: LeasedQueue<QueuedMail> = LeasedQueue::new("mail_queue", "mail_id");
+pub static QUEUE: LeasedQueue<QueuedMail> = LeasedQueue::new("mail_queue", "mail_id");
 
 impl Leased for QueuedMail {
     fn key(&self) -> i64 {
@@ -46,5 +46,8 @@ impl Leased for QueuedMail {
     }
     fn attempts(&self) -> i64 {
         self.attempts
+    }
+    fn created_at(&self) -> i64 {
+        self.created_at
     }
 }

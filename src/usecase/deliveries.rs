@@ -30,7 +30,7 @@ use crate::store::events::{self, EventRecord};
 use crate::store::hooks::{self, DELIVERIES, HookRecord};
 use crate::store::{Db, DbError};
 
-use super::queue::{Backoff, Settled, settle, take_due};
+use super::queue::{Attempt, Backoff, Settled, forget, settle, take_due};
 
 /// How long a sender may take over one delivery before another sender may take it.
 const DELIVERY_LEASE_SECS: i64 = 120;
@@ -91,6 +91,9 @@ pub async fn deliver_next(
     let Some(delivery) = take_due(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS).await? else {
         return Ok(Delivered::Idle);
     };
+    // Read after the take's commit, not in its transaction: the SQLite writer is held
+    // for the take alone, and a hook changed meanwhile is seen as it is now. Should the
+    // read fail, the delivery waits for its lease to run out.
     let (hook_id, event_id) = (delivery.hook_id, delivery.event_id);
     let (hook, event) = db
         .read(move |conn| {
@@ -101,26 +104,18 @@ pub async fn deliver_next(
             })
         })
         .await?;
-    let (id, attempts, created_at) = (delivery.id, delivery.attempts, delivery.created_at);
+    let (id, attempts) = (delivery.id, delivery.attempts);
     let (Some(hook), Some(event)) = (hook.filter(|hook| hook.active), event) else {
         // The hook is gone or inactive: what it did not get meanwhile is not sent later.
-        settle(db, clock, &DELIVERIES, delivery, created_at, true, &BACKOFF).await?;
+        forget(db, &DELIVERIES, delivery).await?;
         return Ok(Delivered::Done);
     };
     let body = render(&event);
-    let sent = send(policy, &hook, &event, id, body).await;
-    let error = sent.as_ref().err();
-    match settle(
-        db,
-        clock,
-        &DELIVERIES,
-        delivery,
-        created_at,
-        sent.is_ok(),
-        &BACKOFF,
-    )
-    .await?
-    {
+    let (attempt, error) = match send(policy, &hook, &event, id, body).await {
+        Ok(()) => (Attempt::Done, None),
+        Err(error) => (Attempt::Failed, Some(error)),
+    };
+    match settle(db, clock, &DELIVERIES, delivery, attempt, &BACKOFF).await? {
         Settled::Done => Ok(Delivered::Done),
         Settled::Retry { wait_secs } => {
             tracing::info!(
@@ -150,7 +145,7 @@ async fn send(
     policy: &DeliveryPolicy,
     hook: &HookRecord,
     event: &EventRecord,
-    delivery: i64,
+    delivery_id: i64,
     body: Vec<u8>,
 ) -> Result<(), String> {
     let url = Url::parse(&hook.url).map_err(|_| "the hook's URL does not parse".to_owned())?;
@@ -167,7 +162,7 @@ async fn send(
     headers.insert(HeaderName::from_static("x-souk-event"), event_type);
     headers.insert(
         HeaderName::from_static("x-souk-delivery"),
-        HeaderValue::from(delivery),
+        HeaderValue::from(delivery_id),
     );
     *request.body_mut() = Some(body.into());
     let user_agent = concat!("Souk/", env!("CARGO_PKG_VERSION"), " webhooks");

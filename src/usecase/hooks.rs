@@ -33,7 +33,7 @@ pub async fn create<R>(
         )]));
     }
     let events = names(&hook);
-    Ok(hooks::insert(conn, client, write(&hook, &events), now).await?)
+    Ok(hooks::insert(conn, client, hook_write(&hook, &events), now).await?)
 }
 
 /// The event types `hook` wants, by their stored names.
@@ -42,7 +42,7 @@ fn names(hook: &Hook) -> Vec<&'static str> {
 }
 
 /// What `hook` is set to, with the event types it wants named by [`names`].
-fn write<'a>(hook: &'a Hook, events: &'a [&'a str]) -> HookWrite<'a> {
+fn hook_write<'a>(hook: &'a Hook, events: &'a [&'a str]) -> HookWrite<'a> {
     HookWrite {
         url: &hook.url,
         secret: &hook.secret,
@@ -89,7 +89,7 @@ pub async fn replace<R>(
     find(conn, client, id).await?;
     let hook = request.map_err(Error::Request)?.check()?;
     let events = names(&hook);
-    hooks::replace(conn, id, write(&hook, &events), now)
+    hooks::replace(conn, id, hook_write(&hook, &events), now)
         .await?
         .ok_or(Error::NotFound(Thing::Hook))
 }

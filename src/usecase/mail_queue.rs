@@ -15,7 +15,7 @@ use crate::clock::Clock;
 use crate::mail::{Mail, Mailer};
 use crate::store::{Conn, Db, DbError, mail_queue};
 
-use super::queue::{Backoff, Settled, settle, take_due};
+use super::queue::{Attempt, Backoff, Settled, settle, take_due};
 
 /// How long a sender may take over one mail before another sender may take it.
 const SEND_LEASE_SECS: i64 = 300;
@@ -58,25 +58,17 @@ pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, 
     let Some(queued) = take_due(db, clock, &mail_queue::QUEUE, SEND_LEASE_SECS).await? else {
         return Ok(Sent::Idle);
     };
-    let (id, attempts, created_at) = (queued.id, queued.attempts, queued.created_at);
+    let (id, attempts) = (queued.id, queued.attempts);
     let mail = Mail {
         to: queued.recipient.clone(),
         subject: queued.subject.clone(),
         body: queued.body.clone(),
     };
-    let sent = mailer.send_in_time(&mail).await;
-    let error = sent.as_ref().err().map(ToString::to_string);
-    match settle(
-        db,
-        clock,
-        &mail_queue::QUEUE,
-        queued,
-        created_at,
-        sent.is_ok(),
-        &BACKOFF,
-    )
-    .await?
-    {
+    let (attempt, error) = match mailer.send_in_time(&mail).await {
+        Ok(()) => (Attempt::Done, None),
+        Err(e) => (Attempt::Failed, Some(e.to_string())),
+    };
+    match settle(db, clock, &mail_queue::QUEUE, queued, attempt, &BACKOFF).await? {
         Settled::Done => Ok(Sent::Sent),
         Settled::Retry { wait_secs } => {
             tracing::warn!(

@@ -29,6 +29,15 @@ pub async fn take_due<R: Leased>(
         .await
 }
 
+/// How working an item went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// It was done.
+    Done,
+    /// It failed, and may be tried again.
+    Failed,
+}
+
 /// What became of an item that was worked.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Settled {
@@ -40,29 +49,25 @@ pub enum Settled {
     GivenUp,
 }
 
-/// Settles `item`, queued at `created_at`, after it was worked (`done`), by `backoff`.
+/// Settles `item` after the `attempt` at it, by `backoff`.
 pub async fn settle<R: Leased>(
     db: &Db,
     clock: &Clock,
     queue: &'static LeasedQueue<R>,
     item: R,
-    created_at: i64,
-    done: bool,
+    attempt: Attempt,
     backoff: &Backoff,
 ) -> Result<Settled, DbError> {
     let now = clock.now();
-    let next = if done {
-        None
-    } else {
-        backoff.next_attempt(item.attempts(), created_at, now)
+    let next = match attempt {
+        Attempt::Done => None,
+        Attempt::Failed => backoff.next_attempt(item.attempts(), item.created_at(), now),
     };
     let Some(due) = next else {
-        db.write(move |conn| Box::pin(async move { queue.forget(conn, &item).await }))
-            .await?;
-        return Ok(if done {
-            Settled::Done
-        } else {
-            Settled::GivenUp
+        forget(db, queue, item).await?;
+        return Ok(match attempt {
+            Attempt::Done => Settled::Done,
+            Attempt::Failed => Settled::GivenUp,
         });
     };
     db.write(move |conn| Box::pin(async move { queue.retry_at(conn, &item, due).await }))
@@ -70,6 +75,16 @@ pub async fn settle<R: Leased>(
     Ok(Settled::Retry {
         wait_secs: due - now,
     })
+}
+
+/// Forgets `item` without working it (what it was for is gone).
+pub async fn forget<R: Leased>(
+    db: &Db,
+    queue: &'static LeasedQueue<R>,
+    item: R,
+) -> Result<(), DbError> {
+    db.write(move |conn| Box::pin(async move { queue.forget(conn, &item).await }))
+        .await
 }
 
 /// A retry policy, in seconds.
