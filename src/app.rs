@@ -103,8 +103,8 @@ pub async fn reindex_periodically(db: Db, period: std::time::Duration) {
 }
 
 /// Serves until SIGTERM or SIGINT, then stops accepting, finishes the requests in flight
-/// (those that already answered 408 too) and returns (the SQLite writer finishes its queue
-/// when the last handle drops).
+/// (those that already answered 408 too) and the background work in hand, and returns (the
+/// SQLite writer finishes its queue when the last handle drops).
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     let clock = Clock::default();
     let db = prepare_database(&config, &clock).await?;
@@ -122,11 +122,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let state = AppState::new(config.clone(), db, clock)?;
     let minute = std::time::Duration::from_secs(60);
     tokio::spawn(reindex_periodically(state.db.clone(), minute));
-    tokio::spawn(sweep_periodically(state.clone(), minute));
+    state
+        .workers
+        .spawn(sweep_periodically(state.clone(), minute));
     tokio::spawn(flush_views_periodically(state.clone()));
-    tokio::spawn(alert_periodically(state.clone()));
+    state.workers.spawn(alert_periodically(state.clone()));
     start_workers(&state).await?;
-    let shutdown = shutdown_signal()?;
+    let signal = shutdown_signal()?;
+    let stopping = state.stopping.clone();
+    // The workers stop taking work as the requests in flight are finished.
+    let shutdown = async move {
+        signal.await;
+        stopping.cancel();
+    };
     tracing::info!(
         listen = %config.listen,
         base_url = %config.base_url,
@@ -157,6 +165,20 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     state.detached.wait().await;
+    // Each worker finishes the item in hand (a delivery, a mail, a rendition, a round of
+    // upkeep) and takes no more; what is not finished by then is left to its lease, taken
+    // again by another replica or the next start.
+    state.workers.close();
+    let grace = std::time::Duration::from_secs(state.config.webhook_timeout_secs + 5);
+    if tokio::time::timeout(grace, state.workers.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "background work still in flight after {} s: left to its leases",
+            grace.as_secs()
+        );
+    }
     if let Err(e) = state.views.flush(&state.db).await {
         tracing::warn!(error = %e, "cannot write the last view counts");
     }
@@ -287,7 +309,9 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
 pub async fn sweep_periodically(state: AppState, period: std::time::Duration) {
     let mut every = tokio::time::interval(period);
     for tick in 0_u64.. {
-        every.tick().await;
+        if !rest(&state, every.tick(), None).await {
+            return;
+        }
         let now = state.clock.now();
         warn_on(
             expire_due(&state.db, now).await,
@@ -348,14 +372,16 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
         crate::usecase::mail_queue::release_leases(&state.db, &state.clock).await?;
         crate::usecase::deliveries::release_leases(&state.db, &state.clock).await?;
     }
-    tokio::spawn(sweep_blobs(state.clone()));
-    tokio::spawn(send_mail(state.clone()));
+    state.workers.spawn(sweep_blobs(state.clone()));
+    state.workers.spawn(send_mail(state.clone()));
     for _ in 0..WEBHOOK_SENDERS {
-        tokio::spawn(deliver_webhooks(state.clone()));
+        state.workers.spawn(deliver_webhooks(state.clone()));
     }
     let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
     for _ in 0..state.config.image_workers {
-        tokio::spawn(make_renditions(state.clone(), turns.clone()));
+        state
+            .workers
+            .spawn(make_renditions(state.clone(), turns.clone()));
     }
     Ok(())
 }
@@ -364,9 +390,31 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
 /// (`usecase::images::sweep`). What a stopped replica was woken for is swept by the hourly
 /// upkeep of any replica.
 async fn sweep_blobs(state: AppState) {
-    loop {
-        state.sweeps.woken().await;
+    while rest(&state, state.sweeps.woken(), None).await {
         crate::usecase::images::sweep(&state.db, &state.blobs, &state.clock).await;
+    }
+}
+
+/// A worker's wait: until `wake` resolves, or `pause` (if any) passes. `false` instead
+/// once the server is stopping, also when it already was: the worker then returns.
+async fn rest(
+    state: &AppState,
+    wake: impl std::future::Future,
+    pause: Option<std::time::Duration>,
+) -> bool {
+    if state.stopping.is_cancelled() {
+        return false;
+    }
+    let pause = async {
+        match pause {
+            Some(pause) => tokio::time::sleep(pause).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = state.stopping.cancelled() => false,
+        _ = wake => true,
+        _ = pause => true,
     }
 }
 
@@ -375,7 +423,7 @@ async fn sweep_blobs(state: AppState) {
 /// replicas, and mail due again after a failure).
 async fn send_mail(state: AppState) {
     use crate::usecase::mail_queue::{Sent, send_next};
-    loop {
+    while !state.stopping.is_cancelled() {
         // A wake that comes while this sender looks is kept for the wait below.
         let woken = state.mail.woken();
         match send_next(&state.db, &state.mailer, &state.clock).await {
@@ -383,9 +431,8 @@ async fn send_mail(state: AppState) {
             Ok(Sent::Idle) => {}
             Err(e) => tracing::warn!(error = %e, "the mail queue cannot be read or written"),
         }
-        tokio::select! {
-            _ = woken => {}
-            _ = tokio::time::sleep(MAIL_POLL) => {}
+        if !rest(&state, woken, Some(MAIL_POLL)).await {
+            return;
         }
     }
 }
@@ -405,7 +452,7 @@ async fn deliver_webhooks(state: AppState) {
             .to_string()
             .into_bytes()
     };
-    loop {
+    while !state.stopping.is_cancelled() {
         match deliver_next(&state.db, &state.clock, &policy, &render).await {
             Ok(Delivered::Done | Delivered::Failed) => continue,
             Ok(Delivered::Idle) => {}
@@ -413,7 +460,9 @@ async fn deliver_webhooks(state: AppState) {
                 tracing::warn!(error = %e, "the webhook deliveries cannot be read or written")
             }
         }
-        tokio::time::sleep(DELIVERY_POLL).await;
+        if !rest(&state, std::future::pending::<()>(), Some(DELIVERY_POLL)).await {
+            return;
+        }
     }
 }
 
@@ -434,21 +483,19 @@ async fn make_renditions(
     use crate::usecase::renditions::{Ran, run_next};
     let lease = i64::try_from(state.config.image_job_lease_secs).unwrap_or(60);
     let pause = std::time::Duration::from_secs(1);
-    loop {
+    while !state.stopping.is_cancelled() {
         // Made before looking, so that an upload in between still wakes this worker.
         let woken = state.renditions.notified();
-        match run_next(&state.db, &state.blobs, &state.clock, lease, &turns).await {
-            Ok(Ran::Worked) => {}
-            Ok(Ran::Idle) => {
-                tokio::select! {
-                    _ = woken => {}
-                    _ = tokio::time::sleep(pause) => {}
-                }
-            }
+        let rested = match run_next(&state.db, &state.blobs, &state.clock, lease, &turns).await {
+            Ok(Ran::Worked) => true,
+            Ok(Ran::Idle) => rest(&state, woken, Some(pause)).await,
             Err(e) => {
                 tracing::warn!(error = %e, "a rendition job failed; it runs again later");
-                tokio::time::sleep(pause).await;
+                rest(&state, std::future::pending::<()>(), Some(pause)).await
             }
+        };
+        if !rested {
+            return;
         }
     }
 }
@@ -457,8 +504,7 @@ async fn make_renditions(
 /// immediate alert goes out within about that long of the ad's write.
 async fn alert_periodically(state: AppState) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(ALERT_ROUND_SECONDS));
-    loop {
-        every.tick().await;
+    while rest(&state, every.tick(), None).await {
         let round = crate::usecase::alerts::round(
             &state.db,
             &state.mailer,

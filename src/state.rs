@@ -4,6 +4,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::access::TokenCache;
@@ -46,6 +47,11 @@ pub struct Shared {
     /// `http::idempotency`), and the freeing of their keys: shutdown waits for them, so
     /// that a write they began ends with its key settled.
     pub detached: TaskTracker,
+    /// The background workers (senders, rendition workers, upkeep): shutdown tells them
+    /// to stop ([`Shared::stopping`]) and waits for the item each has in hand.
+    pub workers: TaskTracker,
+    /// Cancelled when the server is told to stop: a worker takes no more work then.
+    pub stopping: CancellationToken,
     /// The names every representation's links use (see [`AppState::hal`]).
     hal: Hal,
 }
@@ -79,6 +85,8 @@ impl AppState {
             tokens: TokenCache::default(),
             rendition_lookups: RenditionLookups::default(),
             detached: TaskTracker::new(),
+            workers: TaskTracker::new(),
+            stopping: CancellationToken::new(),
             views: ViewCounter::default(),
             hal,
         })))

@@ -300,3 +300,100 @@ async fn shutdown_waits_for_a_request_that_outlived_its_answer() {
     assert_eq!(listed["totalCount"], 1, "one saved search: {saved}");
     second.stop();
 }
+
+/// SIGTERM while a webhook delivery is in flight: the sender finishes it (the receiver's
+/// answer comes after the signal) and the queue forgets it, so it is not made again. (When
+/// shutdown dropped the workers, the delivery stayed queued under its lease, to be made a
+/// second time.)
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_finishes_the_delivery_in_flight_sqlite() {
+    shutdown_finishes_the_delivery_in_flight(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn shutdown_finishes_the_delivery_in_flight_postgres() {
+    shutdown_finishes_the_delivery_in_flight(Backend::Postgres).await;
+}
+
+async fn shutdown_finishes_the_delivery_in_flight(backend: Backend) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use souk::store::events::{self, NewEvent};
+    use souk::store::hooks::{self, DELIVERIES, HookWrite};
+
+    // A receiver that says when a delivery arrives and answers it two seconds later.
+    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let answered = Arc::new(AtomicUsize::new(0));
+    let counted = answered.clone();
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let (arrived, counted) = (arrived.clone(), counted.clone());
+            async move {
+                let _ = arrived.send(());
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                counted.fetch_add(1, Ordering::SeqCst);
+                axum::http::StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+    let dir = tempfile::tempdir().unwrap();
+    let database = FreshDatabase::create(backend, dir.path(), module_path!()).await;
+    let data_dir = dir.path().display().to_string();
+    let env = [
+        ("SOUK_DATA_DIR", data_dir.as_str()),
+        ("SOUK_DATABASE_URL", database.url.as_str()),
+        ("SOUK_ENVIRONMENT", "production"),
+        ("SOUK_WEBHOOK_ALLOW", "127.0.0.0/8"),
+    ];
+    let (db, _) = user_with_token(&env).await;
+    // A hook of the served test's client, and an event for it with its delivery queued.
+    let now = souk::clock::Clock::default().now();
+    db.write(move |conn| {
+        Box::pin(async move {
+            let client: String = conn
+                .query_one("SELECT client_id FROM clients", &[])
+                .await?
+                .get("client_id")?;
+            let hook = HookWrite {
+                url: &url,
+                secret: "geheim",
+                active: true,
+                events: &["advertisement.created"],
+            };
+            hooks::insert(conn, &client, hook, now).await?;
+            let event = NewEvent {
+                event_type: "advertisement.created",
+                event_data: "{}".into(),
+                resource_rel: "advertisement",
+                resource_path: "/advertisements/m1".into(),
+                resource: "{}".into(),
+            };
+            let id = events::insert(conn, &event, &[client], now).await?;
+            hooks::queue(conn, id, "advertisement.created", now).await
+        })
+    })
+    .await
+    .unwrap();
+
+    let served = Served::start(&env);
+    tokio::time::timeout(Duration::from_secs(20), arrivals.recv())
+        .await
+        .expect("the delivery is made within 20 s");
+    let log = tokio::task::spawn_blocking(move || served.stop())
+        .await
+        .unwrap();
+    assert_eq!(answered.load(Ordering::SeqCst), 1, "{log}");
+    let waiting = db
+        .read(|conn| Box::pin(DELIVERIES.waiting(conn)))
+        .await
+        .unwrap();
+    assert_eq!(waiting, 0, "the delivery in flight was finished: {log}");
+}
