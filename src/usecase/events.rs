@@ -22,7 +22,7 @@ use crate::domain::time::format_timestamp;
 use crate::store::ads::AdRecord;
 use crate::store::bids::Bid;
 use crate::store::transactions::Transaction;
-use crate::store::{Conn, Db, DbError, events, hooks};
+use crate::store::{Conn, Db, DbError, events};
 
 /// An event to record: its type, who it concerns, and what it tells.
 #[derive(Debug)]
@@ -42,10 +42,6 @@ pub struct Event<'a> {
 /// Records `event` in the caller's transaction, with a delivery to every active hook of
 /// its recipients that wants its type.
 pub async fn record(conn: &mut dyn Conn, event: Event<'_>, now: i64) -> Result<(), DbError> {
-    let recipients = events::recipients(conn, &event.users, event.acting).await?;
-    if recipients.is_empty() {
-        return Ok(());
-    }
     let stored = events::NewEvent {
         event_type: event.event_type.as_str(),
         event_data: event.data.to_string(),
@@ -53,8 +49,7 @@ pub async fn record(conn: &mut dyn Conn, event: Event<'_>, now: i64) -> Result<(
         resource_path: event.path,
         resource: event.resource.to_string(),
     };
-    let id = events::insert(conn, &stored, &recipients, now).await?;
-    hooks::queue(conn, id, event.event_type.as_str(), now).await?;
+    events::record(conn, &stored, &event.users, event.acting, now).await?;
     Ok(())
 }
 

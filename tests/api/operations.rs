@@ -376,8 +376,7 @@ async fn shutdown_finishes_the_delivery_in_flight(backend: Backend) {
                 resource_path: "/advertisements/m1".into(),
                 resource: "{}".into(),
             };
-            let id = events::insert(conn, &event, &[client], now).await?;
-            hooks::queue(conn, id, "advertisement.created", now).await
+            events::record(conn, &event, &[], Some(&client), now).await
         })
     })
     .await
