@@ -412,6 +412,8 @@ async fn rest(
         }
     };
     tokio::select! {
+        // Looked at first: a stop that comes with a wake or a tick starts no more work.
+        biased;
         _ = state.stopping.cancelled() => false,
         _ = wake => true,
         _ = pause => true,

@@ -380,7 +380,8 @@ async fn shutdown_finishes_the_delivery_in_flight(backend: Backend) {
         })
     })
     .await
-    .unwrap();
+    .unwrap()
+    .expect("an event for its client");
 
     let served = Served::start(&env);
     tokio::time::timeout(Duration::from_secs(20), arrivals.recv())
