@@ -27,6 +27,8 @@ text_enum! {
         TransactionUpdated = "transaction.updated",
         /// A partner confirmed a phone call about an ad.
         UpcallConfirmed = "upcall.confirmed",
+        /// The buyer of a completed sale reviewed its seller.
+        ReviewCreated = "review.created",
     }
 }
 

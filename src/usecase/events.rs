@@ -4,7 +4,8 @@
 //! (`usecase::deliveries` makes them).
 //!
 //! Who an event is for is decided when it is written: the clients that the users it
-//! concerns (an ad's seller; a bid's seller and bidder; a sale's seller and buyer) have
+//! concerns (an ad's seller; a bid's seller and bidder; a sale's or a review's seller and
+//! buyer) have
 //! granted access at that moment (a live refresh token), and the client that made the
 //! change where it acts for itself (an upcall confirmation). An event for no one is not
 //! written.
@@ -21,6 +22,7 @@ use crate::domain::sale::Call;
 use crate::domain::time::format_timestamp;
 use crate::store::ads::AdRecord;
 use crate::store::bids::Bid;
+use crate::store::reviews::Review;
 use crate::store::transactions::Transaction;
 use crate::store::{Conn, Db, DbError, events};
 
@@ -143,6 +145,36 @@ pub fn transaction(event_type: EventType, seller: i64, sale: &Transaction) -> Ev
             "shippingCosts": sale.shipping_costs,
             "status": sale.status.as_str(),
             "createdDate": format_timestamp(sale.created_at),
+        }),
+    }
+}
+
+/// A review of a seller by the buyer of a completed sale. Its recipients act for the
+/// seller or the buyer, who both see who wrote it.
+pub fn review(review: &Review) -> Event<'static> {
+    let item = ItemId::from_number(review.item_number);
+    Event {
+        event_type: EventType::ReviewCreated,
+        users: vec![review.seller_id, review.reviewer_id],
+        acting: None,
+        data: json!({
+            "reviewId": review.id,
+            "sellerId": review.seller_id,
+            "reviewerId": review.reviewer_id,
+            "itemId": item.to_string(),
+            "transactionId": review.transaction_id,
+            "overallScore": review.overall_score,
+        }),
+        rel: "user-review",
+        path: format!("/users/{}/reviews/{}", review.seller_id, review.id),
+        resource: json!({
+            "reviewId": review.id,
+            "name": review.reviewer_name,
+            "place": review.place,
+            "date": format_timestamp(review.created_at),
+            "reason": review.reason,
+            "overallScore": review.overall_score,
+            "content": review.content,
         }),
     }
 }

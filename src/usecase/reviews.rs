@@ -8,6 +8,7 @@ use crate::domain::sale::{Party, TransactionStatus};
 use crate::store::reviews::{self, Review, Reviewed, Totals};
 use crate::store::{Conn, locations, users};
 
+use super::events;
 use super::sales::visible_transaction;
 use super::{Conflict, Error, Thing};
 
@@ -53,9 +54,11 @@ pub async fn write<R>(
     let id = reviews::insert(conn, &about, &review, now)
         .await?
         .ok_or(Error::Conflict(Conflict::Reviewed))?;
-    reviews::get(conn, ad.seller_id, id)
+    let review = reviews::get(conn, ad.seller_id, id)
         .await?
-        .ok_or(Error::NotFound(Thing::Review))
+        .ok_or(Error::NotFound(Thing::Review))?;
+    events::record(conn, events::review(&review), now).await?;
+    Ok(review)
 }
 
 /// A page of a seller's reviews, newest first, with the totals over all of them.

@@ -334,6 +334,15 @@ async fn each_change_records_its_event(app: TestApp) {
         .send()
         .await;
     assert_eq!(completed.status(), 200);
+    let review = app
+        .post(&format!(
+            "/v1/advertisements/{item}/transactions/{sale_id}/review"
+        ))
+        .token(&bidder.token)
+        .json(&json!({"overallScore": 4, "content": "Precies zoals beschreven."}))
+        .send()
+        .await;
+    let review_id = expect_json(review, 201).await["reviewId"].as_i64().unwrap();
     let call = app
         .post(&format!("/v1/advertisements/{item}/upcall-confirmations"))
         .token(&app.token)
@@ -352,6 +361,7 @@ async fn each_change_records_its_event(app: TestApp) {
         [
             "advertisement.deleted",
             "upcall.confirmed",
+            "review.created",
             "transaction.updated",
             "transaction.created",
             "bid.withdrawn",
@@ -362,12 +372,19 @@ async fn each_change_records_its_event(app: TestApp) {
     );
     assert_eq!(events[0]["eventData"]["previousStatus"], "online");
     assert_eq!(events[1]["eventData"]["clientId"], app.app_client.id);
-    assert_eq!(events[2]["eventData"]["status"], "COMPLETED");
+    let reviewed = &events[2];
+    assert_eq!(reviewed["eventData"]["reviewerId"], bidder.id);
+    assert_eq!(reviewed["eventData"]["overallScore"], 4);
     assert_eq!(
-        events[3]["_embedded"]["svc:advertisement-transaction"]["amount"],
+        reviewed["_embedded"]["svc:user-review"]["_links"]["self"]["href"],
+        format!("/v1/users/{}/reviews/{review_id}", seller.id)
+    );
+    assert_eq!(events[3]["eventData"]["status"], "COMPLETED");
+    assert_eq!(
+        events[4]["_embedded"]["svc:advertisement-transaction"]["amount"],
         1500
     );
-    let placed = &events[5];
+    let placed = &events[6];
     assert_eq!(placed["eventData"]["bidderId"], bidder.id);
     assert_eq!(placed["_embedded"]["svc:bid"]["bidder"]["id"], bidder.id);
     assert_eq!(
@@ -375,7 +392,7 @@ async fn each_change_records_its_event(app: TestApp) {
         format!("/v1/advertisements/{item}/bids/{bid_id}")
     );
 
-    assert_eq!(events.len(), 7);
+    assert_eq!(events.len(), 8);
 }
 
 /// What the test's receiver got: each delivery's headers and body.
