@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use crate::access::Caller;
 use crate::domain::locale::Language;
 use crate::domain::review::{Aspect, ReviewRequest, average};
-use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::store::reviews::Review;
@@ -69,20 +68,14 @@ fn review_json(hal: &Hal, language: Language, review: &Review) -> Value {
             })
         })
         .collect();
-    json!({
-        "_links": hal
-            .links(format!("{list}/{}", review.id), Resource::Review)
-            .rel(Rel::UserReviews, &list)
-            .build(),
-        "reviewId": review.id,
-        "name": review.reviewer_name,
-        "place": review.place,
-        "date": format_timestamp(review.created_at),
-        "reason": review.reason,
-        "overallScore": review.overall_score,
-        "content": review.content,
-        "subScores": sub_scores,
-    })
+    let mut body = reviews::members(review);
+    let links = hal
+        .links(format!("{list}/{}", review.id), Resource::Review)
+        .rel(Rel::UserReviews, &list)
+        .build();
+    body.insert("_links".into(), links);
+    body.insert("subScores".into(), sub_scores.into());
+    Value::Object(body)
 }
 
 async fn write(

@@ -3,7 +3,7 @@
 
 use crate::params;
 
-use super::leased::{Leased, LeasedQueue};
+use super::leased::{LeasedQueue, leased};
 use super::record::record;
 use super::{Conn, DbError, Record, Value, placeholders};
 
@@ -217,14 +217,4 @@ pub async fn queue(
 /// The queue its senders take deliveries from.
 pub static DELIVERIES: LeasedQueue<Delivery> = LeasedQueue::new("hook_deliveries", "delivery_id");
 
-impl Leased for Delivery {
-    fn key(&self) -> i64 {
-        self.id
-    }
-    fn attempts(&self) -> i64 {
-        self.attempts
-    }
-    fn created_at(&self) -> i64 {
-        self.created_at
-    }
-}
+leased!(Delivery);

@@ -24,6 +24,24 @@ pub trait Leased: Record + Send + Sync + 'static {
     fn created_at(&self) -> i64;
 }
 
+/// Implements [`Leased`] for a record with the fields `id`, `attempts` and `created_at`.
+macro_rules! leased {
+    ($record:ty) => {
+        impl $crate::store::leased::Leased for $record {
+            fn key(&self) -> i64 {
+                self.id
+            }
+            fn attempts(&self) -> i64 {
+                self.attempts
+            }
+            fn created_at(&self) -> i64 {
+                self.created_at
+            }
+        }
+    };
+}
+pub(crate) use leased;
+
 /// The queue in table `table`, whose key column is `key`, of records `R`.
 pub struct LeasedQueue<R> {
     table: &'static str,

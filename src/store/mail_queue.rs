@@ -3,7 +3,7 @@
 
 use crate::params;
 
-use super::leased::{Leased, LeasedQueue};
+use super::leased::{LeasedQueue, leased};
 use super::record::record;
 use super::{Conn, DbError};
 
@@ -40,14 +40,4 @@ pub async fn push(
 /// The queue its senders take mails from.
 pub static QUEUE: LeasedQueue<QueuedMail> = LeasedQueue::new("mail_queue", "mail_id");
 
-impl Leased for QueuedMail {
-    fn key(&self) -> i64 {
-        self.id
-    }
-    fn attempts(&self) -> i64 {
-        self.attempts
-    }
-    fn created_at(&self) -> i64 {
-        self.created_at
-    }
-}
+leased!(QueuedMail);

@@ -167,15 +167,7 @@ pub fn review(review: &Review) -> Event<'static> {
         }),
         rel: "user-review",
         path: format!("/users/{}/reviews/{}", review.seller_id, review.id),
-        resource: json!({
-            "reviewId": review.id,
-            "name": review.reviewer_name,
-            "place": review.place,
-            "date": format_timestamp(review.created_at),
-            "reason": review.reason,
-            "overallScore": review.overall_score,
-            "content": review.content,
-        }),
+        resource: Value::Object(super::reviews::members(review)),
     }
 }
 

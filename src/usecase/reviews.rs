@@ -1,10 +1,13 @@
 //! Reviews: the buyer of a completed transaction reviews its seller, once per transaction;
 //! anyone with a token reads a seller's reviews.
 
+use serde_json::{Map, Value};
+
 use crate::domain::advertisement::ItemId;
 use crate::domain::places::Postcode;
 use crate::domain::review::{ReviewRequest, check_review};
 use crate::domain::sale::{Party, TransactionStatus};
+use crate::domain::time::format_timestamp;
 use crate::store::reviews::{self, Review, Reviewed, Totals};
 use crate::store::{Conn, locations, users};
 
@@ -59,6 +62,23 @@ pub async fn write<R>(
         .ok_or(Error::NotFound(Thing::Review))?;
     events::record(conn, events::review(&review), now).await?;
     Ok(review)
+}
+
+/// A review's own members, as its representation and its event write them (the links and
+/// the sub-scores, described in the reader's language, are the caller's).
+pub fn members(review: &Review) -> Map<String, Value> {
+    Map::from_iter([
+        ("reviewId".to_owned(), review.id.into()),
+        ("name".to_owned(), review.reviewer_name.as_str().into()),
+        ("place".to_owned(), review.place.as_str().into()),
+        (
+            "date".to_owned(),
+            format_timestamp(review.created_at).into(),
+        ),
+        ("reason".to_owned(), review.reason.as_str().into()),
+        ("overallScore".to_owned(), review.overall_score.into()),
+        ("content".to_owned(), review.content.as_str().into()),
+    ])
 }
 
 /// A page of a seller's reviews, newest first, with the totals over all of them.
