@@ -77,6 +77,11 @@ async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
     }
     assert_eq!(seen.0, 1, "the mail is kept");
     assert!(seen.1 >= 1, "the server's sender took it: {seen:?}");
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("\nsouk_mails_waiting 1\n"),
+        "the queue's depth in the metrics: {metrics}"
+    );
 
     // Later (past any retry wait), a sender whose mail server answers.
     let later = Clock::default();

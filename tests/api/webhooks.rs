@@ -21,6 +21,7 @@ both_backends!(
     bad_hooks_are_refused_and_change_nothing,
     events_are_for_the_clients_the_user_granted,
     each_change_records_its_event,
+    a_review_is_for_the_clients_of_its_seller_and_of_its_writer,
 );
 
 const SECRET: &str = "a secret of the partner, 32 chars";
@@ -393,6 +394,61 @@ async fn each_change_records_its_event(app: TestApp) {
     );
 
     assert_eq!(events.len(), 8);
+}
+
+/// The seller granted only the test app, the reviewing buyer only the partner: each hears
+/// of the review, through the one user that granted it.
+async fn a_review_is_for_the_clients_of_its_seller_and_of_its_writer(app: TestApp) {
+    let seller = app.user("seller@example.com").await;
+    let (partner_client, partner_token) = partner(&app, "Partner").await;
+    let password = "password of the buyer";
+    let buyer_id = app.create_user("buyer@example.com", password).await;
+    let (buyer_token, _) = app
+        .user_token(&partner_client, "buyer@example.com", password, None)
+        .await;
+    let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    let item = ad["itemId"].as_str().unwrap();
+    let sale = app
+        .post(&format!("/v1/advertisements/{item}/transactions"))
+        .token(&seller.token)
+        .json(&json!({"buyerId": buyer_id, "amount": 1500, "shippingCosts": 0}))
+        .send()
+        .await;
+    let sale_id = expect_json(sale, 201).await["transactionId"]
+        .as_i64()
+        .unwrap();
+    let completed = app
+        .post(&format!(
+            "/v1/advertisements/{item}/transactions/{sale_id}/actions/complete"
+        ))
+        .token(&seller.token)
+        .send()
+        .await;
+    assert_eq!(completed.status(), 200);
+    let review = app
+        .post(&format!(
+            "/v1/advertisements/{item}/transactions/{sale_id}/review"
+        ))
+        .token(&buyer_token)
+        .json(&json!({"overallScore": 5, "content": "Prima verkoper."}))
+        .send()
+        .await;
+    expect_json(review, 201).await;
+
+    let for_seller = events_of(&app, &app.token).await;
+    assert_eq!(types(&for_seller)[0], "review.created");
+    let for_buyer = events_of(&app, &partner_token).await;
+    assert_eq!(
+        types(&for_buyer),
+        [
+            "review.created",
+            "transaction.updated",
+            "transaction.created"
+        ],
+        "the buyer's client hears of the sale and the review, not of the ad"
+    );
+    assert_eq!(for_buyer[0]["eventData"]["reviewerId"], buyer_id);
+    assert_eq!(for_buyer[0]["eventData"]["sellerId"], seller.id);
 }
 
 /// What the test's receiver got: each delivery's headers and body.
