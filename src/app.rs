@@ -369,8 +369,12 @@ async fn expire_due(db: &crate::store::Db, now: i64) -> Result<(), crate::store:
 pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
     if state.db.backend() == crate::store::Backend::Sqlite {
         crate::usecase::renditions::release_leases(&state.db).await?;
-        crate::usecase::mail_queue::release_leases(&state.db, &state.clock).await?;
-        crate::usecase::deliveries::release_leases(&state.db, &state.clock).await?;
+        let (mail, deliveries) = (
+            &crate::store::mail_queue::QUEUE,
+            &crate::store::hooks::DELIVERIES,
+        );
+        crate::usecase::queue::release_leases(&state.db, &state.clock, mail).await?;
+        crate::usecase::queue::release_leases(&state.db, &state.clock, deliveries).await?;
     }
     state.workers.spawn(sweep_blobs(state.clone()));
     state.workers.spawn(send_mail(state.clone()));
@@ -402,9 +406,6 @@ async fn rest(
     wake: impl std::future::Future,
     pause: Option<std::time::Duration>,
 ) -> bool {
-    if state.stopping.is_cancelled() {
-        return false;
-    }
     let pause = async {
         match pause {
             Some(pause) => tokio::time::sleep(pause).await,

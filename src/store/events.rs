@@ -104,11 +104,31 @@ pub async fn record(
         return Ok(None);
     }
     let id = insert(conn, event, &clients, now).await?;
-    super::hooks::queue(conn, id, event.event_type, now).await?;
+    queue_deliveries(conn, id, event.event_type, now).await?;
     Ok(Some(id))
 }
 
-/// Writes an event for `recipients` (not empty); returns its id.
+/// Queues a delivery of event `event` to every active hook of its recipients that wants
+/// events of type `event_type` (SQLite's step; PostgreSQL's `queued` in [`record`]).
+async fn queue_deliveries(
+    conn: &mut dyn Conn,
+    event: i64,
+    event_type: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    conn.run(
+        "INSERT INTO hook_deliveries (hook_id, event_id, created_at, due_at) \
+         SELECT h.hook_id, $1, $3, $3 FROM hooks h \
+         JOIN hook_events w ON w.hook_id = h.hook_id AND w.event_type = $2 \
+         JOIN event_recipients r ON r.client_id = h.client_id AND r.event_id = $1 \
+         WHERE h.active",
+        params![event, event_type, now],
+    )
+    .await
+}
+
+/// Writes an event for `recipients` (not empty); returns its id (SQLite's step; PostgreSQL's
+/// `event` and `recorded` in [`record`]).
 async fn insert(
     conn: &mut dyn Conn,
     event: &NewEvent<'_>,

@@ -195,25 +195,6 @@ record! {
     }
 }
 
-/// Queues a delivery of event `event` to every active hook of its recipients that wants
-/// events of type `event_type`; returns how many.
-pub async fn queue(
-    conn: &mut dyn Conn,
-    event: i64,
-    event_type: &str,
-    now: i64,
-) -> Result<u64, DbError> {
-    conn.execute(
-        "INSERT INTO hook_deliveries (hook_id, event_id, created_at, due_at) \
-         SELECT h.hook_id, $1, $3, $3 FROM hooks h \
-         JOIN hook_events w ON w.hook_id = h.hook_id AND w.event_type = $2 \
-         JOIN event_recipients r ON r.client_id = h.client_id AND r.event_id = $1 \
-         WHERE h.active",
-        params![event, event_type, now],
-    )
-    .await
-}
-
 /// The queue its senders take deliveries from.
 pub static DELIVERIES: LeasedQueue<Delivery> = LeasedQueue::new("hook_deliveries", "delivery_id");
 

@@ -73,14 +73,6 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     hex::encode(mac.finalize().into_bytes())
 }
 
-/// Gives up the leases of a stopped sender (SQLite at start-up, before this process's
-/// sender starts).
-pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
-    let now = clock.now();
-    db.write(move |conn| Box::pin(async move { DELIVERIES.release_all(conn, now).await }))
-        .await
-}
-
 /// Takes the delivery due first and makes it; `render` writes an event's body.
 pub async fn deliver_next(
     db: &Db,

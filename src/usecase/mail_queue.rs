@@ -33,15 +33,6 @@ pub async fn post(conn: &mut dyn Conn, mail: &Mail, now: i64) -> Result<(), DbEr
     mail_queue::push(conn, &mail.to, &mail.subject, &mail.body, now).await
 }
 
-/// Gives up the leases of a stopped sender (SQLite at start-up, before this process's
-/// sender starts), so that a mail taken just before a crash goes now rather than when its
-/// lease would have run out.
-pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
-    let now = clock.now();
-    db.write(move |conn| Box::pin(async move { mail_queue::QUEUE.release_all(conn, now).await }))
-        .await
-}
-
 /// What one attempt came to.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Sent {

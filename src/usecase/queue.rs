@@ -29,6 +29,19 @@ pub async fn take_due<R: Leased>(
         .await
 }
 
+/// Gives up the leases of a stopped sender (SQLite at start-up, before this process's
+/// senders start: one process, so no lease is anyone's now): an item taken just before a
+/// crash is worked again at once rather than when its lease would have run out.
+pub async fn release_leases<R: Leased>(
+    db: &Db,
+    clock: &Clock,
+    queue: &'static LeasedQueue<R>,
+) -> Result<u64, DbError> {
+    let now = clock.now();
+    db.write(move |conn| Box::pin(async move { queue.release_all(conn, now).await }))
+        .await
+}
+
 /// How working an item went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attempt {
