@@ -318,23 +318,7 @@ async fn each_change_records_its_event(app: TestApp) {
         .send()
         .await;
     assert_eq!(withdrawn.status(), 200);
-    let sale = app
-        .post(&format!("/v1/advertisements/{item}/transactions"))
-        .token(&seller.token)
-        .json(&json!({"buyerId": bidder.id, "amount": 1500, "shippingCosts": 0}))
-        .send()
-        .await;
-    let sale_id = expect_json(sale, 201).await["transactionId"]
-        .as_i64()
-        .unwrap();
-    let completed = app
-        .post(&format!(
-            "/v1/advertisements/{item}/transactions/{sale_id}/actions/complete"
-        ))
-        .token(&seller.token)
-        .send()
-        .await;
-    assert_eq!(completed.status(), 200);
+    let sale_id = completed_sale(&app, &seller.token, &item, bidder.id).await;
     let review = app
         .post(&format!(
             "/v1/advertisements/{item}/transactions/{sale_id}/review"
@@ -396,6 +380,28 @@ async fn each_change_records_its_event(app: TestApp) {
     assert_eq!(events.len(), 8);
 }
 
+/// Records a sale of ad `item` to `buyer` (for 15 euros) and completes it; its id.
+async fn completed_sale(app: &TestApp, seller_token: &str, item: &str, buyer: i64) -> i64 {
+    let sale = app
+        .post(&format!("/v1/advertisements/{item}/transactions"))
+        .token(seller_token)
+        .json(&json!({"buyerId": buyer, "amount": 1500, "shippingCosts": 0}))
+        .send()
+        .await;
+    let sale_id = expect_json(sale, 201).await["transactionId"]
+        .as_i64()
+        .unwrap();
+    let completed = app
+        .post(&format!(
+            "/v1/advertisements/{item}/transactions/{sale_id}/actions/complete"
+        ))
+        .token(seller_token)
+        .send()
+        .await;
+    assert_eq!(completed.status(), 200);
+    sale_id
+}
+
 /// The seller granted only the test app, the reviewing buyer only the partner: each hears
 /// of the review, through the one user that granted it.
 async fn a_review_is_for_the_clients_of_its_seller_and_of_its_writer(app: TestApp) {
@@ -408,23 +414,7 @@ async fn a_review_is_for_the_clients_of_its_seller_and_of_its_writer(app: TestAp
         .await;
     let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
     let item = ad["itemId"].as_str().unwrap();
-    let sale = app
-        .post(&format!("/v1/advertisements/{item}/transactions"))
-        .token(&seller.token)
-        .json(&json!({"buyerId": buyer_id, "amount": 1500, "shippingCosts": 0}))
-        .send()
-        .await;
-    let sale_id = expect_json(sale, 201).await["transactionId"]
-        .as_i64()
-        .unwrap();
-    let completed = app
-        .post(&format!(
-            "/v1/advertisements/{item}/transactions/{sale_id}/actions/complete"
-        ))
-        .token(&seller.token)
-        .send()
-        .await;
-    assert_eq!(completed.status(), 200);
+    let sale_id = completed_sale(&app, &seller.token, item, buyer_id).await;
     let review = app
         .post(&format!(
             "/v1/advertisements/{item}/transactions/{sale_id}/review"
