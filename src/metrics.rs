@@ -14,11 +14,21 @@ const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-/// How many items wait in the background queues, read at each scrape.
+/// What waits in the background queues, read at each scrape.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueDepths {
-    pub webhook_deliveries: i64,
-    pub mails: i64,
+    pub webhook_deliveries: QueueDepth,
+    pub mails: QueueDepth,
+}
+
+/// One queue at a scrape.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueDepth {
+    /// How many items wait.
+    pub waiting: i64,
+    /// How long the oldest of them has waited, in seconds; 0 when none waits. A count can
+    /// stay level while nothing moves: the age of the oldest shows a stuck queue.
+    pub oldest_seconds: i64,
 }
 
 #[derive(Default)]
@@ -151,18 +161,24 @@ impl Metrics {
         out.push_str("# TYPE souk_db_connections_opened_total counter\n");
         let _ = writeln!(out, "souk_db_connections_opened_total {}", pool.opened);
         if let Some(queues) = queues {
-            out.push_str(
-                "# HELP souk_webhook_deliveries_waiting Webhook deliveries not made yet (due, being made, or to be tried again).\n",
-            );
-            out.push_str("# TYPE souk_webhook_deliveries_waiting gauge\n");
-            let _ = writeln!(
-                out,
-                "souk_webhook_deliveries_waiting {}",
-                queues.webhook_deliveries
-            );
-            out.push_str("# HELP souk_mails_waiting Mails not sent yet.\n");
-            out.push_str("# TYPE souk_mails_waiting gauge\n");
-            let _ = writeln!(out, "souk_mails_waiting {}", queues.mails);
+            for (name, what, depth) in [
+                (
+                    "webhook_deliveries",
+                    "Webhook deliveries not made yet (due, being made, or to be tried again)",
+                    queues.webhook_deliveries,
+                ),
+                ("mails", "Mails not sent yet", queues.mails),
+            ] {
+                let _ = writeln!(out, "# HELP souk_{name}_waiting {what}.");
+                let _ = writeln!(out, "# TYPE souk_{name}_waiting gauge");
+                let _ = writeln!(out, "souk_{name}_waiting {}", depth.waiting);
+                let _ = writeln!(
+                    out,
+                    "# HELP souk_{name}_oldest_seconds How long the oldest of the {name} waiting has waited (0: none waits)."
+                );
+                let _ = writeln!(out, "# TYPE souk_{name}_oldest_seconds gauge");
+                let _ = writeln!(out, "souk_{name}_oldest_seconds {}", depth.oldest_seconds);
+            }
         }
         out
     }
@@ -194,8 +210,14 @@ mod tests {
         metrics.record("GET", "/v1/categories", 200, Duration::from_millis(3));
         metrics.record("GET", "/v1/categories", 200, Duration::from_millis(30));
         let queues = QueueDepths {
-            webhook_deliveries: 3,
-            mails: 4,
+            webhook_deliveries: QueueDepth {
+                waiting: 3,
+                oldest_seconds: 90,
+            },
+            mails: QueueDepth {
+                waiting: 4,
+                oldest_seconds: 0,
+            },
         };
         let text = metrics.render(
             PoolStats {
@@ -221,6 +243,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("souk_mails_waiting 4\n"), "{text}");
+        assert!(
+            text.contains("souk_webhook_deliveries_oldest_seconds 90\n"),
+            "{text}"
+        );
+        assert!(text.contains("souk_mails_oldest_seconds 0\n"), "{text}");
     }
 
     #[test]

@@ -66,9 +66,10 @@ pub struct Hook {
 
 impl HookRequest {
     /// Every problem at once: `url` an absolute `http` or `https` URL, `events` a non-empty
-    /// list of known event types, `secret` 16 to 200 characters of one line, `active` a
-    /// boolean (default true).
-    pub fn check(&self) -> Result<Hook, Vec<FieldError>> {
+    /// list of known event types, `secret` 16 to 200 characters of one line (or, absent,
+    /// `kept`: the secret of the hook being replaced, which its representation never shows),
+    /// `active` a boolean (default true).
+    pub fn check(&self, kept: Option<&str>) -> Result<Hook, Vec<FieldError>> {
         let mut errors = Vec::new();
         let url = check_url(self.url.as_ref())
             .map_err(|e| errors.push(e))
@@ -76,9 +77,12 @@ impl HookRequest {
         let events = check_events(self.events.as_ref())
             .map_err(|e| errors.extend(e))
             .ok();
-        let secret = check_secret(self.secret.as_ref())
-            .map_err(|e| errors.push(e))
-            .ok();
+        let secret = match (&self.secret, kept) {
+            (None | Some(Value::Null), Some(kept)) => Some(kept.to_owned()),
+            (secret, _) => check_secret(secret.as_ref())
+                .map_err(|e| errors.push(e))
+                .ok(),
+        };
         let active = match &self.active {
             None | Some(Value::Null) => Some(true),
             Some(Value::Bool(active)) => Some(*active),
@@ -235,7 +239,7 @@ mod tests {
             "events": ["bid.placed", "advertisement.created", "bid.placed"],
             "secret": "a secret of twenty chars",
         }))
-        .check()
+        .check(None)
         .unwrap();
         assert_eq!(hook.url, "https://partner.example/hooks");
         assert_eq!(
@@ -255,7 +259,7 @@ mod tests {
                 "secret": "short",
                 "active": "yes",
             }))
-            .check(),
+            .check(None),
         );
         assert_eq!(
             found,
@@ -266,7 +270,7 @@ mod tests {
                 ("active".to_owned(), "invalid-value"),
             ]
         );
-        let found = codes(request(json!({"events": []})).check());
+        let found = codes(request(json!({"events": []})).check(None));
         assert_eq!(
             found,
             [
@@ -274,6 +278,26 @@ mod tests {
                 ("events".to_owned(), "invalid-value"),
                 ("secret".to_owned(), "missing"),
             ]
+        );
+    }
+
+    #[test]
+    fn a_replacement_without_a_secret_keeps_the_hooks_own() {
+        let read_back = json!({"url": "https://a.example/h", "events": ["bid.placed"]});
+        let kept = Some("the secret it had all along");
+        let hook = request(read_back.clone()).check(kept).unwrap();
+        assert_eq!(hook.secret, "the secret it had all along");
+        let mut new_secret = read_back.clone();
+        new_secret["secret"] = json!("a new secret of 24 chars");
+        assert_eq!(
+            request(new_secret).check(kept).unwrap().secret,
+            "a new secret of 24 chars"
+        );
+        let mut short = read_back;
+        short["secret"] = json!("short");
+        assert_eq!(
+            codes(request(short).check(kept)),
+            [("secret".to_owned(), "invalid-secret")]
         );
     }
 
@@ -289,7 +313,7 @@ mod tests {
                 request(
                     json!({"url": url, "events": ["bid.placed"], "secret": "0123456789abcdef"}),
                 )
-                .check(),
+                .check(None),
             );
             assert_eq!(found, [("url".to_owned(), "invalid-url")], "{url:?}");
         }

@@ -19,6 +19,9 @@ use super::auth::{ClientWith, need};
 use super::extract::{Context, EventPath, HookPath, JsonBody, PageQuery, Query};
 use super::render::Json;
 
+/// What a hook's body holds, for both its creation and its replacement.
+const BODY: &str = "Body `{url, events, secret, active}`: `url` an absolute `http` or `https` URL (at most 2,000 characters) that Souk POSTs each event to; `events` a non-empty list of event types (`advertisement.created`, `advertisement.updated`, `advertisement.deleted`, `bid.placed`, `bid.withdrawn`, `transaction.created`, `transaction.updated`, `upcall.confirmed`, `review.created`; field error `unknown-event` for another); `secret` 16 to 200 characters, the key of each delivery's signature (never shown again; a `PUT` without it keeps the hook's secret); `active` (default true): an inactive hook gets nothing. At most 10 hooks per client (`too-many` on `url`).";
+
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
     let hooks = |operation: Operation| {
@@ -32,7 +35,6 @@ pub fn routes(api: Api) -> Api {
             .path_param("hookId", "The webhook.")
             .errors(&[ValidationFailure, HookNotFound])
     };
-    const BODY: &str = "Body `{url, events, secret, active}`: `url` an absolute `http` or `https` URL (at most 2,000 characters) that Souk POSTs each event to; `events` a non-empty list of event types (`advertisement.created`, `advertisement.updated`, `advertisement.deleted`, `bid.placed`, `bid.withdrawn`, `transaction.created`, `transaction.updated`, `upcall.confirmed`; field error `unknown-event` for another); `secret` 16 to 200 characters, the key of each delivery's signature (never shown again); `active` (default true): an inactive hook gets nothing. At most 10 hooks per client (`too-many` on `url`).";
     api.resource(
         hooks(post("/hooks", "createHook"))
             .summary("Create a webhook (a client token with scope `webhooks`)")
@@ -59,7 +61,7 @@ pub fn routes(api: Api) -> Api {
         one(put("/hooks/{hookId}", "replaceHook"))
             .summary("Replace a webhook (scope `webhooks`)")
             .description(BODY)
-            .body("application/json", "HookInput")
+            .body("application/json", "HookReplacement")
             .ok(200, "The webhook", "Hook"),
         replace,
     )
@@ -243,4 +245,21 @@ async fn one_event(
         .read(move |conn| Box::pin(async move { hooks::event(conn, &client, id).await }))
         .await?;
     Ok(Json::ok(event_json(&hal, &event)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documents_name_every_event_type() {
+        for event in EventType::ALL {
+            let name = format!("`{}`", event.as_str());
+            assert!(BODY.contains(&name), "a hook's body leaves out {name}");
+            assert!(
+                Resource::Event.documentation().contains(&name),
+                "the event's page leaves out {name}"
+            );
+        }
+    }
 }

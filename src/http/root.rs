@@ -7,8 +7,9 @@ use serde_json::json;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Rel, Resource};
-use crate::metrics::QueueDepths;
+use crate::metrics::{QueueDepth, QueueDepths};
 use crate::state::AppState;
+use crate::store::leased::Waiting;
 use crate::store::{DbError, hooks, mail_queue, migrations};
 
 use super::OpenApi;
@@ -109,14 +110,19 @@ async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
 const QUEUE_COUNT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    // A count of each queue per scrape: the tables stay small unless receivers or the mail
-    // server fail, which is when the figure matters. A database that does not answer in
+    // One statement per queue per scrape, its count and its oldest item: the tables stay
+    // small unless receivers or the mail server fail, which is when the figures matter. A database that does not answer in
     // time costs the scrape these lines only, not the pool figures.
-    let count = state.db.read(|conn| {
+    let now = state.clock.now();
+    let depth = move |waiting: Waiting| QueueDepth {
+        waiting: waiting.count,
+        oldest_seconds: waiting.oldest.map_or(0, |queued| (now - queued).max(0)),
+    };
+    let count = state.db.read(move |conn| {
         Box::pin(async move {
             Ok::<_, DbError>(QueueDepths {
-                webhook_deliveries: hooks::DELIVERIES.waiting(conn).await?,
-                mails: mail_queue::QUEUE.waiting(conn).await?,
+                webhook_deliveries: depth(hooks::DELIVERIES.waiting(conn).await?),
+                mails: depth(mail_queue::QUEUE.waiting(conn).await?),
             })
         })
     });

@@ -23,6 +23,15 @@ record! {
     }
 }
 
+record! {
+    /// Where an active hook's deliveries go, and the key that signs them.
+    #[derive(Clone, Debug)]
+    pub struct Receiver {
+        pub url: String,
+        pub secret: String,
+    }
+}
+
 /// What a hook is set to.
 #[derive(Clone, Copy, Debug)]
 pub struct HookWrite<'a> {
@@ -138,6 +147,18 @@ pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<HookRecord>, DbE
         )
         .await?;
     Ok(Some(hook))
+}
+
+/// Where the deliveries of hook `id` go, if it is there and active.
+pub async fn receiver(conn: &mut dyn Conn, id: i64) -> Result<Option<Receiver>, DbError> {
+    conn.record(
+        &format!(
+            "SELECT {} FROM hooks WHERE hook_id = $1 AND active",
+            Receiver::COLUMNS
+        ),
+        params![id],
+    )
+    .await
 }
 
 /// The hooks of `client`, oldest first, with their event types.

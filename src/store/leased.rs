@@ -132,11 +132,27 @@ impl<R: Leased> LeasedQueue<R> {
         .await
     }
 
-    /// How many items wait: due, being worked on now, or waiting to be tried again.
-    pub async fn waiting(&self, conn: &mut dyn Conn) -> Result<i64, DbError> {
+    /// How many items wait (due, being worked on now, or waiting to be tried again), and
+    /// since when the oldest of them does.
+    pub async fn waiting(&self, conn: &mut dyn Conn) -> Result<Waiting, DbError> {
         let table = self.table;
-        conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])
-            .await?
-            .get::<i64>("n")
+        let row = conn
+            .query_one(
+                &format!("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM {table}"),
+                &[],
+            )
+            .await?;
+        Ok(Waiting {
+            count: row.get("n")?,
+            oldest: row.get("oldest")?,
+        })
     }
+}
+
+/// What a queue holds, for the metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    pub count: i64,
+    /// When the oldest item waiting was queued; `None` when none waits.
+    pub oldest: Option<i64>,
 }

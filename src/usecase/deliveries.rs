@@ -27,7 +27,7 @@ use crate::clock::Clock;
 use crate::images::fetch::address::AllowList;
 use crate::images::fetch::send_guarded;
 use crate::store::events::{self, EventRecord};
-use crate::store::hooks::{self, DELIVERIES, HookRecord};
+use crate::store::hooks::{self, DELIVERIES, Receiver};
 use crate::store::{Db, DbError};
 
 use super::queue::{Attempt, Backoff, Settled, forget, settle, take_due};
@@ -87,23 +87,23 @@ pub async fn deliver_next(
     // for the take alone, and a hook changed meanwhile is seen as it is now. Should the
     // read fail, the delivery waits for its lease to run out.
     let (hook_id, event_id) = (delivery.hook_id, delivery.event_id);
-    let (hook, event) = db
+    let (receiver, event) = db
         .read(move |conn| {
             Box::pin(async move {
-                let hook = hooks::get(conn, hook_id).await?;
+                let receiver = hooks::receiver(conn, hook_id).await?;
                 let event = events::by_id(conn, event_id).await?;
-                Ok::<_, DbError>((hook, event))
+                Ok::<_, DbError>((receiver, event))
             })
         })
         .await?;
     let (id, attempts) = (delivery.id, delivery.attempts);
-    let (Some(hook), Some(event)) = (hook.filter(|hook| hook.active), event) else {
+    let (Some(receiver), Some(event)) = (receiver, event) else {
         // The hook is gone or inactive: what it did not get meanwhile is not sent later.
         forget(db, &DELIVERIES, delivery).await?;
         return Ok(Delivered::Done);
     };
     let body = render(&event);
-    let (attempt, error) = match send(policy, &hook, &event, id, body).await {
+    let (attempt, error) = match send(policy, &receiver, &event, id, body).await {
         Ok(()) => (Attempt::Done, None),
         Err(error) => (Attempt::Failed, Some(error)),
     };
@@ -135,20 +135,17 @@ pub async fn deliver_next(
 /// POSTs `body` to the hook's URL; `Err` says why it was not taken.
 async fn send(
     policy: &DeliveryPolicy,
-    hook: &HookRecord,
+    receiver: &Receiver,
     event: &EventRecord,
     delivery_id: i64,
     body: Vec<u8>,
 ) -> Result<(), String> {
-    let url = Url::parse(&hook.url).map_err(|_| "the hook's URL does not parse".to_owned())?;
+    let url = Url::parse(&receiver.url).map_err(|_| "the hook's URL does not parse".to_owned())?;
     let mut request = Request::new(Method::POST, url);
     let headers = request.headers_mut();
-    headers.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("application/hal+json"),
-    );
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let signed =
-        HeaderValue::try_from(signature(&hook.secret, &body)).map_err(|e| e.to_string())?;
+        HeaderValue::try_from(signature(&receiver.secret, &body)).map_err(|e| e.to_string())?;
     headers.insert(HeaderName::from_static(SIGNATURE_HEADER), signed);
     let event_type = HeaderValue::try_from(event.event_type.as_str()).map_err(|e| e.to_string())?;
     headers.insert(HeaderName::from_static("x-souk-event"), event_type);

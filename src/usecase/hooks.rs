@@ -19,7 +19,7 @@ pub async fn create<R>(
     request: Result<HookRequest, R>,
     now: i64,
 ) -> Result<HookRecord, Error<R>> {
-    let hook = request.map_err(Error::Request)?.check()?;
+    let hook = request.map_err(Error::Request)?.check(None)?;
     // Concurrent creations of one client wait here, so each counts the others' hooks.
     hooks::lock_client(conn, client).await?;
     if hooks::count(conn, client).await? >= MAX_HOOKS_PER_CLIENT {
@@ -78,7 +78,8 @@ pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookReco
     Ok(hooks.into_iter().map(in_order).collect())
 }
 
-/// Replaces hook `id` of `client` with what it sent.
+/// Replaces hook `id` of `client` with what it sent (without a secret, the hook keeps its
+/// own).
 pub async fn replace<R>(
     conn: &mut dyn Conn,
     client: &str,
@@ -86,8 +87,10 @@ pub async fn replace<R>(
     request: Result<HookRequest, R>,
     now: i64,
 ) -> Result<HookRecord, Error<R>> {
-    find(conn, client, id).await?;
-    let hook = request.map_err(Error::Request)?.check()?;
+    let current = find(conn, client, id).await?;
+    let hook = request
+        .map_err(Error::Request)?
+        .check(Some(&current.secret))?;
     let events = names(&hook);
     hooks::replace(conn, id, hook_write(&hook, &events), now)
         .await?

@@ -135,9 +135,9 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
                 QUEUE.retry_at(conn, &late, now).await?;
                 let moved = QUEUE.any_due(conn, now + 599).await?;
                 QUEUE.forget(conn, &late).await?;
-                let after_late = QUEUE.waiting(conn).await?;
+                let after_late = QUEUE.waiting(conn).await?.count;
                 QUEUE.forget(conn, &current).await?;
-                let after_current = QUEUE.waiting(conn).await?;
+                let after_current = QUEUE.waiting(conn).await?.count;
                 Ok::<_, souk::store::DbError>((moved, after_late, after_current))
             })
         })

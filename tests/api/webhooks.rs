@@ -485,6 +485,7 @@ async fn waiting_deliveries(app: &TestApp) -> i64 {
         .read(|conn| Box::pin(souk::store::hooks::DELIVERIES.waiting(conn)))
         .await
         .unwrap()
+        .count
 }
 
 /// Waits up to 10 s for the one delivery to have failed `attempts` times and to be due
@@ -575,7 +576,13 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
         &hook_body(&url, &["advertisement.created"]),
     )
     .await;
-    expect_json(created, 201).await;
+    let hook = expect_json(created, 201).await;
+    // A client may PUT back what it read, which has no secret: the hook keeps its own, as
+    // the signature below shows.
+    let path = format!("/v1/hooks/{}", hook["hookId"]);
+    let read = expect_json(app.get(&path).await, 200).await;
+    let sent_back = app.put(&path).token(&app.token).json(&read).send().await;
+    assert_eq!(expect_json(sent_back, 200).await["events"], read["events"]);
     let seller = app.user("seller@example.com").await;
     let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
 
@@ -584,7 +591,7 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
     let expected = souk::usecase::deliveries::signature(SECRET, &body);
     assert_eq!(header(&headers, "x-souk-signature"), expected);
     assert_eq!(header(&headers, "x-souk-event"), "advertisement.created");
-    assert_eq!(header(&headers, "content-type"), "application/hal+json");
+    assert_eq!(header(&headers, "content-type"), "application/json");
     let event: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(event["eventType"], "advertisement.created");
     assert_eq!(event["eventData"]["itemId"], ad["itemId"]);
@@ -605,6 +612,14 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
     app.clock.advance(31);
     wait_for(&received, 2).await;
     set_for_later(&app, 2).await;
+    // The clock moved 31 s since the delivery was queued: so old is the oldest one.
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    let oldest: i64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("souk_webhook_deliveries_oldest_seconds "))
+        .and_then(|age| age.parse().ok())
+        .unwrap_or_else(|| panic!("no age of the oldest delivery: {metrics}"));
+    assert!((31..60).contains(&oldest), "{oldest}");
     app.clock.advance(61);
     wait_for(&received, 3).await;
     let attempts = received.lock().clone();

@@ -13,15 +13,17 @@ pub(super) fn schemas(
     link: &Value,
 ) -> Value {
     let event_types = json!({"type": "string", "enum": super::super::hooks::event_types()});
+    let hook = json!({
+        "url": {"type": "string", "maxLength": URL_MAX, "description": "An absolute http or https URL."},
+        "events": {"type": "array", "items": event_types, "minItems": 1, "maxItems": EVENTS_MOST},
+        "secret": {"type": "string", "minLength": SECRET_MIN, "maxLength": SECRET_MAX, "description": "The key of each delivery's signature; one line."},
+        "active": {"type": "boolean", "default": true},
+    });
     json!({
-        "HookInput": object(
-            json!({
-                "url": {"type": "string", "maxLength": URL_MAX, "description": "An absolute http or https URL."},
-                "events": {"type": "array", "items": event_types, "minItems": 1, "maxItems": EVENTS_MOST},
-                "secret": {"type": "string", "minLength": SECRET_MIN, "maxLength": SECRET_MAX, "description": "The key of each delivery's signature; one line."},
-                "active": {"type": "boolean", "default": true},
-            }),
-            &["url", "events", "secret"],
+        "HookInput": object(hook.clone(), &["url", "events", "secret"]),
+        "HookReplacement": described(
+            "A hook's replacement: as HookInput, but without `secret` the hook keeps its own.",
+            object(hook, &["url", "events"]),
         ),
         "Hook": object(
             json!({

@@ -231,7 +231,8 @@ impl TestApp {
                 .db
                 .read(|conn| Box::pin(souk::store::mail_queue::QUEUE.waiting(conn)))
                 .await
-                .unwrap();
+                .unwrap()
+                .count;
             if waiting == 0 {
                 break;
             }
