@@ -103,8 +103,9 @@ pub async fn reindex_periodically(db: Db, period: std::time::Duration) {
 }
 
 /// Serves until SIGTERM or SIGINT, then stops accepting, finishes the requests in flight
-/// (those that already answered 408 too) and the background work in hand, and returns (the
-/// SQLite writer finishes its queue when the last handle drops).
+/// (those that already answered 408 too) and the background work in hand, writes the last
+/// view counts, and returns. Every write that was answered is committed by then; the
+/// re-indexing is not waited for, and a write of it cut off at exit is rolled back.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     let clock = Clock::default();
     let db = prepare_database(&config, &clock).await?;

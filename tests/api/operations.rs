@@ -21,6 +21,15 @@ async fn health_and_readiness(app: TestApp) {
         souk::store::migrations::latest_version(),
         "the latest migration"
     );
+
+    // A database behind the binary (its latest migration not applied) is not ready: a
+    // balancer sends the replica nothing, though the process is up.
+    let latest = souk::store::migrations::latest_version();
+    let sql = "DELETE FROM schema_migrations WHERE version = $1";
+    app.execute(sql, vec![latest.into()]).await;
+    let behind = app.get_json("/readyz", 503).await;
+    assert_eq!(behind["code"], "service-unavailable");
+    assert_eq!(app.get_json("/healthz", 200).await["status"], "ok");
 }
 
 async fn metrics_count_requests_by_route_and_status(app: TestApp) {

@@ -19,6 +19,7 @@ both_backends!(
     sign_in_is_throttled_with_one_message,
     guesses_at_the_same_moment_meet_the_lockout,
     pages_carry_no_store_and_anti_framing,
+    the_session_cookie_keeps_to_the_pages,
     control_characters_are_unknown_not_errors,
     the_demo_callback_shows_only_a_code,
 );
@@ -392,6 +393,44 @@ async fn pages_carry_no_store_and_anti_framing(app: TestApp) {
     assert!(
         consent.contains("decision"),
         "the third page is the consent page"
+    );
+}
+
+/// The session cookie: out of scripts' reach, not sent with another site's POST, only to
+/// the account pages, and only over HTTPS where the pages are served over HTTPS.
+async fn the_session_cookie_keeps_to_the_pages(app: TestApp) {
+    async fn session_set_cookie(app: &TestApp) -> Vec<String> {
+        let page = app
+            .authorize_page(&authorize_query(&app.app_client, ""))
+            .await;
+        let cookie = page
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with("souk_session="))
+            .expect("a session cookie")
+            .to_owned();
+        cookie.split("; ").skip(1).map(str::to_owned).collect()
+    }
+    let plain = session_set_cookie(&app).await;
+    for attribute in ["Path=/accounts", "HttpOnly", "SameSite=Lax"] {
+        assert!(
+            plain.iter().any(|a| a == attribute),
+            "{attribute}: {plain:?}"
+        );
+    }
+    assert!(!plain.iter().any(|a| a == "Secure"), "over http: {plain:?}");
+    let https = TestApp::start_with(
+        app.backend,
+        module_path!(),
+        &[("SOUK_AUTH_URL", "https://accounts.souk.test")],
+    )
+    .await;
+    let secure = session_set_cookie(&https).await;
+    assert!(
+        secure.iter().any(|a| a == "Secure"),
+        "over https: {secure:?}"
     );
 }
 
