@@ -26,9 +26,10 @@ pub struct QueueDepths {
 pub struct QueueDepth {
     /// How many items wait.
     pub waiting: i64,
-    /// How long the oldest of them has waited, in seconds; 0 when none waits. A count can
-    /// stay level while nothing moves: the age of the oldest shows a stuck queue.
-    pub oldest_seconds: i64,
+    /// How long the item most overdue has been due without a sender taking it, in
+    /// seconds; 0 when none is. The senders' delay, whatever the receivers do: an item
+    /// that failed waits for its next attempt without being due.
+    pub lag_seconds: i64,
 }
 
 #[derive(Default)]
@@ -174,10 +175,10 @@ impl Metrics {
                 let _ = writeln!(out, "souk_{name}_waiting {}", depth.waiting);
                 let _ = writeln!(
                     out,
-                    "# HELP souk_{name}_oldest_seconds How long the oldest of the {name} waiting has waited (0: none waits)."
+                    "# HELP souk_{name}_lag_seconds How long the most overdue of the {name} has been due without a sender taking it (0: none is)."
                 );
-                let _ = writeln!(out, "# TYPE souk_{name}_oldest_seconds gauge");
-                let _ = writeln!(out, "souk_{name}_oldest_seconds {}", depth.oldest_seconds);
+                let _ = writeln!(out, "# TYPE souk_{name}_lag_seconds gauge");
+                let _ = writeln!(out, "souk_{name}_lag_seconds {}", depth.lag_seconds);
             }
         }
         out
@@ -212,11 +213,11 @@ mod tests {
         let queues = QueueDepths {
             webhook_deliveries: QueueDepth {
                 waiting: 3,
-                oldest_seconds: 90,
+                lag_seconds: 90,
             },
             mails: QueueDepth {
                 waiting: 4,
-                oldest_seconds: 0,
+                lag_seconds: 0,
             },
         };
         let text = metrics.render(
@@ -244,10 +245,10 @@ mod tests {
         );
         assert!(text.contains("souk_mails_waiting 4\n"), "{text}");
         assert!(
-            text.contains("souk_webhook_deliveries_oldest_seconds 90\n"),
+            text.contains("souk_webhook_deliveries_lag_seconds 90\n"),
             "{text}"
         );
-        assert!(text.contains("souk_mails_oldest_seconds 0\n"), "{text}");
+        assert!(text.contains("souk_mails_lag_seconds 0\n"), "{text}");
     }
 
     #[test]

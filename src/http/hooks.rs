@@ -11,7 +11,7 @@ use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
 use crate::store::events::EventRecord;
-use crate::store::hooks::HookRecord;
+use crate::store::hooks::{Backlog, HookRecord};
 use crate::usecase::hooks;
 
 use super::api::{Api, Operation, delete, get, post, put};
@@ -106,7 +106,21 @@ fn hook_json(hal: &Hal, hook: &HookRecord) -> Value {
         "active": hook.active,
         "createdDate": format_timestamp(hook.created_at),
         "updatedDate": format_timestamp(hook.updated_at),
+        "deliveries": backlog_json(&hook.backlog),
     })
+}
+
+/// What the hook still waits for, so that its owner sees why its receiver gets nothing.
+fn backlog_json(backlog: &Backlog) -> Value {
+    let mut deliveries = json!({"waiting": backlog.waiting});
+    if let Some(oldest) = backlog.oldest {
+        deliveries["oldestWaitingDate"] = json!(format_timestamp(oldest));
+    }
+    if let Some(failure) = &backlog.last_failure {
+        deliveries["lastFailure"] =
+            json!({"date": format_timestamp(failure.at), "reason": failure.error});
+    }
+    deliveries
 }
 
 /// An event as `/v1/events/{eventId}` answers it and as a delivery POSTs it: the resource

@@ -585,16 +585,21 @@ async fn blob(
 }
 
 async fn meta(
-    Context { state, .. }: Context,
+    Context { state, hal }: Context,
     caller: Caller,
     RenditionPath(MediaId(media_id), size): RenditionPath,
 ) -> Result<Json, ApiError> {
+    let rendition = format!("/images/{media_id}/{size}");
     let renditions = found_rendition(&state, &caller, media_id, &size).await?;
     let jpeg = renditions
         .iter()
         .find(|r| r.format == Format::Jpeg)
         .ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
     Ok(Json::ok(json!({
+        "_links": hal
+            .links(hal.path(&format!("{rendition}/meta")), Resource::ImageMeta)
+            .rel(Rel::ImageBlob, hal.path(&format!("{rendition}/blob")))
+            .build(),
         "width": jpeg.width,
         "height": jpeg.height,
         "contentType": jpeg.content_type,

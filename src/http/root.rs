@@ -110,13 +110,14 @@ async fn ready(State(state): State<AppState>) -> Result<Json, ApiError> {
 const QUEUE_COUNT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    // One statement per queue per scrape, its count and its oldest item: the tables stay
-    // small unless receivers or the mail server fail, which is when the figures matter. A database that does not answer in
+    // One statement per queue per scrape, its count and its first due item: the tables
+    // stay small unless receivers or the mail server fail, which is when the figures
+    // matter. A database that does not answer in
     // time costs the scrape these lines only, not the pool figures.
     let now = state.clock.now();
     let depth = move |waiting: Waiting| QueueDepth {
         waiting: waiting.count,
-        oldest_seconds: waiting.oldest.map_or(0, |queued| (now - queued).max(0)),
+        lag_seconds: waiting.first_due.map_or(0, |due| (now - due).max(0)),
     };
     let count = state.db.read(move |conn| {
         Box::pin(async move {

@@ -3,7 +3,7 @@
 
 use crate::params;
 
-use super::leased::{LeasedQueue, leased};
+use super::leased::{Failure, LeasedQueue, leased};
 use super::record::record;
 use super::{Conn, DbError, Record, Value, placeholders};
 
@@ -20,7 +20,21 @@ record! {
         ..
         /// The event types it wants, as stored (`domain::hook::EventType`).
         pub events: Vec<String>,
+        ..
+        /// The deliveries it still waits for: read for a representation ([`backlog`]),
+        /// empty otherwise.
+        pub backlog: Backlog,
     }
+}
+
+/// The deliveries a hook still waits for (not yet taken by its receiver, nor given up).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub waiting: i64,
+    /// When the oldest of them was queued.
+    pub oldest: Option<i64>,
+    /// The latest failed attempt at one of them.
+    pub last_failure: Option<Failure>,
 }
 
 record! {
@@ -45,6 +59,13 @@ pub struct HookWrite<'a> {
 /// transaction at a time.
 pub async fn lock_client(conn: &mut dyn Conn, client: &str) -> Result<(), DbError> {
     conn.lock_row("SELECT client_id FROM clients WHERE client_id = $1", client)
+        .await
+}
+
+/// Holds hook `id`'s row until the transaction ends, so that it is replaced by one
+/// transaction at a time.
+pub async fn lock(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    conn.lock_row("SELECT hook_id FROM hooks WHERE hook_id = $1", id)
         .await
 }
 
@@ -149,6 +170,29 @@ pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<HookRecord>, DbE
     Ok(Some(hook))
 }
 
+/// What hook `id` still waits for: a count of its deliveries, and their latest failure
+/// (by `hook_deliveries_failed`).
+pub async fn backlog(conn: &mut dyn Conn, id: i64) -> Result<Backlog, DbError> {
+    let mut row = conn
+        .query_one(
+            "SELECT w.waiting, w.oldest, f.last_error, f.failed_at \
+             FROM (SELECT COUNT(*) AS waiting, MIN(created_at) AS oldest \
+                   FROM hook_deliveries WHERE hook_id = $1) w \
+             LEFT JOIN (SELECT last_error, failed_at FROM hook_deliveries \
+                        WHERE hook_id = $1 AND failed_at IS NOT NULL \
+                        ORDER BY failed_at DESC LIMIT 1) f ON 1 = 1",
+            params![id],
+        )
+        .await?;
+    let (waiting, oldest) = (row.take()?, row.take()?);
+    let (error, at): (Option<String>, Option<i64>) = (row.take()?, row.take()?);
+    Ok(Backlog {
+        waiting,
+        oldest,
+        last_failure: error.zip(at).map(|(error, at)| Failure { error, at }),
+    })
+}
+
 /// Where the deliveries of hook `id` go, if it is there and active.
 pub async fn receiver(conn: &mut dyn Conn, id: i64) -> Result<Option<Receiver>, DbError> {
     conn.record(
@@ -185,6 +229,10 @@ pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookReco
         if let Some(found) = hooks.iter_mut().find(|h| h.id == hook) {
             found.events.push(event);
         }
+    }
+    // A query per hook: a client has at most ten (`domain::hook::MAX_HOOKS_PER_CLIENT`).
+    for hook in &mut hooks {
+        hook.backlog = backlog(conn, hook.id).await?;
     }
     Ok(hooks)
 }

@@ -104,17 +104,28 @@ impl<R: Leased> LeasedQueue<R> {
         .await
     }
 
-    /// Puts an item that failed back, due at `due_at`, if its taking is still the last one.
+    /// Puts an item whose attempt failed back, due at `due_at`, with why it failed and
+    /// when, if its taking is still the last one.
     pub async fn retry_at(
         &self,
         conn: &mut dyn Conn,
         item: &R,
         due_at: i64,
+        failure: &Failure,
     ) -> Result<(), DbError> {
         let (table, key) = (self.table, self.key);
         conn.run(
-            &format!("UPDATE {table} SET due_at = $3 WHERE {key} = $1 AND attempts = $2"),
-            params![item.key(), item.attempts(), due_at],
+            &format!(
+                "UPDATE {table} SET due_at = $3, last_error = $4, failed_at = $5 \
+                 WHERE {key} = $1 AND attempts = $2"
+            ),
+            params![
+                item.key(),
+                item.attempts(),
+                due_at,
+                failure.error.as_str(),
+                failure.at
+            ],
         )
         .await
     }
@@ -133,26 +144,34 @@ impl<R: Leased> LeasedQueue<R> {
     }
 
     /// How many items wait (due, being worked on now, or waiting to be tried again), and
-    /// since when the oldest of them does.
+    /// when the first of them is due.
     pub async fn waiting(&self, conn: &mut dyn Conn) -> Result<Waiting, DbError> {
         let table = self.table;
         let row = conn
             .query_one(
-                &format!("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM {table}"),
+                &format!("SELECT COUNT(*) AS n, MIN(due_at) AS first_due FROM {table}"),
                 &[],
             )
             .await?;
         Ok(Waiting {
             count: row.get("n")?,
-            oldest: row.get("oldest")?,
+            first_due: row.get("first_due")?,
         })
     }
+}
+
+/// Why an attempt at an item failed, and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub error: String,
+    pub at: i64,
 }
 
 /// What a queue holds, for the metrics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Waiting {
     pub count: i64,
-    /// When the oldest item waiting was queued; `None` when none waits.
-    pub oldest: Option<i64>,
+    /// When the first item is due (past, when the senders are behind); `None` when none
+    /// waits.
+    pub first_due: Option<i64>,
 }

@@ -77,6 +77,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(54, "0054_image_job_interrupted_renders"),
     migration!(55, "0055_refresh_tokens_spent_at"),
     migration!(56, "0056_webhooks"),
+    migration!(57, "0057_queue_failures"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

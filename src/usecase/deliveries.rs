@@ -25,7 +25,7 @@ use sha2::Sha256;
 
 use crate::clock::Clock;
 use crate::images::fetch::address::AllowList;
-use crate::images::fetch::send_guarded;
+use crate::images::fetch::{FetchError, send_guarded};
 use crate::store::events::{self, EventRecord};
 use crate::store::hooks::{self, DELIVERIES, Receiver};
 use crate::store::{Db, DbError};
@@ -103,10 +103,8 @@ pub async fn deliver_next(
         return Ok(Delivered::Done);
     };
     let body = render(&event);
-    let (attempt, error) = match send(policy, &receiver, &event, id, body).await {
-        Ok(()) => (Attempt::Done, None),
-        Err(error) => (Attempt::Failed, Some(error)),
-    };
+    let error = send(policy, &receiver, &event, id, body).await.err();
+    let attempt = error.clone().map_or(Attempt::Done, Attempt::Failed);
     match settle(db, clock, &DELIVERIES, delivery, attempt, &BACKOFF).await? {
         Settled::Done => Ok(Delivered::Done),
         Settled::Retry { wait_secs } => {
@@ -158,7 +156,7 @@ async fn send(
     let exchange = send_guarded(&policy.allow, policy.timeout, user_agent, request);
     let response = match tokio::time::timeout(policy.timeout, exchange).await {
         Err(_) => return Err("no answer in time".to_owned()),
-        Ok(Err(error)) => return Err(format!("{error:?}")),
+        Ok(Err(error)) => return Err(reason(&error)),
         Ok(Ok(response)) => response,
     };
     let status = response.status();
@@ -167,6 +165,21 @@ async fn send(
     } else {
         Err(format!("answered {status}"))
     }
+}
+
+/// Why a delivery's exchange failed, as the hook's owner reads it (`Hook.deliveries`).
+/// A refused address is not named, nor its kind, as for an image import: the owner chose
+/// the host name, and would otherwise learn what it resolves to inside the network.
+fn reason(error: &FetchError) -> String {
+    match error {
+        FetchError::Refused { .. } => "an address that may not be reached",
+        FetchError::TooSlow => "no answer in time",
+        FetchError::InvalidUrl => "not an http or https URL",
+        // No such host, nothing listening, the connection broken off. The other errors
+        // are an image import's, which reads the answer; a delivery only sends.
+        _ => "no connection",
+    }
+    .to_owned()
 }
 
 #[cfg(test)]

@@ -58,9 +58,11 @@ fn in_order(mut hook: HookRecord) -> HookRecord {
     hook
 }
 
-/// Hook `id` of `client`.
+/// Hook `id` of `client`, with the deliveries it still waits for.
 pub async fn get(conn: &mut dyn Conn, client: &str, id: i64) -> Result<HookRecord, Error> {
-    find(conn, client, id).await
+    let mut hook = find(conn, client, id).await?;
+    hook.backlog = hooks::backlog(conn, id).await?;
+    Ok(hook)
 }
 
 /// [`get`], for a use case with its caller's own refusal `R`.
@@ -87,19 +89,24 @@ pub async fn replace<R>(
     request: Result<HookRequest, R>,
     now: i64,
 ) -> Result<HookRecord, Error<R>> {
+    // Held, so that a concurrent replacement that sets a new secret is not undone by
+    // this one writing back the secret it read.
+    hooks::lock(conn, id).await?;
     let current = find(conn, client, id).await?;
     let hook = request
         .map_err(Error::Request)?
         .check(Some(&current.secret))?;
     let events = names(&hook);
-    hooks::replace(conn, id, hook_write(&hook, &events), now)
+    let mut replaced = hooks::replace(conn, id, hook_write(&hook, &events), now)
         .await?
-        .ok_or(Error::NotFound(Thing::Hook))
+        .ok_or(Error::NotFound(Thing::Hook))?;
+    replaced.backlog = hooks::backlog(conn, id).await?;
+    Ok(replaced)
 }
 
 /// Deletes hook `id` of `client`, and the deliveries it still waited for.
 pub async fn delete(conn: &mut dyn Conn, client: &str, id: i64) -> Result<(), Error> {
-    get(conn, client, id).await?;
+    find(conn, client, id).await?;
     hooks::delete(conn, id).await?;
     Ok(())
 }

@@ -55,10 +55,12 @@ pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, 
         subject: queued.subject.clone(),
         body: queued.body.clone(),
     };
-    let (attempt, error) = match mailer.send_in_time(&mail).await {
-        Ok(()) => (Attempt::Done, None),
-        Err(e) => (Attempt::Failed, Some(e.to_string())),
-    };
+    let error = mailer
+        .send_in_time(&mail)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    let attempt = error.clone().map_or(Attempt::Done, Attempt::Failed);
     match settle(db, clock, &mail_queue::QUEUE, queued, attempt, &BACKOFF).await? {
         Settled::Done => Ok(Sent::Sent),
         Settled::Retry { wait_secs } => {

@@ -5,7 +5,7 @@
 //! is old enough to be given up.
 
 use crate::clock::Clock;
-use crate::store::leased::{Leased, LeasedQueue};
+use crate::store::leased::{Failure, Leased, LeasedQueue};
 use crate::store::{Db, DbError};
 
 /// Takes the item of `queue` due first, if any, for `lease_secs`: no other sender takes it
@@ -43,12 +43,12 @@ pub async fn release_leases<R: Leased>(
 }
 
 /// How working an item went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Attempt {
     /// It was done.
     Done,
-    /// It failed, and may be tried again.
-    Failed,
+    /// It failed, for this reason, and may be tried again.
+    Failed(String),
 }
 
 /// What became of an item that was worked.
@@ -72,18 +72,19 @@ pub async fn settle<R: Leased>(
     backoff: &Backoff,
 ) -> Result<Settled, DbError> {
     let now = clock.now();
-    let next = match attempt {
-        Attempt::Done => None,
-        Attempt::Failed => backoff.next_attempt(item.attempts(), item.created_at(), now),
+    let error = match attempt {
+        Attempt::Done => {
+            forget(db, queue, item).await?;
+            return Ok(Settled::Done);
+        }
+        Attempt::Failed(error) => error,
     };
-    let Some(due) = next else {
+    let Some(due) = backoff.next_attempt(item.attempts(), item.created_at(), now) else {
         forget(db, queue, item).await?;
-        return Ok(match attempt {
-            Attempt::Done => Settled::Done,
-            Attempt::Failed => Settled::GivenUp,
-        });
+        return Ok(Settled::GivenUp);
     };
-    db.write(move |conn| Box::pin(async move { queue.retry_at(conn, &item, due).await }))
+    let failure = Failure { error, at: now };
+    db.write(move |conn| Box::pin(async move { queue.retry_at(conn, &item, due, &failure).await }))
         .await?;
     Ok(Settled::Retry {
         wait_secs: due - now,

@@ -132,10 +132,14 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         .db
         .write(move |conn| {
             Box::pin(async move {
-                QUEUE.retry_at(conn, &late, now).await?;
+                let failure = souk::store::leased::Failure {
+                    error: "too late".into(),
+                    at: now,
+                };
+                QUEUE.retry_at(conn, &late, now, &failure).await?;
                 let moved = QUEUE.any_due(conn, now + 599).await?;
                 QUEUE.forget(conn, &late).await?;
-                let after_late = QUEUE.waiting(conn).await?.count;
+                let after_late = QUEUE.waiting(conn).await?;
                 QUEUE.forget(conn, &current).await?;
                 let after_current = QUEUE.waiting(conn).await?.count;
                 Ok::<_, souk::store::DbError>((moved, after_late, after_current))
@@ -143,9 +147,10 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         })
         .await
         .unwrap();
+    let waiting = |count, first_due| souk::store::leased::Waiting { count, first_due };
     assert_eq!(
         left,
-        (false, 1, 0),
+        (false, waiting(1, Some(now + 600)), 0),
         "the late sender's retry and forget change nothing; the current one's forget does"
     );
 }

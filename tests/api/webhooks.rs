@@ -609,17 +609,23 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
         metrics.contains("\nsouk_webhook_deliveries_waiting 1\n"),
         "the queue's depth in the metrics: {metrics}"
     );
+    assert!(
+        metrics.contains("\nsouk_webhook_deliveries_lag_seconds 0\n"),
+        "a delivery waiting to be tried again is not late: {metrics}"
+    );
+    // The hook's owner sees what waits, and why.
+    let waiting = expect_json(app.get(&path).await, 200).await["deliveries"].clone();
+    assert_eq!(waiting["waiting"], 1, "{waiting}");
+    assert_eq!(waiting["oldestWaitingDate"], event["created"], "{waiting}");
+    assert_eq!(
+        waiting["lastFailure"]["reason"], "answered 500 Internal Server Error",
+        "{waiting}"
+    );
+    let listed = expect_json(app.get("/v1/hooks").await, 200).await;
+    assert_eq!(listed["_embedded"]["svc:hook"][0]["deliveries"], waiting);
     app.clock.advance(31);
     wait_for(&received, 2).await;
     set_for_later(&app, 2).await;
-    // The clock moved 31 s since the delivery was queued: so old is the oldest one.
-    let metrics = app.get("/metrics").await.text().await.unwrap();
-    let oldest: i64 = metrics
-        .lines()
-        .find_map(|line| line.strip_prefix("souk_webhook_deliveries_oldest_seconds "))
-        .and_then(|age| age.parse().ok())
-        .unwrap_or_else(|| panic!("no age of the oldest delivery: {metrics}"));
-    assert!((31..60).contains(&oldest), "{oldest}");
     app.clock.advance(61);
     wait_for(&received, 3).await;
     let attempts = received.lock().clone();
@@ -638,6 +644,8 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
         if waiting_deliveries(&app).await == 0 {
             let metrics = app.get("/metrics").await.text().await.unwrap();
             assert!(metrics.contains("\nsouk_webhook_deliveries_waiting 0\n"));
+            let hook = expect_json(app.get(&path).await, 200).await;
+            assert_eq!(hook["deliveries"], json!({"waiting": 0}), "all taken");
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -34,8 +34,28 @@ pub(super) fn schemas(
                 "active": {"type": "boolean"},
                 "createdDate": {"type": "string", "format": "date-time"},
                 "updatedDate": {"type": "string", "format": "date-time"},
+                "deliveries": described(
+                    "The deliveries the hook still waits for (not yet taken by its URL, nor given up after three days).",
+                    object(
+                        json!({
+                            "waiting": {"type": "integer", "minimum": 0},
+                            "oldestWaitingDate": described("When the oldest of them was queued (when its event happened); absent when none waits.", json!({"type": "string", "format": "date-time"})),
+                            "lastFailure": described(
+                                "The latest failed attempt at one of them; absent when none failed.",
+                                object(
+                                    json!({
+                                        "date": {"type": "string", "format": "date-time"},
+                                        "reason": {"type": "string", "description": "What went wrong: the status its URL answered, `no answer in time`, `no connection` or `an address that may not be reached`."},
+                                    }),
+                                    &["date", "reason"],
+                                ),
+                            ),
+                        }),
+                        &["waiting"],
+                    ),
+                ),
             }),
-            &["hookId", "url", "events", "active", "createdDate", "updatedDate"],
+            &["hookId", "url", "events", "active", "createdDate", "updatedDate", "deliveries"],
         ),
         "HookList": object(
             json!({

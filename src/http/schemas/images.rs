@@ -40,6 +40,15 @@ pub(super) fn schemas(prefix: &str, link: &Value, embedded: &dyn Fn(&str, &str) 
         ),
         "ImageMeta": object(
             json!({
+                "_links": object(
+                    json!({
+                        "self": link,
+                        "describedby": link,
+                        "curies": list_of("Curie"),
+                        format!("{prefix}:image-blob"): link,
+                    }),
+                    &["self"],
+                ),
                 "width": {"type": "integer", "minimum": 1},
                 "height": {"type": "integer", "minimum": 1},
                 "contentType": {"type": "string"},

@@ -147,12 +147,14 @@ async fn a_phone_photo_comes_back_upright_without_metadata(app: TestApp) {
         };
         assert!(red(width * 3 / 4, height / 4), "{size}: top-right is red");
         assert!(!red(width / 4, height / 4), "{size}: top-left is not");
-        let meta = expect_json(
-            app.get_with(&format!("/v1/images/{media_id}/{size}/meta"), &seller.token)
-                .await,
-            200,
-        )
-        .await;
+        let meta_path = format!("/v1/images/{media_id}/{size}/meta");
+        let mut meta = expect_json(app.get_with(&meta_path, &seller.token).await, 200).await;
+        let links = meta.as_object_mut().unwrap().remove("_links").unwrap();
+        assert_eq!(links["self"]["href"], meta_path);
+        assert_eq!(
+            links["svc:image-blob"]["href"],
+            format!("/v1/images/{media_id}/{size}/blob")
+        );
         assert_eq!(
             meta,
             serde_json::json!({"width": width, "height": height, "contentType": "image/jpeg",

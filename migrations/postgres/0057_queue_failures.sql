@@ -1,0 +1,13 @@
+-- Why the last attempt at a queued item failed, and when: for the hook's representation
+-- (a client sees why its receiver gets nothing) and for an operator reading the mail
+-- queue. Written by the same statement that sets the item due again, so a failure costs
+-- no extra write; the row, and so the note, goes once the item is done or given up.
+ALTER TABLE hook_deliveries ADD COLUMN last_error TEXT;
+ALTER TABLE hook_deliveries ADD COLUMN failed_at BIGINT;
+ALTER TABLE mail_queue ADD COLUMN last_error TEXT;
+ALTER TABLE mail_queue ADD COLUMN failed_at BIGINT;
+-- A hook's latest failure, read for its representation, without reading all it waits for
+-- (thousands, when its receiver has been down for days). Partial: a delivery is inserted
+-- without a failure, so the index costs nothing until one fails.
+CREATE INDEX hook_deliveries_failed ON hook_deliveries (hook_id, failed_at)
+    WHERE failed_at IS NOT NULL;
