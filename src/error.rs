@@ -184,17 +184,6 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// A write undone for a concurrent one: nothing changed, and the client may send it
-    /// again at once.
-    fn contention() -> ApiError {
-        ApiError::new(ErrorCode::ServiceUnavailable)
-            .with_message(Text::new(
-                "Een gelijktijdige wijziging ging voor; er is niets gewijzigd. Probeer het opnieuw.",
-                "Une modification simultanée est passée avant; rien n'a été modifié. Réessayez.",
-            ))
-            .with_header("Retry-After", "1")
-    }
-
     pub fn new(code: ErrorCode) -> Self {
         ApiError {
             code,
@@ -270,15 +259,12 @@ impl From<DbError> for ApiError {
                 // Two requests met (on PostgreSQL, a deadlock): the one undone changed
                 // nothing, so its client may send it again at once.
                 tracing::warn!(cause = %cause, "transaction undone by a conflicting one");
-                ApiError::contention()
-            }
-            DbError::UniqueViolation(constraint) => {
-                // A use case turns the violations a client can cause into its own answer
-                // (a taken e-mail address). Any other is a concurrent write its locks did
-                // not foresee, which a second try gets past, or a fault: logged as an
-                // error, and answered as contention, since the transaction was undone.
-                tracing::error!(%constraint, "a write met a unique constraint no use case handles");
-                ApiError::contention()
+                ApiError::new(ErrorCode::ServiceUnavailable)
+                    .with_message(Text::new(
+                        "Een gelijktijdige wijziging ging voor; er is niets gewijzigd. Probeer het opnieuw.",
+                        "Une modification simultanée est passée avant; rien n'a été modifié. Réessayez.",
+                    ))
+                    .with_header("Retry-After", "1")
             }
             DbError::OutcomeUnknown(cause) => {
                 // Not "nothing changed": the client must look before it sends it again.
@@ -444,20 +430,6 @@ mod tests {
         );
         let unavailable = ApiError::from(DbError::Unavailable("08006".into()));
         assert!(unavailable.headers.is_empty() && unavailable.message.is_none());
-    }
-
-    #[test]
-    fn a_unique_constraint_no_use_case_handles_is_answered_as_contention() {
-        let error = ApiError::from(DbError::UniqueViolation("images_media_id_key".into()));
-        assert_eq!(error.code, ErrorCode::ServiceUnavailable);
-        assert_eq!(error.headers, vec![("Retry-After", "1".to_owned())]);
-        let body = error.body("01ABC", Language::Dutch);
-        let message = body["message"].as_str().unwrap();
-        assert!(message.contains("niets gewijzigd"), "{body}");
-        assert!(
-            !message.contains("images_"),
-            "no schema names to the client: {body}"
-        );
     }
 
     #[test]
