@@ -8,6 +8,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::store::PoolStats;
+use crate::store::leased::Waiting;
 
 /// Upper bounds of the latency histogram buckets, in seconds.
 const BUCKETS: [f64; 12] = [
@@ -30,6 +31,16 @@ pub struct QueueDepth {
     /// seconds; 0 when none is. The senders' delay, whatever the receivers do: an item
     /// that failed waits for its next attempt without being due.
     pub lag_seconds: i64,
+}
+
+impl QueueDepth {
+    /// A queue's depth at `now`, from what it holds.
+    pub fn of(waiting: Waiting, now: i64) -> QueueDepth {
+        QueueDepth {
+            waiting: waiting.count,
+            lag_seconds: waiting.first_due.map_or(0, |due| (now - due).max(0)),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -165,17 +176,20 @@ impl Metrics {
             for (name, what, depth) in [
                 (
                     "webhook_deliveries",
-                    "Webhook deliveries not made yet (due, being made, or to be tried again)",
+                    "webhook deliveries",
                     queues.webhook_deliveries,
                 ),
-                ("mails", "Mails not sent yet", queues.mails),
+                ("mails", "mails", queues.mails),
             ] {
-                let _ = writeln!(out, "# HELP souk_{name}_waiting {what}.");
+                let _ = writeln!(
+                    out,
+                    "# HELP souk_{name}_waiting The {what} not made yet (due, being made, or to be tried again)."
+                );
                 let _ = writeln!(out, "# TYPE souk_{name}_waiting gauge");
                 let _ = writeln!(out, "souk_{name}_waiting {}", depth.waiting);
                 let _ = writeln!(
                     out,
-                    "# HELP souk_{name}_lag_seconds How long the most overdue of the {name} has been due without a sender taking it (0: none is)."
+                    "# HELP souk_{name}_lag_seconds How long the most overdue of the {what} has been due without a sender taking it (0: none is)."
                 );
                 let _ = writeln!(out, "# TYPE souk_{name}_lag_seconds gauge");
                 let _ = writeln!(out, "souk_{name}_lag_seconds {}", depth.lag_seconds);
@@ -249,6 +263,16 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("souk_mails_lag_seconds 0\n"), "{text}");
+    }
+
+    #[test]
+    fn a_queue_lags_by_how_long_its_first_item_has_been_due() {
+        let waiting = |count, first_due| Waiting { count, first_due };
+        let lag = |w, now| QueueDepth::of(w, now).lag_seconds;
+        assert_eq!(lag(waiting(2, Some(100)), 130), 30, "due 30 s ago");
+        assert_eq!(lag(waiting(2, Some(160)), 130), 0, "not due yet");
+        assert_eq!(lag(waiting(0, None), 130), 0, "empty");
+        assert_eq!(QueueDepth::of(waiting(2, Some(100)), 130).waiting, 2);
     }
 
     #[test]

@@ -6,8 +6,8 @@ ALTER TABLE hook_deliveries ADD COLUMN last_error TEXT;
 ALTER TABLE hook_deliveries ADD COLUMN failed_at INTEGER;
 ALTER TABLE mail_queue ADD COLUMN last_error TEXT;
 ALTER TABLE mail_queue ADD COLUMN failed_at INTEGER;
--- A hook's latest failure, read for its representation, without reading all it waits for
--- (thousands, when its receiver has been down for days). Partial: a delivery is inserted
--- without a failure, so the index costs nothing until one fails.
-CREATE INDEX hook_deliveries_failed ON hook_deliveries (hook_id, failed_at)
+-- A hook's latest failure, read for its representation by this index rather than by a
+-- sort of every failed delivery it waits for. Partial: a delivery is inserted without a
+-- failure, so the index costs nothing until one fails.
+CREATE INDEX hook_deliveries_failed ON hook_deliveries (hook_id, failed_at, delivery_id)
     WHERE failed_at IS NOT NULL;

@@ -9,7 +9,6 @@ use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Rel, Resource};
 use crate::metrics::{QueueDepth, QueueDepths};
 use crate::state::AppState;
-use crate::store::leased::Waiting;
 use crate::store::{DbError, hooks, mail_queue, migrations};
 
 use super::OpenApi;
@@ -115,15 +114,11 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     // matter. A database that does not answer in
     // time costs the scrape these lines only, not the pool figures.
     let now = state.clock.now();
-    let depth = move |waiting: Waiting| QueueDepth {
-        waiting: waiting.count,
-        lag_seconds: waiting.first_due.map_or(0, |due| (now - due).max(0)),
-    };
     let count = state.db.read(move |conn| {
         Box::pin(async move {
             Ok::<_, DbError>(QueueDepths {
-                webhook_deliveries: depth(hooks::DELIVERIES.waiting(conn).await?),
-                mails: depth(mail_queue::QUEUE.waiting(conn).await?),
+                webhook_deliveries: QueueDepth::of(hooks::DELIVERIES.waiting(conn).await?, now),
+                mails: QueueDepth::of(mail_queue::QUEUE.waiting(conn).await?, now),
             })
         })
     });

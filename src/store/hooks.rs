@@ -21,8 +21,8 @@ record! {
         /// The event types it wants, as stored (`domain::hook::EventType`).
         pub events: Vec<String>,
         ..
-        /// The deliveries it still waits for: read for a representation ([`backlog`]),
-        /// empty otherwise.
+        /// The deliveries it still waits for: read by `usecase::hooks` for a
+        /// representation ([`backlog`]), empty otherwise.
         pub backlog: Backlog,
     }
 }
@@ -170,8 +170,8 @@ pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<HookRecord>, DbE
     Ok(Some(hook))
 }
 
-/// What hook `id` still waits for: a count of its deliveries, and their latest failure
-/// (by `hook_deliveries_failed`).
+/// What hook `id` still waits for: a count of its deliveries (through
+/// `hook_deliveries_hook`), and the latest failure among them (`hook_deliveries_failed`).
 pub async fn backlog(conn: &mut dyn Conn, id: i64) -> Result<Backlog, DbError> {
     let mut row = conn
         .query_one(
@@ -180,7 +180,7 @@ pub async fn backlog(conn: &mut dyn Conn, id: i64) -> Result<Backlog, DbError> {
                    FROM hook_deliveries WHERE hook_id = $1) w \
              LEFT JOIN (SELECT last_error, failed_at FROM hook_deliveries \
                         WHERE hook_id = $1 AND failed_at IS NOT NULL \
-                        ORDER BY failed_at DESC LIMIT 1) f ON 1 = 1",
+                        ORDER BY failed_at DESC, delivery_id DESC LIMIT 1) f ON 1 = 1",
             params![id],
         )
         .await?;
@@ -229,10 +229,6 @@ pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookReco
         if let Some(found) = hooks.iter_mut().find(|h| h.id == hook) {
             found.events.push(event);
         }
-    }
-    // A query per hook: a client has at most ten (`domain::hook::MAX_HOOKS_PER_CLIENT`).
-    for hook in &mut hooks {
-        hook.backlog = backlog(conn, hook.id).await?;
     }
     Ok(hooks)
 }

@@ -103,8 +103,11 @@ pub async fn deliver_next(
         return Ok(Delivered::Done);
     };
     let body = render(&event);
+    // The log has the error whole (a refused address too); the hook's owner reads its code.
     let error = send(policy, &receiver, &event, id, body).await.err();
-    let attempt = error.clone().map_or(Attempt::Done, Attempt::Failed);
+    let attempt = error
+        .as_ref()
+        .map_or(Attempt::Done, |e| Attempt::Failed(reason(e)));
     match settle(db, clock, &DELIVERIES, delivery, attempt, &BACKOFF).await? {
         Settled::Done => Ok(Delivered::Done),
         Settled::Retry { wait_secs } => {
@@ -112,7 +115,7 @@ pub async fn deliver_next(
                 delivery_id = id,
                 hook_id,
                 attempts,
-                error,
+                ?error,
                 "a webhook delivery failed; tried again in {wait_secs} s"
             );
             Ok(Delivered::Failed)
@@ -122,7 +125,7 @@ pub async fn deliver_next(
                 delivery_id = id,
                 hook_id,
                 attempts,
-                error,
+                ?error,
                 "a webhook delivery failed for three days; given up"
             );
             Ok(Delivered::Failed)
@@ -137,16 +140,18 @@ async fn send(
     event: &EventRecord,
     delivery_id: i64,
     body: Vec<u8>,
-) -> Result<(), String> {
-    let url = Url::parse(&receiver.url).map_err(|_| "the hook's URL does not parse".to_owned())?;
+) -> Result<(), FetchError> {
+    let url = Url::parse(&receiver.url).map_err(|_| FetchError::InvalidUrl)?;
     let mut request = Request::new(Method::POST, url);
     let headers = request.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let signed =
-        HeaderValue::try_from(signature(&receiver.secret, &body)).map_err(|e| e.to_string())?;
+    let signed = HeaderValue::try_from(signature(&receiver.secret, &body))
+        .expect("a hex digest is a header value");
     headers.insert(HeaderName::from_static(SIGNATURE_HEADER), signed);
-    let event_type = HeaderValue::try_from(event.event_type.as_str()).map_err(|e| e.to_string())?;
-    headers.insert(HeaderName::from_static("x-souk-event"), event_type);
+    // Souk's own names (`domain::hook::EventType`): always a header value.
+    if let Ok(event_type) = HeaderValue::try_from(event.event_type.as_str()) {
+        headers.insert(HeaderName::from_static("x-souk-event"), event_type);
+    }
     headers.insert(
         HeaderName::from_static("x-souk-delivery"),
         HeaderValue::from(delivery_id),
@@ -155,36 +160,42 @@ async fn send(
     let user_agent = concat!("Souk/", env!("CARGO_PKG_VERSION"), " webhooks");
     let exchange = send_guarded(&policy.allow, policy.timeout, user_agent, request);
     let response = match tokio::time::timeout(policy.timeout, exchange).await {
-        Err(_) => return Err("no answer in time".to_owned()),
-        Ok(Err(error)) => return Err(reason(&error)),
+        Err(_) => return Err(FetchError::TooSlow),
+        Ok(Err(error)) => return Err(error),
         Ok(Ok(response)) => response,
     };
     let status = response.status();
     if status.is_success() {
         Ok(())
     } else {
-        Err(format!("answered {status}"))
+        Err(FetchError::Status(status.as_u16()))
     }
 }
 
-/// Why a delivery's exchange failed, as the hook's owner reads it (`Hook.deliveries`).
-/// A refused address is not named, nor its kind, as for an image import: the owner chose
-/// the host name, and would otherwise learn what it resolves to inside the network.
+/// Why a delivery failed, as its hook's owner reads it (`Hook.deliveries`): the image
+/// import's error code (which never names a refused address), and the status of an answer
+/// that was not a success.
 fn reason(error: &FetchError) -> String {
     match error {
-        FetchError::Refused { .. } => "an address that may not be reached",
-        FetchError::TooSlow => "no answer in time",
-        FetchError::InvalidUrl => "not an http or https URL",
-        // No such host, nothing listening, the connection broken off. The other errors
-        // are an image import's, which reads the answer; a delivery only sends.
-        _ => "no connection",
+        FetchError::Status(status) => format!("{} {status}", error.code()),
+        other => other.code().to_owned(),
     }
-    .to_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_is_told_to_the_hooks_owner_by_its_code_without_the_address() {
+        assert_eq!(reason(&FetchError::Status(503)), "error-status 503");
+        assert_eq!(reason(&FetchError::TooSlow), "too-slow");
+        let refused = FetchError::Refused {
+            address: std::net::IpAddr::from([10, 0, 3, 7]),
+            why: crate::images::fetch::address::Refused::Private,
+        };
+        assert_eq!(reason(&refused), "address-refused");
+    }
 
     #[test]
     fn a_failing_delivery_waits_longer_each_time_up_to_an_hour() {

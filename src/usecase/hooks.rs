@@ -74,10 +74,14 @@ async fn find<R>(conn: &mut dyn Conn, client: &str, id: i64) -> Result<HookRecor
         .ok_or(Error::NotFound(Thing::Hook))
 }
 
-/// The hooks of `client`, oldest first (at most [`MAX_HOOKS_PER_CLIENT`]).
+/// The hooks of `client`, oldest first (at most [`MAX_HOOKS_PER_CLIENT`]), each with the
+/// deliveries it still waits for.
 pub async fn of_client(conn: &mut dyn Conn, client: &str) -> Result<Vec<HookRecord>, Error> {
-    let hooks = hooks::of_client(conn, client).await?;
-    Ok(hooks.into_iter().map(in_order).collect())
+    let mut found = hooks::of_client(conn, client).await?;
+    for hook in &mut found {
+        hook.backlog = hooks::backlog(conn, hook.id).await?;
+    }
+    Ok(found.into_iter().map(in_order).collect())
 }
 
 /// Replaces hook `id` of `client` with what it sent (without a secret, the hook keeps its

@@ -140,19 +140,43 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
                 let moved = QUEUE.any_due(conn, now + 599).await?;
                 QUEUE.forget(conn, &late).await?;
                 let after_late = QUEUE.waiting(conn).await?;
+                let after_late_note = noted(conn).await?;
+                // The current sender's failure is kept with the mail, for an operator.
+                let failure = souk::store::leased::Failure {
+                    error: "451 mailbox busy".into(),
+                    at: now + 301,
+                };
+                QUEUE.retry_at(conn, &current, now + 900, &failure).await?;
+                let current_note = noted(conn).await?;
                 QUEUE.forget(conn, &current).await?;
                 let after_current = QUEUE.waiting(conn).await?.count;
-                Ok::<_, souk::store::DbError>((moved, after_late, after_current))
+                let notes = (after_late_note, current_note);
+                Ok::<_, souk::store::DbError>((moved, after_late, notes, after_current))
             })
         })
         .await
         .unwrap();
-    let waiting = |count, first_due| souk::store::leased::Waiting { count, first_due };
+    let (moved, after_late, (after_late_note, current_note), after_current) = left;
+    let waiting = souk::store::leased::Waiting {
+        count: 1,
+        first_due: Some(now + 600),
+    };
     assert_eq!(
-        left,
-        (false, waiting(1, Some(now + 600)), 0),
+        (moved, after_late, after_late_note, after_current),
+        (false, waiting, (None, None, now + 600), 0),
         "the late sender's retry and forget change nothing; the current one's forget does"
     );
+    let busy = Some("451 mailbox busy".to_owned());
+    assert_eq!(current_note, (busy, Some(now + 301), now + 900));
+}
+
+/// The failure noted on the one mail queued, and when it is due.
+async fn noted(
+    conn: &mut dyn souk::store::Conn,
+) -> Result<(Option<String>, Option<i64>, i64), souk::store::DbError> {
+    let sql = "SELECT last_error, failed_at, due_at FROM mail_queue";
+    let mut row = conn.query_one(sql, &[]).await?;
+    Ok((row.take()?, row.take()?, row.take()?))
 }
 
 /// On SQLite one process sends every mail, so a mail that a sender took just before the

@@ -618,7 +618,7 @@ async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
     assert_eq!(waiting["waiting"], 1, "{waiting}");
     assert_eq!(waiting["oldestWaitingDate"], event["created"], "{waiting}");
     assert_eq!(
-        waiting["lastFailure"]["reason"], "answered 500 Internal Server Error",
+        waiting["lastFailure"]["reason"], "error-status 500",
         "{waiting}"
     );
     let listed = expect_json(app.get("/v1/hooks").await, 200).await;

@@ -45,7 +45,7 @@ pub(super) fn schemas(
                                 object(
                                     json!({
                                         "date": {"type": "string", "format": "date-time"},
-                                        "reason": {"type": "string", "description": "What went wrong: the status its URL answered, `no answer in time`, `no connection` or `an address that may not be reached`."},
+                                        "reason": {"type": "string", "description": "What went wrong: the image import's error code: `error-status` and the status its URL answered (`error-status 503`), `too-slow`, `not-answering` or `address-refused` (which names neither the address nor its kind)."},
                                     }),
                                     &["date", "reason"],
                                 ),
