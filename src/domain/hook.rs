@@ -60,16 +60,17 @@ pub struct Hook {
     pub url: String,
     /// Each type once, in the order of [`EventType::ALL`].
     pub events: Vec<EventType>,
-    pub secret: String,
+    /// `None` in a replacement that sent none: the hook keeps its own.
+    pub secret: Option<String>,
     pub active: bool,
 }
 
 impl HookRequest {
     /// Every problem at once: `url` an absolute `http` or `https` URL, `events` a non-empty
-    /// list of known event types, `secret` 16 to 200 characters of one line (or, absent,
-    /// `kept`: the secret of the hook being replaced, which its representation never shows),
+    /// list of known event types, `secret` 16 to 200 characters of one line (absent in a
+    /// `replacing` request: the hook keeps the secret its representation never shows),
     /// `active` a boolean (default true).
-    pub fn check(&self, kept: Option<&str>) -> Result<Hook, Vec<FieldError>> {
+    pub fn check(&self, replacing: bool) -> Result<Hook, Vec<FieldError>> {
         let mut errors = Vec::new();
         let url = check_url(self.url.as_ref())
             .map_err(|e| errors.push(e))
@@ -77,11 +78,12 @@ impl HookRequest {
         let events = check_events(self.events.as_ref())
             .map_err(|e| errors.extend(e))
             .ok();
-        let secret = match (&self.secret, kept) {
-            (None | Some(Value::Null), Some(kept)) => Some(kept.to_owned()),
-            (secret, _) => check_secret(secret.as_ref())
+        let secret = match &self.secret {
+            None | Some(Value::Null) if replacing => Some(None),
+            secret => check_secret(secret.as_ref())
                 .map_err(|e| errors.push(e))
-                .ok(),
+                .ok()
+                .map(Some),
         };
         let active = match &self.active {
             None | Some(Value::Null) => Some(true),
@@ -239,7 +241,7 @@ mod tests {
             "events": ["bid.placed", "advertisement.created", "bid.placed"],
             "secret": "a secret of twenty chars",
         }))
-        .check(None)
+        .check(false)
         .unwrap();
         assert_eq!(hook.url, "https://partner.example/hooks");
         assert_eq!(
@@ -247,7 +249,7 @@ mod tests {
             [EventType::AdvertisementCreated, EventType::BidPlaced]
         );
         assert!(hook.active, "active by default");
-        assert_eq!(hook.secret, "a secret of twenty chars");
+        assert_eq!(hook.secret.as_deref(), Some("a secret of twenty chars"));
     }
 
     #[test]
@@ -259,7 +261,7 @@ mod tests {
                 "secret": "short",
                 "active": "yes",
             }))
-            .check(None),
+            .check(false),
         );
         assert_eq!(
             found,
@@ -270,7 +272,7 @@ mod tests {
                 ("active".to_owned(), "invalid-value"),
             ]
         );
-        let found = codes(request(json!({"events": []})).check(None));
+        let found = codes(request(json!({"events": []})).check(false));
         assert_eq!(
             found,
             [
@@ -284,19 +286,23 @@ mod tests {
     #[test]
     fn a_replacement_without_a_secret_keeps_the_hooks_own() {
         let read_back = json!({"url": "https://a.example/h", "events": ["bid.placed"]});
-        let kept = Some("the secret it had all along");
-        let hook = request(read_back.clone()).check(kept).unwrap();
-        assert_eq!(hook.secret, "the secret it had all along");
+        let hook = request(read_back.clone()).check(true).unwrap();
+        assert_eq!(hook.secret, None, "kept");
+        assert_eq!(
+            codes(request(read_back.clone()).check(false)),
+            [("secret".to_owned(), "missing")],
+            "a new hook has none to keep"
+        );
         let mut new_secret = read_back.clone();
         new_secret["secret"] = json!("a new secret of 24 chars");
         assert_eq!(
-            request(new_secret).check(kept).unwrap().secret,
-            "a new secret of 24 chars"
+            request(new_secret).check(true).unwrap().secret.as_deref(),
+            Some("a new secret of 24 chars")
         );
         let mut short = read_back;
         short["secret"] = json!("short");
         assert_eq!(
-            codes(request(short).check(kept)),
+            codes(request(short).check(true)),
             [("secret".to_owned(), "invalid-secret")]
         );
     }
@@ -313,7 +319,7 @@ mod tests {
                 request(
                     json!({"url": url, "events": ["bid.placed"], "secret": "0123456789abcdef"}),
                 )
-                .check(None),
+                .check(false),
             );
             assert_eq!(found, [("url".to_owned(), "invalid-url")], "{url:?}");
         }

@@ -50,7 +50,8 @@ record! {
 #[derive(Clone, Copy, Debug)]
 pub struct HookWrite<'a> {
     pub url: &'a str,
-    pub secret: &'a str,
+    /// `None` in a replacement: the hook keeps its own (a new hook always has one).
+    pub secret: Option<&'a str>,
     pub active: bool,
     pub events: &'a [&'a str],
 }
@@ -59,13 +60,6 @@ pub struct HookWrite<'a> {
 /// transaction at a time.
 pub async fn lock_client(conn: &mut dyn Conn, client: &str) -> Result<(), DbError> {
     conn.lock_row("SELECT client_id FROM clients WHERE client_id = $1", client)
-        .await
-}
-
-/// Holds hook `id`'s row until the transaction ends, so that it is replaced by one
-/// transaction at a time.
-pub async fn lock(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
-    conn.lock_row("SELECT hook_id FROM hooks WHERE hook_id = $1", id)
         .await
 }
 
@@ -111,7 +105,7 @@ pub async fn replace(
     let replaced: Option<HookRecord> = conn
         .record(
             &format!(
-                "UPDATE hooks SET url = $2, secret = $3, active = $4, updated_at = $5 \
+                "UPDATE hooks SET url = $2, secret = COALESCE($3, secret), active = $4, updated_at = $5 \
                  WHERE hook_id = $1 RETURNING {}",
                 HookRecord::COLUMNS
             ),

@@ -19,7 +19,7 @@ pub async fn create<R>(
     request: Result<HookRequest, R>,
     now: i64,
 ) -> Result<HookRecord, Error<R>> {
-    let hook = request.map_err(Error::Request)?.check(None)?;
+    let hook = request.map_err(Error::Request)?.check(false)?;
     // Concurrent creations of one client wait here, so each counts the others' hooks.
     hooks::lock_client(conn, client).await?;
     if hooks::count(conn, client).await? >= MAX_HOOKS_PER_CLIENT {
@@ -45,7 +45,7 @@ fn names(hook: &Hook) -> Vec<&'static str> {
 fn hook_write<'a>(hook: &'a Hook, events: &'a [&'a str]) -> HookWrite<'a> {
     HookWrite {
         url: &hook.url,
-        secret: &hook.secret,
+        secret: hook.secret.as_deref(),
         active: hook.active,
         events,
     }
@@ -93,13 +93,10 @@ pub async fn replace<R>(
     request: Result<HookRequest, R>,
     now: i64,
 ) -> Result<HookRecord, Error<R>> {
-    // Held, so that a concurrent replacement that sets a new secret is not undone by
-    // this one writing back the secret it read.
-    hooks::lock(conn, id).await?;
-    let current = find(conn, client, id).await?;
-    let hook = request
-        .map_err(Error::Request)?
-        .check(Some(&current.secret))?;
+    find(conn, client, id).await?;
+    // Without a secret the UPDATE keeps the stored one: never a secret read here and
+    // written back over a concurrent replacement's.
+    let hook = request.map_err(Error::Request)?.check(true)?;
     let events = names(&hook);
     let mut replaced = hooks::replace(conn, id, hook_write(&hook, &events), now)
         .await?

@@ -647,7 +647,7 @@ async fn clients_hook(app: &TestApp) -> i64 {
             Box::pin(async move {
                 let hook = souk::store::hooks::HookWrite {
                     url: "https://partner.example/table",
-                    secret: "sixteen characters or more",
+                    secret: Some("sixteen characters or more"),
                     active: true,
                     events: &["bid.placed"],
                 };

@@ -373,7 +373,7 @@ async fn shutdown_finishes_the_delivery_in_flight(backend: Backend) {
                 .get("client_id")?;
             let hook = HookWrite {
                 url: &url,
-                secret: "geheim",
+                secret: Some("geheim"),
                 active: true,
                 events: &["advertisement.created"],
             };
