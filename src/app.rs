@@ -431,7 +431,7 @@ async fn send_mail(state: AppState) {
         // A wake that comes while this sender looks is kept for the wait below.
         let woken = state.mail.woken();
         match send_next(&state.db, &state.mailer, &state.clock).await {
-            Ok(Sent::Sent | Sent::Failed) => continue,
+            Ok(Sent::Sent | Sent::Failed | Sent::Stale) => continue,
             Ok(Sent::Idle) => {}
             Err(e) => tracing::warn!(error = %e, "the mail queue cannot be read or written"),
         }

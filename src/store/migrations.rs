@@ -78,6 +78,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(55, "0055_refresh_tokens_spent_at"),
     migration!(56, "0056_webhooks"),
     migration!(57, "0057_queue_failures"),
+    migration!(58, "0058_mail_link_minted_at_sending"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -506,6 +506,25 @@ pub async fn retire_email_changes(conn: &mut dyn Conn, user: i64, now: i64) -> R
     .await
 }
 
+/// Gives a confirmation link that is still usable the token hashed as `new_hash` in place
+/// of its own (a mail's sender mints the token it sends); false if the link was used,
+/// retired or expired.
+pub async fn rekey_confirmation(
+    conn: &mut dyn Conn,
+    token_hash: &str,
+    new_hash: &str,
+    now: i64,
+) -> Result<bool, DbError> {
+    let changed = conn
+        .execute(
+            "UPDATE email_confirmations SET token_hash = $2 \
+             WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $3",
+            params![token_hash, new_hash, now],
+        )
+        .await?;
+    Ok(changed == 1)
+}
+
 /// Uses a confirmation link once; `None` if unknown, used or expired.
 pub async fn take_confirmation(
     conn: &mut dyn Conn,

@@ -82,9 +82,9 @@ pub async fn register(
             purpose: ConfirmationPurpose::Account,
             new_email: None,
         };
-        let link = new_link(conn, &confirmation, now).await?;
-        let mail = link_mail(&account.email, &link, ConfirmationPurpose::Account, how);
-        mail_queue::post(conn, &mail, now).await?;
+        let link_hash = new_link(conn, &confirmation, now).await?;
+        let mail = link_mail(&account.email, ConfirmationPurpose::Account, how);
+        mail_queue::post_with_link(conn, &mail, &link_hash, now).await?;
     }
     let user = users::get(conn, id).await?.ok_or(DbError::NotFound)?;
     Ok(Registered { user })
@@ -111,15 +111,19 @@ pub async fn request_email_change(
         new_email: Some(email.clone()),
     };
     oauth_store::retire_email_changes(conn, user, now).await?;
-    let link = new_link(conn, &confirmation, now).await?;
-    let mail = link_mail(email, &link, ConfirmationPurpose::EmailChange, how);
-    Ok(mail_queue::post(conn, &mail, now).await?)
+    let link_hash = new_link(conn, &confirmation, now).await?;
+    let mail = link_mail(email, ConfirmationPurpose::EmailChange, how);
+    Ok(mail_queue::post_with_link(conn, &mail, &link_hash, now).await?)
 }
 
-/// The mail that carries a confirmation link (only its hash is stored: this mail, queued
-/// in the same transaction, is its one copy until it is sent).
-fn link_mail(to: &Email, link: &str, purpose: ConfirmationPurpose, how: &LinkMail) -> Mail {
-    let url = format!("{}/accounts/confirm?token={link}", how.auth_url);
+/// The mail that carries a confirmation link, with a placeholder for the link's token: its
+/// sender mints the token (`mail_queue`).
+fn link_mail(to: &Email, purpose: ConfirmationPurpose, how: &LinkMail) -> Mail {
+    let url = format!(
+        "{}/accounts/confirm?token={}",
+        how.auth_url,
+        mail_queue::LINK_TOKEN
+    );
     let dutch = how.language == Language::Dutch;
     let (subject, intro) = match (purpose, dutch) {
         (ConfirmationPurpose::Account, true) => (
@@ -270,19 +274,15 @@ pub async fn register_client(
     })
 }
 
-/// Stores a new confirmation link; returns it (only its hash is kept).
+/// Stores a new confirmation under the hash of a token that no one holds, and returns the
+/// hash: the link works only once the mail's sender mints its token (`mail_queue`).
 async fn new_link(
     conn: &mut dyn Conn,
     confirmation: &EmailConfirmation,
     now: i64,
 ) -> Result<String, DbError> {
-    let link = secret::new_token();
-    oauth_store::insert_confirmation(
-        conn,
-        &secret::hash(&link),
-        confirmation,
-        now + CONFIRMATION_SECONDS,
-    )
-    .await?;
-    Ok(link)
+    let hash = secret::hash(&secret::new_token());
+    let expires_at = now + CONFIRMATION_SECONDS;
+    oauth_store::insert_confirmation(conn, &hash, confirmation, expires_at).await?;
+    Ok(hash)
 }

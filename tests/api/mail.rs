@@ -4,12 +4,13 @@
 use serde_json::json;
 use souk::clock::Clock;
 use souk::mail::Mailer;
-use souk::usecase::mail_queue::{Sent, send_next};
+use souk::usecase::mail_queue::{LINK_TOKEN, Sent, send_next};
 
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, expect_json};
 
 both_backends!(a_sender_that_lost_its_lease_changes_nothing);
+both_backends!(a_mail_whose_link_was_retired_is_not_sent);
 
 #[tokio::test]
 async fn a_mail_that_cannot_go_is_kept_until_it_can_sqlite() {
@@ -77,6 +78,11 @@ async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
     }
     assert_eq!(seen.0, 1, "the mail is kept");
     assert!(seen.1 >= 1, "the server's sender took it: {seen:?}");
+    let queued = queued_bodies(&app).await;
+    assert!(
+        queued[0].contains(&format!("/accounts/confirm?token={LINK_TOKEN}\n")),
+        "the queue holds no usable link, even once a sender took the mail: {queued:?}"
+    );
     let metrics = app.get("/metrics").await.text().await.unwrap();
     assert!(
         metrics.contains("\nsouk_mails_waiting 1\n"),
@@ -97,12 +103,101 @@ async fn a_mail_that_cannot_go_is_kept_until_it_can(backend: Backend) {
     assert_eq!(sent.len(), 1);
     let mail = std::fs::read_to_string(sent[0].as_ref().unwrap().path()).unwrap();
     assert!(mail.starts_with("To: geduld@souk.test"), "{mail}");
-    assert!(mail.contains("/accounts/confirm?token="), "{mail}");
+    assert!(!mail.contains(LINK_TOKEN), "{mail}");
+    let token = link_token(&mail);
+    let confirmed = app
+        .post("/accounts/confirm")
+        .form(&[("token", token.as_str())])
+        .send()
+        .await;
+    assert_eq!(
+        confirmed.status(),
+        200,
+        "the link minted at the last sending works"
+    );
     assert_eq!(
         send_next(&app.db, &working, &later).await.unwrap(),
         Sent::Idle,
         "nothing else waits"
     );
+}
+
+/// The bodies of the mails queued, oldest first.
+async fn queued_bodies(app: &TestApp) -> Vec<String> {
+    app.db
+        .read(|conn| {
+            Box::pin(async move {
+                let rows = conn
+                    .query("SELECT body FROM mail_queue ORDER BY mail_id", &[])
+                    .await?;
+                rows.into_iter().map(|mut row| row.take()).collect()
+            })
+        })
+        .await
+        .unwrap()
+}
+
+/// The token of the confirmation link in a mail.
+fn link_token(mail: &str) -> String {
+    let (_, after) = mail.split_once("/accounts/confirm?token=").expect("a link");
+    after.split_whitespace().next().unwrap().to_owned()
+}
+
+/// An address change asked twice before its first mail went (the mail server down, say):
+/// the first mail is never sent, since the second request retired its link, and the second
+/// mail's link, minted as it is sent, makes the change. Until then the queue holds no link
+/// that works.
+async fn a_mail_whose_link_was_retired_is_not_sent(app: TestApp) {
+    use souk::domain::locale::Language;
+    use souk::domain::user::Email;
+    use souk::usecase::accounts::{LinkMail, request_email_change};
+    let user = app.user("jan@souk.test").await;
+    let how = LinkMail {
+        auth_url: app.url(""),
+        language: Language::Dutch,
+    };
+    // Far ahead of the server's clock, whose own sender then never sees these mails.
+    let now = app.clock.now() + 1_000_000;
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                for address in ["jan.typo@souk.test", "jan.nieuw@souk.test"] {
+                    let email = Email::parse(address).unwrap();
+                    request_email_change(conn, user.id, &email, &how, now).await?;
+                }
+                Ok::<_, souk::usecase::Error>(())
+            })
+        })
+        .await
+        .unwrap();
+    for body in queued_bodies(&app).await {
+        assert!(body.contains(&format!("?token={LINK_TOKEN}\n")), "{body}");
+    }
+
+    let later = Clock::default();
+    later.advance(1_000_001);
+    let outbox = tempfile::tempdir().unwrap();
+    let working = Mailer::Outbox(outbox.path().to_owned());
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        outcomes.push(send_next(&app.db, &working, &later).await.unwrap());
+    }
+    assert_eq!(outcomes, [Sent::Stale, Sent::Sent, Sent::Idle]);
+    let sent: Vec<_> = std::fs::read_dir(outbox.path()).unwrap().collect();
+    assert_eq!(sent.len(), 1, "one mail went");
+    let mail = std::fs::read_to_string(sent[0].as_ref().unwrap().path()).unwrap();
+    assert!(mail.starts_with("To: jan.nieuw@souk.test"), "{mail}");
+    let token = link_token(&mail);
+    let confirmed = app
+        .post("/accounts/confirm")
+        .form(&[("token", token.as_str())])
+        .send()
+        .await;
+    assert_eq!(confirmed.status(), 200);
+    let own = app
+        .get_with(&format!("/v1/users/{}", user.id), &user.token)
+        .await;
+    assert_eq!(expect_json(own, 200).await["email"], "jan.nieuw@souk.test");
 }
 
 /// A sender whose lease ran out (another took the mail over) neither forgets the mail nor
@@ -115,7 +210,7 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         .db
         .write(move |conn| {
             Box::pin(async move {
-                push(conn, "traag@souk.test", "Onderwerp", "Tekst", now).await?;
+                push(conn, "traag@souk.test", "Onderwerp", "Tekst", None, now).await?;
                 let first = QUEUE.take(conn, now, now + 300).await?.unwrap();
                 let none = QUEUE.take(conn, now + 1, now + 301).await?;
                 let second = QUEUE.take(conn, now + 300, now + 600).await?.unwrap();
@@ -190,7 +285,7 @@ async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
     app.db
         .write(move |conn| {
             Box::pin(async move {
-                push(conn, "herstart@souk.test", "Onderwerp", "Tekst", now).await?;
+                push(conn, "herstart@souk.test", "Onderwerp", "Tekst", None, now).await?;
                 QUEUE.take(conn, now, now + 300).await
             })
         })
