@@ -7,6 +7,7 @@ use axum::routing::{MethodFilter, on};
 use serde_json::{Map, Value, json};
 
 use super::HttpState;
+use super::oauth::server_refusal_code;
 use crate::error::ErrorCode;
 
 /// What `ItemId::parse` takes: `m` and a positive number of at most 18 digits without
@@ -312,26 +313,35 @@ impl Operation {
                 }
             }
         }
+        // The authorization server's client endpoints answer every error as RFC 6749 does
+        // (`render`), naming the API's error code in `error_description`.
+        let error_schema = if self.client_authenticated {
+            "#/components/schemas/OAuthError"
+        } else {
+            "#/components/schemas/Error"
+        };
         for code in self.all_errors() {
             let status = code.status().as_u16().to_string();
             let entry = responses.entry(status.clone()).or_insert_with(|| {
                 json!({
                     "description": "",
-                    "content": {"application/json": {
-                        "schema": {"$ref": "#/components/schemas/Error"}
-                    }},
+                    "content": {"application/json": {"schema": {"$ref": error_schema}}},
                 })
             });
             assert_eq!(
                 entry["content"]["application/json"]["schema"]["$ref"],
-                "#/components/schemas/Error",
+                error_schema,
                 "{} {}: {status} is declared with another body and as {}",
                 self.method,
                 self.path,
                 code.as_str()
             );
             let text = entry["description"].as_str().unwrap_or_default();
-            let line = format!("`{}`", code.as_str());
+            let line = if self.client_authenticated {
+                format!("`{}` (`{}`)", server_refusal_code(code), code.as_str())
+            } else {
+                format!("`{}`", code.as_str())
+            };
             entry["description"] = json!(if text.is_empty() {
                 line
             } else {

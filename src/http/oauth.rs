@@ -94,6 +94,21 @@ fn no_store(status: StatusCode, body: Value) -> Response {
         .into_response()
 }
 
+/// The RFC 6749 error code of an error that the server itself answers at the endpoints
+/// that authenticate a client (a body too large, a timeout, the database unreachable):
+/// §5.2's `invalid_request` for what the request did, and §4.1.2.1's `server_error` and
+/// `temporarily_unavailable` for the server's own failures, so that an OAuth client library
+/// reads every answer of these endpoints. `error_description` carries the API's error code
+/// (its page is `/docs/errors/{code}`).
+pub fn server_refusal_code(code: ErrorCode) -> &'static str {
+    match code.status() {
+        StatusCode::SERVICE_UNAVAILABLE => "temporarily_unavailable",
+        status if status.is_server_error() => "server_error",
+        StatusCode::UNAUTHORIZED => "invalid_client",
+        _ => "invalid_request",
+    }
+}
+
 fn oauth_error(error: &OAuthError) -> Response {
     let status = match error {
         OAuthError::InvalidClient { .. } => StatusCode::UNAUTHORIZED,
@@ -382,4 +397,29 @@ async fn metadata(State(state): State<AppState>) -> Response {
         body.to_string(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_servers_own_refusals_have_rfc_6749_codes() {
+        let codes = [
+            ErrorCode::PayloadTooLarge,
+            ErrorCode::RequestTimeout,
+            ErrorCode::InternalServerError,
+            ErrorCode::ServiceUnavailable,
+            ErrorCode::OutcomeUnknown,
+        ]
+        .map(server_refusal_code);
+        let expected = [
+            "invalid_request",
+            "invalid_request",
+            "server_error",
+            "temporarily_unavailable",
+            "temporarily_unavailable",
+        ];
+        assert_eq!(codes, expected);
+    }
 }

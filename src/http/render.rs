@@ -18,7 +18,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::hal::strip_links;
 use crate::state::AppState;
 
-use super::oauth::{INTROSPECT_PATH, REVOKE_PATH, TOKEN_PATH};
+use super::oauth::{INTROSPECT_PATH, REVOKE_PATH, TOKEN_PATH, server_refusal_code};
 
 pub const REQUEST_ID: &str = "x-request-id";
 
@@ -132,8 +132,19 @@ impl IntoResponse for Json {
     }
 }
 
-/// The routes whose every answer carries `Cache-Control: no-store` and `Pragma: no-cache`.
-const NEVER_CACHED: [&str; 3] = [TOKEN_PATH, REVOKE_PATH, INTROSPECT_PATH];
+/// The authorization server's endpoints that authenticate a client. Every answer carries
+/// `Cache-Control: no-store` and `Pragma: no-cache`, and every error is an RFC 6749 body
+/// (oauth.md), the server's own refusals too (a body too large, a timeout, 503).
+const OAUTH_CLIENT_ENDPOINTS: [&str; 3] = [TOKEN_PATH, REVOKE_PATH, INTROSPECT_PATH];
+
+/// How an error is written.
+#[derive(Clone, Copy)]
+enum ErrorBody {
+    /// The API's `Error`, with its `_links` unless the request asked for none.
+    Api { links_wanted: bool },
+    /// RFC 6749's `{error, error_description}` (`oauth::server_refusal_code`).
+    OAuth,
+}
 
 /// Middleware around every route (see the module comment).
 pub async fn render(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -152,11 +163,17 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
     let span = tracing::info_span!("request", id = %request_id, method = %method, path = %request.uri().path());
 
     let response = next.run(request).instrument(span.clone()).await;
+    let errors = if OAUTH_CLIENT_ENDPOINTS.contains(&route) {
+        ErrorBody::OAuth
+    } else {
+        ErrorBody::Api { links_wanted }
+    };
     let mut response = finish(
         &state,
         response,
         &request_id,
         links_wanted,
+        errors,
         if_none_match.as_ref(),
         &method,
     );
@@ -164,9 +181,7 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID, value);
     }
-    // oauth.md: every answer of the endpoints that issue and describe tokens is never
-    // cached, the server's own refusals too (a body too large, a timeout, 503).
-    if NEVER_CACHED.contains(&route) {
+    if OAUTH_CLIENT_ENDPOINTS.contains(&route) {
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
@@ -192,12 +207,12 @@ fn finish(
     mut response: Response,
     request_id: &str,
     links_wanted: bool,
+    errors: ErrorBody,
     if_none_match: Option<&HeaderValue>,
     method: &Method,
 ) -> Response {
-    let language = state.config.region.language();
     if let Some(error) = response.extensions_mut().remove::<ApiError>() {
-        return error_response(&error, request_id, language, state, links_wanted);
+        return error_response(&error, request_id, state, errors);
     }
     if let Some(json) = response.extensions_mut().remove::<Json>() {
         let bytes = match json.body {
@@ -205,7 +220,7 @@ fn finish(
             Ok(bytes) => without_links(&bytes),
             Err(e) => {
                 let error = ApiError::internal(format!("cannot serialize an answer: {e}"));
-                return error_response(&error, request_id, language, state, links_wanted);
+                return error_response(&error, request_id, state, errors);
             }
         };
         // Keep what inner layers added (e.g. `Idempotency-Replayed`).
@@ -265,7 +280,7 @@ fn finish(
                 "a layer answered with a server error"
             );
         }
-        return error_response(&error, request_id, language, state, links_wanted);
+        return error_response(&error, request_id, state, errors);
     }
     response
 }
@@ -273,14 +288,22 @@ fn finish(
 fn error_response(
     error: &ApiError,
     request_id: &str,
-    language: crate::domain::locale::Language,
     state: &AppState,
-    links_wanted: bool,
+    errors: ErrorBody,
 ) -> Response {
-    let mut body = error.body(request_id, language);
-    if !links_wanted {
-        strip_links(&mut body);
-    }
+    let body = match errors {
+        ErrorBody::Api { links_wanted } => {
+            let mut body = error.body(request_id, state.config.region.language());
+            if !links_wanted {
+                strip_links(&mut body);
+            }
+            body
+        }
+        ErrorBody::OAuth => serde_json::json!({
+            "error": server_refusal_code(error.code),
+            "error_description": error.code.as_str(),
+        }),
+    };
     let mut response = (
         error.code.status(),
         [

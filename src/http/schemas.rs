@@ -571,9 +571,9 @@ pub fn all(prefix: &str) -> Value {
             }),
             &["access_token", "token_type", "expires_in", "scope"],
         )),
-        "OAuthError": described("RFC 6749 §5.2.", object(
+        "OAuthError": described("RFC 6749 §5.2. The server's own failures carry RFC 6749 §4.1.2.1's `server_error` (500) and `temporarily_unavailable` (503), and every error the server answers itself (a body too large, a timeout, the database unreachable) names the API's error code in `error_description` (its page is `/docs/errors/{code}`).", object(
             json!({
-                "error": {"type": "string", "enum": ["invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope"]},
+                "error": {"type": "string", "enum": ["invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope", "server_error", "temporarily_unavailable"]},
                 "error_description": {"type": "string"},
             }),
             &["error"],
