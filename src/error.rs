@@ -367,6 +367,14 @@ fn conflict_message(conflict: Conflict) -> Text {
                 "L'annonce sera en ligne une fois la commande {order} (les frais d'insertion) payée"
             ),
         ),
+        Conflict::CategoryAwaitingPayment(order) => Text::new(
+            format!(
+                "De categorie blijft dezelfde tot order {order} (de plaatsingskosten in deze categorie) betaald is"
+            ),
+            format!(
+                "La catégorie reste la même jusqu'au paiement de la commande {order} (les frais d'insertion de cette catégorie)"
+            ),
+        ),
         Conflict::RenewalAwaitingPayment(order) => Text::new(
             format!(
                 "Een verlenging van deze advertentie wacht al op de betaling van order {order}"

@@ -79,6 +79,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(56, "0056_webhooks"),
     migration!(57, "0057_queue_failures"),
     migration!(58, "0058_mail_link_minted_at_sending"),
+    migration!(59, "0059_order_product_days"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -26,7 +26,8 @@ record! {
         pub kind: ProductKind,
         /// The feature bought (kind `feature` only).
         pub feature: Option<Feature>,
-        /// How long the feature lasts, as priced when it was bought.
+        /// How long the feature lasts, or the ad runs (a renewal, an insertion), as priced
+        /// when it was bought; none for a renewal or insertion bought before migration 0059.
         pub days: Option<i64>,
         pub item_number: i64,
         pub description: String,

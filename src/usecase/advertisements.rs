@@ -21,7 +21,7 @@ use super::orders::{self, Till};
 use super::{Conflict, Error, Thing};
 
 /// How long ads run in a category that does not say (none: every leaf says).
-const DEFAULT_RUNNING_DAYS: i64 = 28;
+pub(super) const DEFAULT_RUNNING_DAYS: i64 = 28;
 
 /// Where ads are placed: the region (its locale for new ads), and how an insertion fee
 /// is paid.
@@ -74,7 +74,7 @@ pub async fn place<R>(
     // Everything a read would find is at hand: no round trip to read it back.
     let record = ads::inserted(number, &user, checked.parent_category_id, city_name, ad);
     let record = if charged {
-        charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?
+        charged_insertion(conn, seller, record, &checked, till, now).await?
     } else {
         record
     };
@@ -88,17 +88,18 @@ pub async fn place<R>(
     Ok(Placed { record })
 }
 
-/// Charges the insertion fee of `record`, a draft that is to go online, and reads it again
-/// (published, or waiting for its order).
+/// Charges the insertion fee of `record`, a draft that is to go online, for its category's
+/// running days, and reads it again (published, or waiting for its order).
 async fn charged_insertion<R>(
     conn: &mut dyn Conn,
     seller: i64,
     record: AdRecord,
-    fee: i64,
+    checked: &Checked,
     till: Till,
     now: i64,
 ) -> Result<AdRecord, Error<R>> {
-    orders::charge_insertion(conn, seller, &record, fee, till, now).await?;
+    let (fee, days) = (checked.insertion_fee, checked.running_days);
+    orders::charge_insertion(conn, seller, &record, fee, days, till, now).await?;
     ads::get(conn, record.number)
         .await?
         .ok_or(Error::NotFound(Thing::Advertisement))
@@ -182,6 +183,13 @@ pub async fn change<R>(
     if let Some(order) = record.awaiting_order.filter(|_| publishing) {
         return Err(Error::Conflict(Conflict::AwaitingPayment(order)));
     }
+    if let Some(order) = record.awaiting_order
+        && checked.content.category_id != record.category_id
+    {
+        // The order charges the fee of the ad's category: paid, it would publish the ad in
+        // another, whose fee may be higher.
+        return Err(Error::Conflict(Conflict::CategoryAwaitingPayment(order)));
+    }
     // Publishing where the category charges: a draft until the fee's order is paid.
     let charged = publishing && checked.insertion_fee > 0;
     let (wanted, publishing) = if charged {
@@ -202,7 +210,7 @@ pub async fn change<R>(
     let parent = checked.parent_category_id;
     let record = ads::updated(record, parent, city, write, wanted, dates);
     let mut record = if charged {
-        charged_insertion(conn, seller, record, checked.insertion_fee, till, now).await?
+        charged_insertion(conn, seller, record, &checked, till, now).await?
     } else {
         record
     };

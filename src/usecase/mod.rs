@@ -163,6 +163,9 @@ pub enum Conflict {
     AwaitingPayment(i64),
     /// A renewal of the ad waits for the payment of this order already.
     RenewalAwaitingPayment(i64),
+    /// The draft's category is the one its insertion order (this one) charges for: it
+    /// cannot change before the order is paid.
+    CategoryAwaitingPayment(i64),
 }
 
 impl<R> From<DbError> for Error<R> {

@@ -20,7 +20,7 @@ use crate::store::ads::AdRecord;
 use crate::store::orders::{self, NewProduct, Order, Product};
 use crate::store::{Conn, ads, categories, users};
 
-use super::advertisements::own_existing;
+use super::advertisements::{DEFAULT_RUNNING_DAYS, own_existing};
 use super::{Conflict, Error, PurchaseRefusal, Thing, events, features};
 
 /// How this deployment takes payment, and its VAT.
@@ -93,7 +93,7 @@ pub async fn renew<R>(
     let product = NewProduct {
         kind: ProductKind::Renewal,
         feature: None,
-        days: None,
+        days: Some(fees.running_days),
         item_number: ad.number,
         description: &description,
         price: fees.insertion_fee,
@@ -110,6 +110,7 @@ pub(super) async fn charge_insertion<R>(
     seller: i64,
     ad: &AdRecord,
     fee: i64,
+    running_days: i64,
     till: Till,
     now: i64,
 ) -> Result<OrderWithProducts, Error<R>> {
@@ -121,7 +122,7 @@ pub(super) async fn charge_insertion<R>(
     let product = NewProduct {
         kind: ProductKind::Insertion,
         feature: None,
-        days: None,
+        days: Some(running_days),
         item_number: ad.number,
         description: &description,
         price: fee,
@@ -271,10 +272,15 @@ async fn apply(
     if ad.status == AdStatus::Deleted {
         return Ok(None);
     }
-    let running_days = categories::get(conn, ad.category_id)
-        .await?
-        .and_then(|category| category.leaf)
-        .map_or(0, |leaf| leaf.fees.running_days);
+    // An insertion or a renewal runs for the days of its category when it was bought;
+    // one bought before the days were kept with it, for its category's days now.
+    let running_days = match product.days {
+        Some(days) => days,
+        None => categories::get(conn, ad.category_id)
+            .await?
+            .and_then(|category| category.leaf)
+            .map_or(DEFAULT_RUNNING_DAYS, |leaf| leaf.fees.running_days),
+    };
     match (product.kind, product.feature) {
         // A draft that waits for it goes online now, for its category's running days; one
         // rejected while it waited is published for its restore.

@@ -476,6 +476,33 @@ async fn production_ads_wait_for_their_insertion_fee(backend: Backend, test: &st
         insertion_orders(&app, &ad).await,
         [("payment required".to_owned(), 295)]
     );
+    // Nor into another category: the order charges this one's fee, and its payment
+    // publishes the ad.
+    let car = json!({"title": "Audi A3", "description": "Nette auto.", "categoryId": 101,
+                     "fuel": "petrol", "location": {"postcode": "9000"},
+                     "priceModel": {"modelType": "fixed", "askingPrice": 950000}});
+    let moved = app.put(&ad).token(&seller.token).json(&car).send().await;
+    let moved = expect_json(moved, 409).await;
+    assert_eq!(moved["code"], "conflicting-state");
+    let order_id = order_path.rsplit('/').next().unwrap();
+    assert!(
+        moved["message"].as_str().unwrap().contains(order_id),
+        "{moved}"
+    );
+    let still = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(still["categoryId"], 1903);
+    let retitled = json!([{"op": "replace", "path": "/title", "value": "Kamer in Gent-centrum"}]);
+    let retitled = app
+        .patch(&ad)
+        .token(&seller.token)
+        .json_patch(&retitled)
+        .send()
+        .await;
+    assert_eq!(
+        expect_json(retitled, 200).await["status"],
+        "draft",
+        "its other members may change"
+    );
     // Other users never see the waiting draft's order.
     let other = app.user("ander@souk.test").await;
     assert_eq!(app.get_with(&order_path, &other.token).await.status(), 404);
@@ -573,6 +600,13 @@ async fn production_waits_for_the_payment(backend: Backend, test: &str) {
     let twice = expect_json(twice, 409).await;
     assert_eq!(twice["code"], "conflicting-state");
     assert!(twice["message"].as_str().unwrap().contains(&id), "{twice}");
+    // The operator shortens the category's running days before the payment comes: the
+    // renewal runs for the 28 days it was bought for.
+    app.execute(
+        "UPDATE categories SET running_days = 7 WHERE category_id = 1903",
+        vec![],
+    )
+    .await;
     let paid = confirm_payment(&app, &seller, &id).await;
     assert!(
         paid.status.success(),
