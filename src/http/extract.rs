@@ -378,6 +378,28 @@ async fn body_of_type<S: Send + Sync>(
         .map_err(|rejection| ApiError::new(ErrorCode::for_status(rejection.status())))
 }
 
+/// Whether reading a body failed because it passed its limit (413), rather than because it
+/// was cut off on the way (a dropped connection, a body shorter than its length: 400
+/// [`body_cut_off`]). The limit's error may sit under the body's own errors.
+pub fn is_too_large(error: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// A body that did not come in full.
+pub fn body_cut_off() -> ApiError {
+    ApiError::new(ErrorCode::InvalidRequest).with_message(Text::new(
+        "De body kwam niet volledig aan",
+        "Le corps de la requête n'est pas arrivé en entier",
+    ))
+}
+
 /// Parses a JSON body. A member of the wrong type (`{"brands": "Ford"}`) is a field at
 /// fault: 400 `validation-failure` naming it, as api.md §2 has it. Malformed JSON, or JSON
 /// whose whole shape is wrong (an array where an object belongs), is `invalid-json` whose

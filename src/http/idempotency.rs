@@ -20,6 +20,7 @@ use crate::store::idempotency::{self as store, Stored};
 
 use super::auth::{UserWith, need};
 use super::extract::ItemPath;
+use super::extract::{body_cut_off, is_too_large};
 use super::render::Json;
 use crate::access::Caller;
 use crate::usecase::{Error, images};
@@ -69,7 +70,10 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     };
     let bytes = match to_bytes(body, limit).await {
         Ok(bytes) => bytes,
-        Err(_) => return ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
+        Err(e) if is_too_large(&e) => {
+            return ApiError::new(ErrorCode::PayloadTooLarge).into_response();
+        }
+        Err(_) => return body_cut_off().into_response(),
     };
     // On a blocking thread: an image upload's body may be hundreds of megabytes, whose
     // hashing would hold a runtime worker that other requests wait for.

@@ -32,7 +32,8 @@ use super::ads::{image_value, list_of_ad};
 use super::api::{Api, Operation, delete, get, post, put};
 use super::auth::{UserWith, ad_reader, need};
 use super::extract::{
-    Context, ItemPath, JsonBody, MediaId, MediaPath, Query, RenditionPath, parse_flag, parse_json,
+    Context, ItemPath, JsonBody, MediaId, MediaPath, Query, RenditionPath, body_cut_off,
+    is_too_large, parse_flag, parse_json,
 };
 use super::render::Json;
 
@@ -210,9 +211,13 @@ async fn read_url_list(
     replace_all: &mut bool,
 ) -> Result<Vec<String>, ApiError> {
     const MAX_BODY: usize = 256 * 1024;
-    let body = to_bytes(request.into_body(), MAX_BODY)
-        .await
-        .map_err(|_| ApiError::new(ErrorCode::PayloadTooLarge))?;
+    let body =
+        to_bytes(request.into_body(), MAX_BODY)
+            .await
+            .map_err(|e| match is_too_large(&e) {
+                true => ApiError::new(ErrorCode::PayloadTooLarge),
+                false => body_cut_off(),
+            })?;
     let list: UrlList = parse_json(&body)?;
     if let Some(flag) = list.replace_all {
         *replace_all = flag;
@@ -333,7 +338,10 @@ async fn read_uploads(
     if essence.starts_with("image/") || essence == "application/octet-stream" {
         let bytes: Bytes = to_bytes(request.into_body(), config.max_image_bytes)
             .await
-            .map_err(|_| too_large("image"))?;
+            .map_err(|e| match is_too_large(&e) {
+                true => too_large("image"),
+                false => body_cut_off(),
+            })?;
         return Ok(vec![Upload {
             bytes,
             content_type: Some(content_type).filter(|_| essence.starts_with("image/")),

@@ -253,10 +253,35 @@ pub fn progressive_coefficient_bytes(bytes: &[u8]) -> Option<u64> {
 }
 
 /// A JPEG ends with its EOI marker (FF D9) after the start of its scan data; some cameras
-/// append a trailer after it, so the last EOI anywhere after the first SOS counts.
+/// append a trailer after it, so the last EOI anywhere after the first SOS counts. The
+/// segments before the scan are walked by their lengths: an EXIF segment often carries a
+/// whole thumbnail, with an SOS and an EOI of its own, which a search for the first SOS
+/// took for the image's (a phone photo cut in half passed, and failed to render).
 fn jpeg_is_complete(bytes: &[u8]) -> bool {
-    let Some(scan) = bytes.windows(2).position(|w| w == [0xFF, 0xDA]) else {
-        return false;
+    let mut at = 2;
+    let scan = loop {
+        // Junk and fill bytes before a marker are passed over, as decoders pass them.
+        while bytes.get(at).is_some_and(|&byte| byte != 0xFF) {
+            at += 1;
+        }
+        while bytes.get(at + 1) == Some(&0xFF) {
+            at += 1;
+        }
+        let Some(&marker) = bytes.get(at + 1) else {
+            return false;
+        };
+        match marker {
+            0xDA => break at,
+            0xD9 => return false,
+            // Markers without a length (a stuffed zero is junk here).
+            0x00 | 0x01 | 0xD0..=0xD8 => at += 2,
+            _ => {
+                let Some(&[high, low]) = bytes.get(at + 2..at + 4) else {
+                    return false;
+                };
+                at += 2 + usize::from(u16::from_be_bytes([high, low]));
+            }
+        }
     };
     bytes[scan..].windows(2).any(|w| w == [0xFF, 0xD9])
 }
@@ -511,6 +536,25 @@ mod tests {
         );
         set_depth_and_colour(&mut png, 8, 2);
         assert!(check(&png, Some("image/png"), Limits::default()).is_ok());
+    }
+
+    /// A photo whose EXIF segment carries a thumbnail (a whole JPEG of its own, SOS and EOI
+    /// included), cut off in its scan: truncated, not taken because the thumbnail is
+    /// whole. Whole, it is taken.
+    #[test]
+    fn a_cut_off_photo_with_a_whole_thumbnail_is_truncated() {
+        let sampling = jpeg_encoder::SamplingFactor::R_4_2_0;
+        let (photo, thumbnail) = (jpeg(64, 48, false, sampling), jpeg(8, 6, false, sampling));
+        let mut exif = b"Exif\0\0".to_vec();
+        exif.extend(&thumbnail);
+        let length = u16::try_from(exif.len() + 2).unwrap().to_be_bytes();
+        let with_thumbnail = [&[0xFF, 0xD8, 0xFF, 0xE1], &length[..], &exif, &photo[2..]].concat();
+        assert!(check(&with_thumbnail, Some("image/jpeg"), Limits::default()).is_ok());
+        let cut = &with_thumbnail[..with_thumbnail.len() - 40];
+        assert_eq!(
+            check(cut, Some("image/jpeg"), Limits::default()).map(|c| c.width),
+            Err(Refusal::Truncated)
+        );
     }
 
     fn crc32(bytes: &[u8]) -> u32 {

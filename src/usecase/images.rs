@@ -622,7 +622,12 @@ pub async fn reorder<R>(
     // images and the renumbering would be turned negative and never numbered again.
     ads::lock(conn, item.number()).await?;
     let ad = own_existing(conn, seller, item, now).await?;
-    let order = order.map_err(Error::Request)?;
+    // A media id is read in either case, as in a path.
+    let order: Vec<String> = order
+        .map_err(Error::Request)?
+        .iter()
+        .map(|id| id.to_ascii_lowercase())
+        .collect();
     let mut given = order.clone();
     given.sort();
     let mut have: Vec<String> = ad.images.iter().map(|i| i.media_id.clone()).collect();

@@ -18,6 +18,7 @@ every_store!(
     replace_all_is_true_or_false,
     only_the_seller_uploads,
     a_stranger_with_a_key_is_refused_before_the_body,
+    a_body_cut_off_is_refused_as_such,
     the_seller_orders_the_images,
     uploads_at_the_same_moment_each_get_their_places,
 );
@@ -383,6 +384,40 @@ async fn a_stranger_with_a_key_is_refused_before_the_body(app: TestApp) {
     assert_eq!(image_count(&app).await, 1);
 }
 
+/// An upload whose body stops short of its `Content-Length` (the client's connection
+/// dropped, a proxy cut it) is 400 `invalid-request`, with a key or without: not 413,
+/// which would tell the client to send a smaller file. Nothing is stored.
+async fn a_body_cut_off_is_refused_as_such(app: TestApp) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (seller, ad) = new_ad(&app).await;
+    let token = &seller.token;
+    for key in ["", "Idempotency-Key: afgebroken\r\n"] {
+        let address = app.url("").trim_start_matches("http://").to_owned();
+        let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+        let head = format!(
+            "POST {ad}/images HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+             {key}Content-Type: image/jpeg\r\nContent-Length: 5000\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&jpeg(64, 48)[..1000]).await.unwrap();
+        stream.shutdown().await.unwrap();
+        let mut answer = String::new();
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            stream.read_to_string(&mut answer),
+        )
+        .await;
+        assert!(read.is_ok(), "no answer to a cut-off body");
+        assert!(answer.starts_with("HTTP/1.1 400"), "{key}: {answer}");
+        assert!(
+            answer.contains("\"code\":\"invalid-request\""),
+            "{key}: {answer}"
+        );
+    }
+    assert_eq!(image_count(&app).await, 0);
+}
+
 /// `PUT {ad}/images/order` puts every image of the ad in the order given; the ad, its
 /// list of images and the order's answer all show that order, and a list that is not the
 /// ad's images, each once, is refused and changes nothing.
@@ -449,6 +484,12 @@ async fn the_seller_orders_the_images(app: TestApp) {
     }
     let read = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
     assert_eq!(embedded(&read), reversed, "unchanged by the refusals");
+    // A media id is read in either case, as in a path.
+    let shouted: Vec<String> = uploaded.iter().map(|id| id.to_uppercase()).collect();
+    let answer = expect_json(order(&shouted).await, 200).await;
+    assert_eq!(media_ids(&answer), uploaded);
+    let answer = expect_json(order(&reversed).await, 200).await;
+    assert_eq!(media_ids(&answer), reversed);
 
     // Deleting the first image moves the others up: `imageId` stays the position from 1.
     let deleted = app
