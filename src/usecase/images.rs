@@ -594,6 +594,11 @@ pub async fn delete(
                 .ok_or(Error::NotFound(Thing::Image))?;
             // Held first, as an upload holds it: the images after this one move up.
             ads::lock(conn, ad.item_number).await?;
+            // Read again under the lock: a deletion or a replacement that held the ad
+            // first may have removed the image since (PostgreSQL), which is then gone.
+            if stored::get_held(conn, &media_id).await?.is_none() {
+                return Err(Error::NotFound(Thing::Image));
+            }
             let item = ItemId::from_number(ad.item_number);
             match own_existing(conn, seller, item, now).await {
                 Ok(_) => Ok(renditions::remove_image(conn, ad.item_number, &media_id, now).await?),

@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    blob_files, image_count, jpeg, media_ids, multipart, new_ad, png, upload, upload_as, uploaded,
+    blob_files, image_count, jpeg, media_ids, multipart, new_ad, new_image, png, upload, upload_as,
+    uploaded,
 };
 use crate::every_store;
 use crate::helpers::{TestApp, expect_json, field_codes};
@@ -21,6 +22,7 @@ every_store!(
     a_body_cut_off_is_refused_as_such,
     the_seller_orders_the_images,
     uploads_at_the_same_moment_each_get_their_places,
+    one_image_deleted_twice_at_once_is_deleted_once,
 );
 
 async fn an_upload_answers_with_the_new_images(app: TestApp) {
@@ -586,4 +588,25 @@ async fn an_upload_is_bounded_as_a_whole(backend: crate::helpers::Backend) {
         201,
     )
     .await;
+}
+
+/// Two deletions of one image at the same moment (a double click): one deletes it (204),
+/// the other finds it gone (404). On PostgreSQL both read the image before either held
+/// the ad, and both answered 204. Five rounds, since a round may not overlap.
+async fn one_image_deleted_twice_at_once_is_deleted_once(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let item = ad.rsplit('/').next().unwrap().to_owned();
+    for round in 0..5 {
+        let media_id = new_image(&app, &seller.token, &item).await;
+        let delete = || {
+            app.delete(&format!("/v1/images/{media_id}"))
+                .token(&seller.token)
+                .send()
+        };
+        let (one, other) = tokio::join!(delete(), delete());
+        let mut statuses = [one.status().as_u16(), other.status().as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [204, 404], "round {round}");
+        assert_eq!(image_count(&app).await, 0, "round {round}");
+    }
 }
