@@ -85,6 +85,16 @@ pub async fn add_matches(
     Ok(added)
 }
 
+/// Forgets every match of saved search `id` (its request changed: they are no news of the
+/// new one).
+pub async fn forget_matches(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    conn.run(
+        "DELETE FROM saved_search_matches WHERE saved_search_id = $1",
+        params![id],
+    )
+    .await
+}
+
 /// Takes the lease on mailing the saved searches with unmailed matches whose mail is due at
 /// `now`: an immediate alert's at once, a daily digest's a day after the last one (or after
 /// the search was saved). Returns them; the lease runs until `until`. On PostgreSQL a

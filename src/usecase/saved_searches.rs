@@ -6,7 +6,7 @@ use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
 use crate::domain::search::saved::{MAX_PER_USER, SavedRequest, SavedSearchInput};
 use crate::store::saved_searches::{self, SavedSearch};
-use crate::store::{Conn, users};
+use crate::store::{Conn, alerts, users};
 
 use super::{Error, Thing, search};
 
@@ -60,9 +60,15 @@ pub async fn replace<R>(
     input: Result<SavedSearchInput, R>,
     now: i64,
 ) -> Result<SavedSearch, Error<R>> {
-    owned(conn, user, id).await?;
+    let saved = owned(conn, user, id).await?;
     let (request, alert) = checked(conn, input).await?;
-    saved_searches::replace(conn, id, &request.query_string(), alert, now)
+    let request = request.query_string();
+    if request != saved.request {
+        // What matched the old request is no news of the new one, nor to be mailed under
+        // its name.
+        alerts::forget_matches(conn, id).await?;
+    }
+    saved_searches::replace(conn, id, &request, alert, now)
         .await?
         .ok_or(Error::NotFound(Thing::SavedSearch))
 }

@@ -23,6 +23,7 @@ both_backends!(
     a_reindex_is_not_news,
     an_alert_mail_that_cannot_go_for_a_week_is_given_up,
     a_sender_whose_lease_was_taken_over_leaves_it,
+    a_replaced_search_forgets_the_old_ones_matches,
 );
 
 const DAY: i64 = 86_400;
@@ -431,5 +432,45 @@ async fn a_sender_whose_lease_was_taken_over_leaves_it(app: TestApp) {
         state().await,
         (second_lease, unmailed),
         "the second sender's lease and matches stay"
+    );
+}
+
+/// A daily search whose request is replaced before its digest: what matched the old
+/// request is not mailed under the new one's name. Replaced with the same request (only its
+/// alert changed), the matches stay.
+async fn a_replaced_search_forgets_the_old_ones_matches(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let saved_at = app.clock.now();
+    let audi = json!({"query": "audi", "categoryId": 101});
+    let id = save(&app, &buyer, audi.clone(), "daily").await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    assert_eq!(alert_round(&app, saved_at + 10).await.matched, 1);
+    let replace = |request: Value, alert: &str| {
+        app.put(&format!("/v1/savedsearches/{id}"))
+            .token(&buyer.token)
+            .json(&json!({"searchRequest": request, "alert": alert}))
+            .send()
+    };
+    expect_json(replace(audi, "immediate").await, 200).await;
+    assert_eq!(
+        alert_round(&app, saved_at + 20).await.mailed,
+        1,
+        "the same request keeps its match, mailed now that the alert is immediate"
+    );
+    created(&app, &seller.token, &car("Audi A6")).await;
+    let bmw = json!({"query": "bmw", "categoryId": 101});
+    let audi = json!({"query": "audi", "categoryId": 101});
+    expect_json(replace(audi, "daily").await, 200).await;
+    assert_eq!(alert_round(&app, saved_at + 30).await.matched, 1, "the A6");
+    expect_json(replace(bmw, "daily").await, 200).await;
+    let digest = alert_round(&app, saved_at + DAY + 40).await;
+    assert_eq!((digest.matched, digest.mailed), (0, 0));
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1, "only the first: {mails:?}");
+    assert!(
+        mails[0].contains("Audi A4") && !mails[0].contains("A6"),
+        "{}",
+        mails[0]
     );
 }
