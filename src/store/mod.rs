@@ -330,7 +330,9 @@ impl Db {
     /// that the runtime's few workers keep answering point reads meanwhile. On PostgreSQL,
     /// on a connection of its own, so that the point reads pipelined on the shared read
     /// connections do not queue behind it, and planned for the values bound
-    /// (`postgres::PgDb::read_heavy`). At most [`DbOptions::heavy_reads`] at once.
+    /// (`postgres::PgDb::read_heavy`). On both, every statement of `f` reads one snapshot
+    /// (a read-only `REPEATABLE READ` transaction on PostgreSQL). At most
+    /// [`DbOptions::heavy_reads`] at once.
     pub async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,

@@ -178,7 +178,18 @@ impl PgDb {
             conn: self.heavy.take().await?,
             keep_plans: false,
         };
+        // One snapshot for the whole read, as SQLite's read transaction gives it: a
+        // search's count, its featured and plain parts and its page see the same commits.
+        conn.conn
+            .client
+            .batch("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await?;
         let result = f(&mut conn).await;
+        // COMMIT ends a transaction that a failed statement aborted too; but then the
+        // server undid a change of `plan_cache_mode` that the client counts as made, so
+        // such a connection is not used again.
+        let ended = conn.conn.client.batch("COMMIT").await;
+        conn.conn.reusable = result.is_ok() && ended.is_ok();
         self.heavy.give_back(conn.conn);
         result
     }

@@ -28,6 +28,7 @@ both_backends!(
     a_walk_with_lookups_that_meets_too_few_matches_pages_as_without_it,
     a_word_in_a_category_counts_from_its_kept_total,
     a_word_alone_is_counted_from_its_kept_totals,
+    a_heavy_read_sees_one_snapshot,
 );
 
 /// The search answer for a query string (with the app client's token).
@@ -1240,4 +1241,47 @@ async fn a_word_alone_is_counted_from_its_kept_totals(app: TestApp) {
     let answer = search(&app, "query=mooie").await;
     assert_eq!(answer["totalCount"], 6, "the kept total, made 5 too high");
     assert_eq!(results(&answer).len(), 1, "the results are the index's");
+}
+
+/// A search's statements (its count, its featured and plain parts, its page) read one
+/// snapshot: a write that commits between two of them is seen by neither. On PostgreSQL
+/// each statement of a heavy read used to see the commits made before it.
+async fn a_heavy_read_sees_one_snapshot(app: TestApp) {
+    use souk::store::{Conn, DbError};
+
+    async fn failures(conn: &mut dyn Conn) -> Result<i64, DbError> {
+        conn.query_one("SELECT COUNT(*) AS n FROM login_failures", &[])
+            .await?
+            .get("n")
+    }
+    let db = app.db.clone();
+    let now = app.clock.now();
+    let (before, after) = app
+        .db
+        .read_heavy(move |conn| {
+            Box::pin(async move {
+                let before = failures(conn).await?;
+                db.write(move |writer| {
+                    Box::pin(async move {
+                        writer
+                            .execute(
+                                "INSERT INTO login_failures (throttle_key, failed_at) \
+                                 VALUES ('tussendoor', $1)",
+                                &[souk::store::Value::Int(now)],
+                            )
+                            .await
+                    })
+                })
+                .await?;
+                Ok::<_, DbError>((before, failures(conn).await?))
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        before, after,
+        "the write committed during the read is not seen"
+    );
+    let seen = app.db.read(|conn| Box::pin(failures(conn))).await.unwrap();
+    assert_eq!(seen, before + 1, "a read after it sees it");
 }
