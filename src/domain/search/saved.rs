@@ -183,7 +183,15 @@ impl SavedRequest {
         let mut filters = Map::new();
         let mut ranges: std::collections::BTreeMap<String, Map<String, Value>> = Default::default();
         for (name, value) in form_urlencoded::parse(query_string.as_bytes()) {
-            let number = || value.parse::<i64>().map_or(json!(value), Value::from);
+            // A whole number as an integer (ids, prices, most bounds), else as written.
+            let number = || match value.parse::<i64>() {
+                Ok(whole) => Value::from(whole),
+                Err(_) => value
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(json!(value), Value::Number),
+            };
             match name.as_ref() {
                 "categoryId" | "sellerId" => {
                     top.insert(name.into_owned(), number());
@@ -236,6 +244,8 @@ enum Shape {
     Object,
     Text,
     Integer,
+    /// Any number: an attribute's range bound (an engine of 1.6 litres).
+    Number,
     Boolean,
     TextList,
 }
@@ -245,6 +255,7 @@ fn invalid(path: &str, value: &Value, shape: Shape) -> FieldError {
         Shape::Object => ("moet een object zijn", "doit être un objet"),
         Shape::Text => ("moet een tekst zijn", "doit être un texte"),
         Shape::Integer => ("moet een geheel getal zijn", "doit être un nombre entier"),
+        Shape::Number => ("moet een getal zijn", "doit être un nombre"),
         Shape::Boolean => ("moet true of false zijn", "doit être true ou false"),
         Shape::TextList => (
             "moet een lijst van teksten zonder komma zijn",
@@ -286,15 +297,19 @@ impl Reader {
         if value.is_null() {
             return;
         }
+        let is_attribute_bound =
+            !name.starts_with("price.") && (name.ends_with(".from") || name.ends_with(".to"));
         let shape = match name {
             "query" | "locale" | "postCode" => Shape::Text,
             "withImages" | "searchDescription" => Shape::Boolean,
+            _ if is_attribute_bound => Shape::Number,
             _ => Shape::Integer,
         };
         let text = match (shape, value) {
             (Shape::Text, Value::String(text)) => Some(text.clone()),
             (Shape::Boolean, Value::Bool(flag)) => Some(flag.to_string()),
             (Shape::Integer, Value::Number(n)) if n.is_i64() => Some(n.to_string()),
+            (Shape::Number, Value::Number(n)) => Some(n.to_string()),
             _ => None,
         };
         match text {
@@ -355,6 +370,26 @@ mod tests {
 
     fn fields(errors: Vec<FieldError>) -> Vec<String> {
         errors.into_iter().flat_map(|e| e.fields).collect()
+    }
+
+    /// An attribute's range takes any number, as search does (an engine of 1.6 litres), and
+    /// reads back as written; a price and a distance stay whole numbers.
+    #[test]
+    fn attribute_bounds_may_be_decimal() {
+        let sent = json!({"categoryId": 101,
+                          "filters": {"engineSize": {"from": 1.6, "to": 2}, "price": {"to": 5000}}});
+        let saved = SavedRequest::read(&sent).unwrap();
+        assert_eq!(SavedRequest::json_of(&saved.query_string()), sent);
+        let refused = SavedRequest::read(&json!({"filters": {"price": {"from": 1.5}}}));
+        assert_eq!(
+            fields(refused.unwrap_err()),
+            ["searchRequest.filters.price.from"]
+        );
+        let refused = SavedRequest::read(&json!({"filters": {"engineSize": {"from": "1.6"}}}));
+        assert_eq!(
+            fields(refused.unwrap_err()),
+            ["searchRequest.filters.engineSize.from"]
+        );
     }
 
     /// What many clients' serializers write for an unset member: absent.
