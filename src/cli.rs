@@ -92,6 +92,10 @@ pub enum OrdersCommand {
         #[arg(long)]
         amount: i64,
     },
+    /// Refuse an order that waits for a payment that did not come: nothing it bought takes
+    /// effect, a draft that waited for it waits no more (publishing it makes a new order),
+    /// and a renewal of its ads may be bought again; prints the order.
+    Refuse { order_id: i64 },
 }
 
 #[derive(Debug, Subcommand)]
@@ -206,6 +210,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!(
                 "{}",
                 json!({"orderId": paid.order.id, "status": paid.order.status.as_str(), "price": paid.price()})
+            );
+            Ok(())
+        }
+        Command::Orders(OrdersCommand::Refuse { order_id }) => {
+            let db = app::prepare_database(&config, &Clock::default()).await?;
+            let now = Clock::default().now();
+            let refused = db
+                .write(move |conn| Box::pin(crate::usecase::orders::refuse(conn, order_id, now)))
+                .await
+                .map_err(|e| match e {
+                    crate::usecase::Error::NotFound(_) => {
+                        anyhow::anyhow!("there is no order {order_id}")
+                    }
+                    crate::usecase::Error::Purchase(_) => {
+                        anyhow::anyhow!("order {order_id} is not waiting for a payment")
+                    }
+                    other => anyhow::anyhow!("order {order_id}: {other:?}"),
+                })?;
+            println!(
+                "{}",
+                json!({"orderId": refused.order.id, "status": refused.order.status.as_str(), "price": refused.price()})
             );
             Ok(())
         }

@@ -148,6 +148,15 @@ pub async fn unpaid_renewal(conn: &mut dyn Conn, item_number: i64) -> Result<Opt
     Ok(found.into_iter().next())
 }
 
+/// Marks an order refused: its payment did not come.
+pub async fn set_refused(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    conn.run(
+        "UPDATE orders SET status = $2 WHERE order_id = $1",
+        params![id, OrderStatus::Refused.as_str()],
+    )
+    .await
+}
+
 /// Marks an order paid at `now`.
 pub async fn set_paid(conn: &mut dyn Conn, id: i64, now: i64) -> Result<(), DbError> {
     conn.run(

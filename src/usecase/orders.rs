@@ -130,7 +130,7 @@ pub(super) async fn charge_insertion<R>(
     };
     let order = buy(conn, seller, None, &product, till, now).await?;
     if order.order.status != OrderStatus::Paid {
-        ads::set_awaiting_order(conn, ad.number, order.order.id, now).await?;
+        ads::set_awaiting_order(conn, ad.number, Some(order.order.id), now).await?;
     }
     Ok(order)
 }
@@ -201,6 +201,49 @@ pub async fn pay(
     }
     settle(conn, id, now, true).await?;
     with_products(conn, id).await.map_err(Error::Db)
+}
+
+/// Refuses the open order `id`, whose payment did not come (the operator says so, as it
+/// confirms a payment; later a payment provider): the order is `refused`, and none of its
+/// products takes effect. A draft that waited for it waits no more (publishing it charges
+/// its fee anew, in a new order), and a renewal of its ads may be bought again.
+pub async fn refuse(conn: &mut dyn Conn, id: i64, now: i64) -> Result<OrderWithProducts, Error> {
+    let order = orders::get_for_update(conn, id)
+        .await?
+        .ok_or(Error::NotFound(Thing::Order))?;
+    if order.status != OrderStatus::PaymentRequired && order.status != OrderStatus::New {
+        return Err(Error::Purchase(PurchaseRefusal::OrderNotOpen));
+    }
+    orders::set_refused(conn, id).await?;
+    let mut waiting: Vec<i64> = orders::products(conn, id)
+        .await?
+        .iter()
+        .filter(|product| product.kind == ProductKind::Insertion)
+        .map(|product| product.item_number)
+        .collect();
+    // In the order of their numbers, as a payment locks them.
+    waiting.sort_unstable();
+    waiting.dedup();
+    for number in waiting {
+        ads::lock(conn, number).await?;
+        let Some(before) = ads::get(conn, number).await? else {
+            continue;
+        };
+        if before.awaiting_order != Some(id) {
+            continue;
+        }
+        ads::set_awaiting_order(conn, number, None, now).await?;
+        if let Some(after) = ads::get(conn, number).await? {
+            let event = events::advertisement(
+                EventType::AdvertisementUpdated,
+                &after,
+                after.status_at(now),
+                Some(before.status_at(now)),
+            );
+            events::record(conn, event, now).await?;
+        }
+    }
+    Ok(with_products(conn, id).await?)
 }
 
 /// Order `id` with its products, to its buyer; to anyone else it does not exist.

@@ -718,3 +718,96 @@ mod production_waits_for_the_payment {
         super::production_waits_for_the_payment(Backend::Postgres, module_path!()).await;
     }
 }
+
+/// In production an order whose payment does not come is refused by the operator (`souk
+/// orders refuse`): nothing it bought takes effect, the draft that waited for it is free to
+/// be published again (a new order), and a renewal of the ad may be bought again. Before,
+/// such an order held the draft, and every later renewal of the ad, for good.
+async fn production_refused_orders_free_what_waited(backend: Backend, test: &str) {
+    let mut app = TestApp::start_with(backend, test, &[("SOUK_ENVIRONMENT", "production")]).await;
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller).await;
+    let waiting = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    let order_path = waiting["_links"]["svc:order"]["href"].as_str().unwrap();
+    let first = order_path.rsplit('/').next().unwrap().to_owned();
+    let refused = app.souk(&["orders", "refuse", &first]);
+    assert!(
+        refused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(printed["status"], "refused");
+    let read = app
+        .get_with(&format!("/v1/orders/{first}"), &seller.token)
+        .await;
+    assert_eq!(expect_json(read, 200).await["status"], "refused");
+    let draft = expect_json(app.get_with(&ad, &seller.token).await, 200).await;
+    assert_eq!(draft["status"], "draft");
+    assert!(draft.get("awaitingPayment").is_none(), "{draft}");
+    assert!(draft["_links"].get("svc:order").is_none(), "{draft}");
+    // Refused once: neither refused nor paid again.
+    let again = app.souk(&["orders", "refuse", &first]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not waiting for a payment"));
+    assert!(
+        !confirm_payment(&app, &seller, &first)
+            .await
+            .status
+            .success()
+    );
+    assert_eq!(
+        insertion_orders(&app, &ad).await,
+        [("refused".to_owned(), 295)]
+    );
+
+    // Published again: a new order, which its payment settles.
+    let patch = json!([{"op": "replace", "path": "/status", "value": "online"}]);
+    let published = app
+        .patch(&ad)
+        .token(&seller.token)
+        .json_patch(&patch)
+        .send()
+        .await;
+    assert_eq!(expect_json(published, 200).await["awaitingPayment"], true);
+    pay_insertion(&app, &seller, &ad).await;
+    let mut orders = insertion_orders(&app, &ad).await;
+    orders.sort();
+    assert_eq!(
+        orders,
+        [("paid".to_owned(), 295), ("refused".to_owned(), 295)]
+    );
+
+    // A renewal whose payment does not come no longer holds the next one.
+    let (close, _) = close_date(&app, &ad, &seller.token).await;
+    let close = parse(&close);
+    let by = close - app.clock.now() - 2 * DAY;
+    advance(&mut app, by, &mut [&mut seller]).await;
+    let renewal = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    let renewal = expect_json(renewal, 201).await["orderId"].to_string();
+    let held = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    assert_eq!(expect_json(held, 409).await["code"], "conflicting-state");
+    assert!(app.souk(&["orders", "refuse", &renewal]).status.success());
+    assert_eq!(
+        close_date(&app, &ad, &seller.token).await.0,
+        timestamp(close),
+        "a refused renewal changes nothing"
+    );
+    let next = renew(&app, &seller.token, &ad, json!({"pay": true})).await;
+    assert_eq!(expect_json(next, 201).await["status"], "payment required");
+}
+
+mod production_refused_orders_free_what_waited {
+    use crate::helpers::Backend;
+
+    #[tokio::test]
+    async fn sqlite() {
+        super::production_refused_orders_free_what_waited(Backend::Sqlite, module_path!()).await;
+    }
+
+    #[tokio::test]
+    #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+    async fn postgres() {
+        super::production_refused_orders_free_what_waited(Backend::Postgres, module_path!()).await;
+    }
+}

@@ -472,11 +472,12 @@ pub async fn lock(conn: &mut dyn Conn, number: i64) -> Result<(), DbError> {
     .await
 }
 
-/// Marks draft `number` as waiting for the payment of its insertion order `order`.
+/// Marks draft `number` as waiting for the payment of its insertion order `order`, or, with
+/// `None`, as waiting for none.
 pub async fn set_awaiting_order(
     conn: &mut dyn Conn,
     number: i64,
-    order: i64,
+    order: Option<i64>,
     now: i64,
 ) -> Result<(), DbError> {
     conn.run(
