@@ -85,6 +85,19 @@ pub async fn add_matches(
     Ok(added)
 }
 
+/// Queues ad `number` for the alert worker, if it is in search and some saved search asks
+/// for alerts (the triggers queue what changes on the ad's own row; this is for what
+/// changes beside it: its first image, which `withImages` looks at).
+pub async fn queue(conn: &mut dyn Conn, number: i64) -> Result<(), DbError> {
+    conn.run(
+        "INSERT INTO alert_queue (item_number) SELECT $1 \
+         WHERE EXISTS (SELECT 1 FROM saved_searches WHERE alert <> 'none') \
+           AND EXISTS (SELECT 1 FROM search_docs WHERE item_number = $1)",
+        params![number],
+    )
+    .await
+}
+
 /// Forgets every match of saved search `id` (its request changed: they are no news of the
 /// new one).
 pub async fn forget_matches(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {

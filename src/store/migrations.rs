@@ -80,6 +80,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(57, "0057_queue_failures"),
     migration!(58, "0058_mail_link_minted_at_sending"),
     migration!(59, "0059_order_product_days"),
+    migration!(60, "0060_alerts_news_only"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -21,10 +21,10 @@ use crate::domain::image::{ImageStatus, Size};
 use crate::domain::locale::Text;
 use crate::images::blobs::{Blobs, sha256_hex};
 use crate::images::check::{self, Checked, Limits, Refusal};
-use crate::store::ads;
 use crate::store::images::{self as stored, ImageHolder, ImageRecord};
 use crate::store::renditions::{self, RenditionRecord};
 use crate::store::{Conn, Db, DbError};
+use crate::store::{ads, alerts};
 
 use super::advertisements::{Reader, own_existing};
 use super::{Error, Thing, UploadRefusal, Wake};
@@ -228,6 +228,10 @@ async fn record_added<R>(
         stored::insert(conn, ad.number, std::slice::from_ref(&image), now).await?;
         renditions::enqueue(conn, &image.media_id, &key, now).await?;
         added.push(image);
+    }
+    if ad.images.is_empty() && !added.is_empty() {
+        // An ad with images now matches searches `withImages`: news to their alerts.
+        alerts::queue(conn, ad.number).await?;
     }
     Ok(added)
 }

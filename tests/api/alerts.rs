@@ -24,6 +24,8 @@ both_backends!(
     an_alert_mail_that_cannot_go_for_a_week_is_given_up,
     a_sender_whose_lease_was_taken_over_leaves_it,
     a_replaced_search_forgets_the_old_ones_matches,
+    an_ad_online_before_the_search_is_news_only_when_search_sees_it_change,
+    an_ads_first_image_is_news_to_a_search_with_images,
 );
 
 const DAY: i64 = 86_400;
@@ -473,4 +475,79 @@ async fn a_replaced_search_forgets_the_old_ones_matches(app: TestApp) {
         "{}",
         mails[0]
     );
+}
+
+/// An ad online before the search was saved is not news when a write touches it without
+/// changing what a search looks at: its `showOnMap` flag, a bought feature (which changes
+/// its place in search's order). It was: each such write queued it, and it was mailed as a
+/// new ad. A change of what a search looks at (its price) is news, as documented.
+async fn an_ad_online_before_the_search_is_news_only_when_search_sees_it_change(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let a4 = path_of(&created(&app, &seller.token, &car("Audi A4")).await);
+    save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    let now = app.clock.now();
+    assert_eq!(alert_round(&app, now).await.matched, 0);
+
+    let unmapped = json!([{"op": "replace", "path": "/showOnMap", "value": false}]);
+    expect_json(
+        json_patch(&app, &seller.token, &a4, unmapped, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(queued(&app).await, 0, "the map is not searched");
+    let sticker = app
+        .post(&format!("{a4}/features/opvalsticker/buy-feature"))
+        .token(&seller.token)
+        .json(&json!({"pay": true}))
+        .send()
+        .await;
+    expect_json(sticker, 201).await;
+    let top = app
+        .post(&format!("{a4}/features/dagtopper/buy-feature"))
+        .token(&seller.token)
+        .json(&json!({"pay": true}))
+        .send()
+        .await;
+    expect_json(top, 201).await;
+    assert_eq!(queued(&app).await, 0, "nothing a search looks at changed");
+    let round_after = alert_round(&app, now + 10).await;
+    assert_eq!((round_after.matched, round_after.mailed), (0, 0));
+
+    let cheaper = json!([{"op": "replace", "path": "/priceModel/askingPrice", "value": 450000}]);
+    expect_json(
+        json_patch(&app, &seller.token, &a4, cheaper, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(alert_round(&app, now + 20).await, ONE_MAILED);
+    assert_eq!(mails_to(&app, "zoeker@souk.test").await.len(), 1);
+}
+
+/// A search `withImages` hears of an ad once it has an image: the ad placed without one
+/// does not match, and its first image (added after the alert worker looked) makes it
+/// match. The image changes no column of the ad, so nothing queued the ad then, and the
+/// search never heard of it.
+async fn an_ads_first_image_is_news_to_a_search_with_images(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    save(
+        &app,
+        &buyer,
+        json!({"query": "fiets", "withImages": true}),
+        "immediate",
+    )
+    .await;
+    let ad = created(&app, &seller.token, &minimal("Gazelle fiets")).await;
+    let now = app.clock.now();
+    let first = alert_round(&app, now).await;
+    assert_eq!((first.matched, first.mailed), (0, 0), "no image yet");
+    let item = ad["itemId"].as_str().unwrap();
+    crate::images::new_image(&app, &seller.token, item).await;
+    assert_eq!(alert_round(&app, now + 10).await, ONE_MAILED);
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert!(mails[0].contains("Gazelle fiets"), "{}", mails[0]);
+    // A second image is no news.
+    crate::images::new_image(&app, &seller.token, item).await;
+    assert_eq!(queued(&app).await, 0);
 }
