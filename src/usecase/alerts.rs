@@ -15,7 +15,7 @@
 //! no ad, so what it puts back into search is not queued (`store::alerts::pause_queueing`).
 
 use crate::clock::Clock;
-use crate::domain::advertisement::{AdStatus, ItemId};
+use crate::domain::advertisement::ItemId;
 use crate::domain::locale::Language;
 use crate::domain::search::request::SearchRequest;
 use crate::domain::search::saved::Alert;
@@ -179,7 +179,7 @@ async fn mail_one(
             })
         })
         .await?;
-    let (listed, count) = online_news(db, &numbers, now).await?;
+    let (listed, count) = still_news(db, &saved, &numbers, now).await?;
     let mut went = false;
     if let (Some(owner), false) = (owner, count == 0) {
         let mail = alert_mail(&saved, &owner, &listed, count, base_url);
@@ -212,29 +212,40 @@ async fn mail_one(
     Ok(went)
 }
 
-/// Of the matched ads `numbers` (in the order they matched), the first [`LISTED`] still
-/// online and how many are: ads that went offline since they matched are not news any
-/// more. Read a statement's worth at a time, so a search that gathered tens of thousands
-/// of matches costs as many reads, never one too large to make, and keeps 20 ads at most.
-async fn online_news(
+/// Of the matched ads `numbers` (in the order they matched), the first [`LISTED`] that the
+/// search `saved` still finds, and how many it does: an ad that went offline, or changed
+/// out of the search (a price raised past its filter), since it matched is no news any
+/// more. Checked a statement's worth at a time, so a search that gathered tens of thousands
+/// of matches costs as many checks, never one too large to make, and keeps 20 ads at most.
+/// In a write, as the round's matching is (on SQLite a search first writes the index's
+/// pending changes).
+async fn still_news(
     db: &Db,
+    saved: &Alerting,
     numbers: &[i64],
     now: i64,
 ) -> Result<(Vec<AdRecord>, usize), DbError> {
     let (mut listed, mut count) = (Vec::new(), 0);
     for some in numbers.chunks(alerts::NUMBERS_PER_STATEMENT) {
-        let some = some.to_vec();
+        let (some, saved) = (some.to_vec(), saved.clone());
         let ads = db
-            .read(move |conn| Box::pin(async move { ads::by_numbers(conn, &some).await }))
+            .write(move |conn| {
+                Box::pin(async move {
+                    let Some(mut query) = query_of(conn, &saved).await? else {
+                        return Ok(Vec::new());
+                    };
+                    query.among = Some(some.clone());
+                    let found: std::collections::HashSet<i64> = search::matching(conn, &query, now)
+                        .await?
+                        .into_iter()
+                        .collect();
+                    let still: Vec<i64> = some.into_iter().filter(|n| found.contains(n)).collect();
+                    ads::by_numbers(conn, &still).await
+                })
+            })
             .await?;
-        for ad in ads {
-            if ad.status_at(now) == AdStatus::Online {
-                count += 1;
-                if listed.len() < LISTED {
-                    listed.push(ad);
-                }
-            }
-        }
+        count += ads.len();
+        listed.extend(ads.into_iter().take(LISTED - listed.len()));
     }
     Ok((listed, count))
 }

@@ -26,6 +26,7 @@ both_backends!(
     a_replaced_search_forgets_the_old_ones_matches,
     an_ad_online_before_the_search_is_news_only_when_search_sees_it_change,
     an_ads_first_image_is_news_to_a_search_with_images,
+    a_digest_leaves_out_an_ad_that_changed_out_of_the_search,
 );
 
 const DAY: i64 = 86_400;
@@ -550,4 +551,31 @@ async fn an_ads_first_image_is_news_to_a_search_with_images(app: TestApp) {
     // A second image is no news.
     crate::images::new_image(&app, &seller.token, item).await;
     assert_eq!(queued(&app).await, 0);
+}
+
+/// An ad that matched in the morning and whose price rose past the search's filter before
+/// the digest is no news: the digest lists only what the search still finds.
+async fn a_digest_leaves_out_an_ad_that_changed_out_of_the_search(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let saved_at = app.clock.now();
+    let cheap = json!({"query": "audi", "filters": {"price": {"to": 600000}}});
+    save(&app, &buyer, cheap, "daily").await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    let a6 = path_of(&created(&app, &seller.token, &car("Audi A6")).await);
+    assert_eq!(alert_round(&app, saved_at + 10).await.matched, 2);
+    let dearer = json!([{"op": "replace", "path": "/priceModel/askingPrice", "value": 900000}]);
+    expect_json(
+        json_patch(&app, &seller.token, &a6, dearer, None).await,
+        200,
+    )
+    .await;
+    assert_eq!(alert_round(&app, saved_at + DAY + 10).await.mailed, 1);
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1);
+    assert!(
+        mails[0].contains("Audi A4") && !mails[0].contains("Audi A6"),
+        "{}",
+        mails[0]
+    );
 }
