@@ -102,15 +102,42 @@ fn links(hal: &Hal, pairs: &[(String, String)], request: &SearchRequest, total: 
     Value::Object(map)
 }
 
-async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Result<Json, ApiError> {
-    let pairs = pairs(query.as_deref());
-    let request = SearchRequest::parse(&pairs).map_err(|refusal| match refusal {
-        Refusal::Pagination(details) => ApiError {
-            details,
+/// A search whose `offset` or `limit` is wrong: `pagination-invalid`, unless what only the
+/// database can judge (a category, its attributes, a postcode) is wrong too; then every
+/// error at once, as one `validation-failure`.
+async fn paging_refused(
+    state: &crate::state::AppState,
+    paging: Vec<crate::domain::field_error::FieldError>,
+    request: SearchRequest,
+) -> ApiError {
+    let checked = state
+        .db
+        .read(move |conn| {
+            Box::pin(async move { search::check::<std::convert::Infallible>(conn, &request).await })
+        })
+        .await;
+    match checked {
+        Ok(()) => ApiError {
+            details: paging,
             ..ApiError::new(ErrorCode::PaginationInvalid)
         },
-        Refusal::Invalid(details) => ApiError::validation(details),
-    })?;
+        Err(crate::usecase::Error::Invalid(mut errors)) => {
+            errors.extend(paging);
+            ApiError::validation(errors)
+        }
+        Err(other) => other.into(),
+    }
+}
+
+async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Result<Json, ApiError> {
+    let pairs = pairs(query.as_deref());
+    let request = match SearchRequest::parse(&pairs) {
+        Ok(request) => request,
+        Err(Refusal::Invalid(details)) => return Err(ApiError::validation(details)),
+        Err(Refusal::Pagination { errors, request }) => {
+            return Err(paging_refused(&state, errors, *request).await);
+        }
+    };
     let now = state.clock.now();
     let found = {
         let request = request.clone();

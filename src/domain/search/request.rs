@@ -65,8 +65,13 @@ pub struct SearchRequest {
 /// Why a request was refused.
 #[derive(Debug, PartialEq)]
 pub enum Refusal {
-    /// Only `offset` and `limit` were wrong (`pagination-invalid`).
-    Pagination(Vec<FieldError>),
+    /// Only `offset` and `limit` were wrong, as far as the parameters alone tell
+    /// (`pagination-invalid`): `request` is the rest, for the checks that need the database
+    /// (a category, its attributes, a postcode), whose errors then join these.
+    Pagination {
+        errors: Vec<FieldError>,
+        request: Box<SearchRequest>,
+    },
     /// Something else was wrong (`validation-failure`), perhaps pagination too.
     Invalid(Vec<FieldError>),
 }
@@ -376,7 +381,10 @@ impl SearchRequest {
         request.ascending = sort_order.unwrap_or(request.sort_by != SortBy::Default);
         match (errors.is_empty(), paging.is_empty()) {
             (true, true) => Ok(request),
-            (true, false) => Err(Refusal::Pagination(paging)),
+            (true, false) => Err(Refusal::Pagination {
+                errors: paging,
+                request: Box::new(request),
+            }),
             (false, _) => {
                 errors.extend(paging);
                 Err(Refusal::Invalid(errors))
@@ -399,7 +407,7 @@ mod tests {
 
     fn fields(refusal: Refusal) -> Vec<String> {
         match refusal {
-            Refusal::Pagination(errors) | Refusal::Invalid(errors) => {
+            Refusal::Pagination { errors, .. } | Refusal::Invalid(errors) => {
                 errors.into_iter().flat_map(|e| e.fields).collect()
             }
         }
@@ -478,7 +486,7 @@ mod tests {
             [("limit", "30"), ("offset", "-1")],
         ] {
             assert!(
-                matches!(parse(&bad), Err(Refusal::Pagination(_))),
+                matches!(parse(&bad), Err(Refusal::Pagination { .. })),
                 "{bad:?}"
             );
         }

@@ -152,7 +152,7 @@ impl SavedRequest {
         };
         match SearchRequest::parse(&pairs) {
             Ok(request) => Ok(SavedRequest { pairs, request }),
-            Err(Refusal::Invalid(errors) | Refusal::Pagination(errors)) => {
+            Err(Refusal::Invalid(errors) | Refusal::Pagination { errors, .. }) => {
                 Err(errors.into_iter().map(rename).collect())
             }
         }

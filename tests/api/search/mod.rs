@@ -589,6 +589,23 @@ async fn bad_parameters_are_field_errors(app: TestApp) {
         field_codes(&answer),
         pairs(&[("colour", "unknown-parameter")])
     );
+    // A bad page with what only the database can judge: every error at once.
+    let answer = bad("limit=0&colour=red&offset=-1&categoryId=999999").await;
+    assert_eq!(answer["code"], "validation-failure");
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[
+            ("categoryId", "unknown-category"),
+            ("colour", "unknown-parameter"),
+            ("limit", "out-of-range"),
+            ("offset", "out-of-range"),
+        ])
+    );
+    let answer = bad("limit=0&colour=red").await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("colour", "unknown-parameter"), ("limit", "out-of-range")])
+    );
     let answer = bad("facets=1").await;
     assert_eq!(field_codes(&answer), pairs(&[("facets", "invalid-value")]));
     let answer = bad("categoryId=101&mileage=100").await;
