@@ -196,21 +196,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 })
                 .await
                 .map_err(|e| match e {
-                    crate::usecase::Error::NotFound(_) => {
-                        anyhow::anyhow!("there is no order {order_id}")
-                    }
-                    crate::usecase::Error::Purchase(_) => {
-                        anyhow::anyhow!("order {order_id} is not waiting for a payment")
-                    }
                     crate::usecase::Error::Request(AmountDiffers { due }) => anyhow::anyhow!(
                         "order {order_id} costs {due} cents, not {amount}: nothing changed"
                     ),
-                    other => anyhow::anyhow!("order {order_id}: {other:?}"),
+                    other => order_refusal(order_id, other),
                 })?;
-            println!(
-                "{}",
-                json!({"orderId": paid.order.id, "status": paid.order.status.as_str(), "price": paid.price()})
-            );
+            print_order(&paid);
             Ok(())
         }
         Command::Orders(OrdersCommand::Refuse { order_id }) => {
@@ -219,19 +210,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let refused = db
                 .write(move |conn| Box::pin(crate::usecase::orders::refuse(conn, order_id, now)))
                 .await
-                .map_err(|e| match e {
-                    crate::usecase::Error::NotFound(_) => {
-                        anyhow::anyhow!("there is no order {order_id}")
-                    }
-                    crate::usecase::Error::Purchase(_) => {
-                        anyhow::anyhow!("order {order_id} is not waiting for a payment")
-                    }
-                    other => anyhow::anyhow!("order {order_id}: {other:?}"),
-                })?;
-            println!(
-                "{}",
-                json!({"orderId": refused.order.id, "status": refused.order.status.as_str(), "price": refused.price()})
-            );
+                .map_err(|e| order_refusal(order_id, e))?;
+            print_order(&refused);
             Ok(())
         }
         Command::User(UserCommand::Create(spec)) => {
@@ -344,4 +324,27 @@ async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Resu
 fn parse_item(text: &str) -> anyhow::Result<crate::domain::advertisement::ItemId> {
     crate::domain::advertisement::ItemId::parse(text)
         .ok_or_else(|| anyhow::anyhow!("`{text}` is not an item id (m followed by digits)"))
+}
+
+/// Why an operator's command on order `order_id` changed nothing.
+fn order_refusal<R: std::fmt::Debug>(
+    order_id: i64,
+    error: crate::usecase::Error<R>,
+) -> anyhow::Error {
+    match error {
+        crate::usecase::Error::NotFound(_) => anyhow::anyhow!("there is no order {order_id}"),
+        crate::usecase::Error::Purchase(_) => {
+            anyhow::anyhow!("order {order_id} is not waiting for a payment")
+        }
+        other => anyhow::anyhow!("order {order_id}: {other:?}"),
+    }
+}
+
+/// Prints an order as the operator's commands answer: its id, status and price.
+fn print_order(order: &crate::usecase::orders::OrderWithProducts) {
+    let (status, price) = (order.order.status.as_str(), order.price());
+    println!(
+        "{}",
+        json!({"orderId": order.order.id, "status": status, "price": price})
+    );
 }

@@ -233,15 +233,7 @@ pub async fn refuse(conn: &mut dyn Conn, id: i64, now: i64) -> Result<OrderWithP
             continue;
         }
         ads::set_awaiting_order(conn, number, None, now).await?;
-        if let Some(after) = ads::get(conn, number).await? {
-            let event = events::advertisement(
-                EventType::AdvertisementUpdated,
-                &after,
-                after.status_at(now),
-                Some(before.status_at(now)),
-            );
-            events::record(conn, event, now).await?;
-        }
+        tell_updated(conn, &before, now).await?;
     }
     Ok(with_products(conn, id).await?)
 }
@@ -287,15 +279,25 @@ async fn settle(
         return Ok(());
     }
     for before in changed {
-        if let Some(after) = ads::get(conn, before.number).await? {
-            let event = events::advertisement(
-                EventType::AdvertisementUpdated,
-                &after,
-                after.status_at(now),
-                Some(before.status_at(now)),
-            );
-            events::record(conn, event, now).await?;
-        }
+        tell_updated(conn, &before, now).await?;
+    }
+    Ok(())
+}
+
+/// Records the `advertisement.updated` event of the ad that was `before`, as it is now.
+async fn tell_updated(
+    conn: &mut dyn Conn,
+    before: &AdRecord,
+    now: i64,
+) -> Result<(), crate::store::DbError> {
+    if let Some(after) = ads::get(conn, before.number).await? {
+        let event = events::advertisement(
+            EventType::AdvertisementUpdated,
+            &after,
+            after.status_at(now),
+            Some(before.status_at(now)),
+        );
+        events::record(conn, event, now).await?;
     }
     Ok(())
 }
