@@ -15,10 +15,11 @@ pub const MIN_STEP: i64 = 100;
 /// The longest question a seller may send a bidder, in characters.
 pub const QUESTION_MAX_CHARS: usize = 2000;
 
-/// The least amount a new bid may have: the ad's minimal bid while there is no bid (and at
-/// least one cent), else the highest bid plus 1% of it rounded up to a cent, and at least
+/// The least amount a new bid may have: the ad's minimal bid (at least one cent), and,
+/// once there is a bid, the highest bid plus 1% of it rounded up to a cent, and at least
 /// [`MIN_STEP`]. So every accepted bid is above every bid accepted before it, by a step
-/// that matters for cheap and dear things alike; a bidder may raise their own bid.
+/// that matters for cheap and dear things alike; a bidder may raise their own bid. A seller
+/// who raised the minimal bid while bids stand has raised the bar for the next one.
 pub fn minimum_bid(minimal_bid: i64, highest: Option<i64>) -> i64 {
     match highest {
         None => minimal_bid.max(1),
@@ -39,9 +40,13 @@ pub struct BidRequest {
 }
 
 /// The amount of a bid, checked against the least amount [`minimum_bid`] allows now;
-/// `no_bids` says that the least amount is the ad's minimal bid (there is no bid to beat
-/// yet), for the code of the refusal.
-pub fn check_bid(request: &BidRequest, minimum: i64, no_bids: bool) -> Result<i64, FieldError> {
+/// `minimal_sets_it` says that the least amount is the ad's minimal bid (no bid to beat
+/// yet, or one below it), for the code of the refusal.
+pub fn check_bid(
+    request: &BidRequest,
+    minimum: i64,
+    minimal_sets_it: bool,
+) -> Result<i64, FieldError> {
     let amount = match request.amount.as_ref() {
         None | Some(Value::Null) => return Err(FieldError::missing("amount")),
         Some(value) => value
@@ -62,7 +67,7 @@ pub fn check_bid(request: &BidRequest, minimum: i64, no_bids: bool) -> Result<i6
     if amount >= minimum {
         return Ok(amount);
     }
-    let refusal = if no_bids {
+    let refusal = if minimal_sets_it {
         FieldError::new(
             "amount",
             "below-minimal-bid",
@@ -149,6 +154,11 @@ mod tests {
         assert_eq!(minimum_bid(500, Some(500)), 600);
         assert_eq!(minimum_bid(0, Some(10_000)), 10_100);
         assert_eq!(minimum_bid(0, Some(250_001)), 252_502);
+        assert_eq!(
+            minimum_bid(5_000, Some(1_000)),
+            5_000,
+            "a minimal bid raised past the bids stands"
+        );
         // The minimal bid still holds if the highest bid is below it (the seller raised it).
         assert_eq!(minimum_bid(5_000, Some(1_000)), 5_000);
     }

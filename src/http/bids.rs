@@ -193,7 +193,7 @@ async fn ask(
 ) -> Result<Json, ApiError> {
     let request = body.map(|JsonBody(request)| request);
     let (base_url, now) = (hal.base_url().to_owned(), state.clock.now());
-    let asked = state
+    state
         .db
         .write(move |conn| {
             Box::pin(
@@ -202,9 +202,10 @@ async fn ask(
         })
         .await?;
     state.mail.wake();
-    let language = asked.bidder.locale.language();
+    // The answer is the seller's, in the deployment's language as every answer (the mail
+    // is in the bidder's).
     let bid = hal.path(&format!("/advertisements/{item}/bids/{id}"));
-    let message = match language {
+    let message = match state.config.region.language() {
         Language::Dutch => "De vraag is naar de bieder gemaild.",
         Language::French => "La question a été envoyée par e-mail à l'enchérisseur.",
     };

@@ -70,7 +70,7 @@ pub async fn place<R>(
     bids::count_and_lock(conn, ad.number).await?;
     let highest = bids::highest(conn, ad.number).await?;
     let minimum = minimum_bid(minimal_bid, highest);
-    let amount = check_bid(&request, minimum, highest.is_none())?;
+    let amount = check_bid(&request, minimum, minimum == minimal_bid.max(1))?;
     let id = bids::insert(conn, ad.number, bidder, amount, now).await?;
     let bid = Bid {
         id,
