@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 use crate::access::Caller;
 use crate::domain::advertisement::{ItemId, listed_statuses, renew_possible};
@@ -133,9 +134,9 @@ pub fn routes(api: Api) -> Api {
     )
 }
 
-/// The ETag: the version, and the state at `now` (expiry changes it without a write).
-/// The ad's strong tag at `now`: what its body depends on besides its stored version (the
-/// state, whether it may be renewed, and which features run all change with time alone).
+/// The ad's strong tag at `now`: its stored version, and what its body depends on besides
+/// (the state, whether it may be renewed, and which features run all change with time
+/// alone; the rest with rows beside the ad's own: [`beside_the_row`]).
 fn tag(record: &AdRecord, now: i64) -> String {
     let status = record.status_at(now);
     let renewable = renew_possible(status, record.close_date, now);
@@ -143,12 +144,38 @@ fn tag(record: &AdRecord, now: i64) -> String {
         .running_effects(now)
         .fold(0u8, |bits, effect| bits | 1 << effect as u8);
     format!(
-        "{}-{}-{}-{}-{running}",
+        "{}-{}-{}-{}-{running}-{}",
         record.number,
         record.version,
         status.as_str(),
-        u8::from(renewable)
+        u8::from(renewable),
+        beside_the_row(record)
     )
+}
+
+/// A digest of what the body shows that changes without the ad's version: its images
+/// (added, removed, reordered, made available), its seller's name and phone number, its
+/// place (a locations import) and its category's parent (a taxonomy import). Without it a
+/// client that polls for its image to be `available` was answered 304 for good.
+fn beside_the_row(record: &AdRecord) -> String {
+    let mut digest = Sha256::new();
+    for image in &record.images {
+        digest.update(image.media_id.as_bytes());
+        digest.update(image.position.to_le_bytes());
+        digest.update(image.status.as_str().as_bytes());
+    }
+    for text in [
+        Some(record.seller_name.as_str()),
+        record.seller_phone.as_deref(),
+        record.city_name.as_deref(),
+    ] {
+        // A marker before each, so that no two lists of texts digest alike.
+        digest.update(text.map_or(b"-".as_slice(), |_| b"+".as_slice()));
+        digest.update(text.unwrap_or_default().len().to_le_bytes());
+        digest.update(text.unwrap_or_default().as_bytes());
+    }
+    digest.update(record.parent_category_id.unwrap_or(0).to_le_bytes());
+    hex::encode(&digest.finalize()[..6])
 }
 
 /// Whether the request's `If-Match` (if any) accepts the ad as it is at `now`. A value

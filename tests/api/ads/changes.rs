@@ -11,6 +11,7 @@ both_backends!(
     only_the_seller_changes_an_ad,
     etags_guard_changes,
     the_sellers_view_needs_read,
+    an_ads_tag_follows_its_images,
 );
 
 async fn only_the_seller_changes_an_ad(app: TestApp) {
@@ -252,4 +253,56 @@ async fn the_sellers_view_needs_read(app: TestApp) {
     )
     .await;
     assert_eq!(stats["numberOfViews"], 0, "the seller's reads are no views");
+}
+
+/// An ad's ETag changes with its images, which are rows of their own: an image added, and
+/// then made available, each give a new tag, so a client that polls with `If-None-Match`
+/// sees them (it was answered 304 for good), and an `If-Match` of the tag from before is
+/// stale.
+async fn an_ads_tag_follows_its_images(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let created = created(&app, &seller.token, &minimal("Met foto")).await;
+    let path = created["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let item = created["itemId"].as_str().unwrap().to_owned();
+    let tag_of = |path: String| {
+        let app = &app;
+        let token = seller.token.clone();
+        async move {
+            let read = app.get_with(&path, &token).await;
+            read.headers()["etag"].to_str().unwrap().to_owned()
+        }
+    };
+    let bare = tag_of(path.clone()).await;
+    let media_id = crate::images::new_image(&app, &seller.token, &item).await;
+    let processing = tag_of(path.clone()).await;
+    assert_ne!(processing, bare, "an image added");
+    let polled = app
+        .request(Method::GET, &path)
+        .token(&seller.token)
+        .header("if-none-match", &bare)
+        .send()
+        .await;
+    let polled = expect_json(polled, 200).await;
+    let images = crate::images::media_ids(&polled["_embedded"]["svc:advertisement-images"]);
+    assert_eq!(images, [media_id.clone()]);
+    let stale = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Oud"}]),
+        Some(&bare),
+    )
+    .await;
+    assert_eq!(expect_json(stale, 412).await["code"], "precondition-failed");
+    crate::images::wait_until_available(&app, &seller.token, &media_id).await;
+    let available = tag_of(path.clone()).await;
+    assert_ne!(available, processing, "the image made available");
+    assert_eq!(
+        tag_of(path).await,
+        available,
+        "and stable while nothing changes"
+    );
 }
