@@ -287,7 +287,7 @@ async fn an_ads_tag_follows_its_images(app: TestApp) {
         .await;
     let polled = expect_json(polled, 200).await;
     let images = crate::images::media_ids(&polled["_embedded"]["svc:advertisement-images"]);
-    assert_eq!(images, [media_id.clone()]);
+    assert_eq!(images, std::slice::from_ref(&media_id));
     let stale = json_patch(
         &app,
         &seller.token,
