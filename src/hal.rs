@@ -332,8 +332,11 @@ impl Links<'_> {
 
     /// `first`, `prev`, `next` and `last` for a page of `limit` items at `offset` out of
     /// `total`; `path` is the collection's address without query.
+    /// The paging links of a collection at `path`, which may carry a query of its own (a
+    /// filter, which every page keeps).
     pub fn pagination(mut self, path: &str, page: Page, total: u64) -> Self {
-        let href = |offset: u64| format!("{path}?offset={offset}&limit={}", page.limit);
+        let joint = if path.contains('?') { '&' } else { '?' };
+        let href = |offset: u64| format!("{path}{joint}offset={offset}&limit={}", page.limit);
         let limit = page.limit.max(1);
         let last = if total == 0 {
             0

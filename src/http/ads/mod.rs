@@ -353,6 +353,14 @@ async fn list_own(
     let page = parse_page(query.offset.as_deref(), query.limit.as_deref(), 30, 100)?;
     let statuses =
         listed_statuses(query.status.as_deref()).map_err(|e| ApiError::validation(vec![e]))?;
+    // The filter stays on every page's link.
+    let path = match query.status.as_deref() {
+        Some(status) => {
+            let status: String = form_urlencoded::byte_serialize(status.as_bytes()).collect();
+            hal.path(&format!("/advertisements?status={status}"))
+        }
+        None => hal.path("/advertisements"),
+    };
     let now = state.clock.now();
     let ads = state
         .db
@@ -362,14 +370,7 @@ async fn list_own(
             })
         })
         .await?;
-    Ok(page_json(
-        &hal,
-        &hal.path("/advertisements"),
-        &ads,
-        page,
-        now,
-        true,
-    ))
+    Ok(page_json(&hal, &path, &ads, page, now, true))
 }
 
 async fn list_of_user(

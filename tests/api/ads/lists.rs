@@ -117,6 +117,35 @@ async fn the_sellers_list_and_a_users_online_ads(app: TestApp) {
     )
     .await;
     assert_eq!(paused["totalCount"], 1);
+    // A filtered list's pages keep the filter.
+    let online = expect_json(
+        app.get_with("/v1/advertisements?status=online&limit=1", &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(online["totalCount"], 3);
+    assert_eq!(
+        online["_links"]["next"]["href"],
+        "/v1/advertisements?status=online&offset=1&limit=1"
+    );
+    assert_eq!(
+        online["_links"]["last"]["href"],
+        "/v1/advertisements?status=online&offset=2&limit=1"
+    );
+    let both = expect_json(
+        app.get_with(
+            "/v1/advertisements?status=paused,draft&limit=1",
+            &seller.token,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        both["_links"]["first"]["href"],
+        "/v1/advertisements?status=paused%2Cdraft&offset=0&limit=1"
+    );
     // Deleted ads are in no list, not even on request.
     for filter in ["sold", "deleted", "online,deleted"] {
         let refused = expect_json(
