@@ -252,6 +252,9 @@ pub async fn delete(
     precondition: impl FnOnce(&AdRecord) -> bool + Send,
     now: i64,
 ) -> Result<Deleted, Error> {
+    // Held first: of two deletions at once (a retry after a timeout), the second then
+    // reads the ad deleted (204 again), not a version gone stale (412 on PostgreSQL).
+    ads::lock(conn, item.number()).await?;
     let record = own_ad(conn, seller, item, now).await?;
     if record.status_at(now) == AdStatus::Deleted {
         return Ok(Deleted::Already);

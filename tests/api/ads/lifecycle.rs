@@ -17,6 +17,7 @@ both_backends!(
     the_expiry_sweep_writes_down_what_reads_show,
     the_expiry_sweep_goes_in_batches,
     the_upkeep_expires_ads_by_itself,
+    an_ad_deleted_twice_at_once_answers_204_twice,
 );
 
 const STATES: [&str; 7] = [
@@ -388,4 +389,25 @@ async fn the_upkeep_expires_ads_by_itself(app: TestApp) {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     upkeep.abort();
+}
+
+/// Two deletions of one ad at the same moment (a retry after a timeout): both answer 204,
+/// as a deletion is idempotent. On PostgreSQL the second read the version the first then
+/// changed, and answered 412 though it sent no `If-Match`. Five rounds, since a round may
+/// not overlap.
+async fn an_ad_deleted_twice_at_once_answers_204_twice(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    for round in 0..5 {
+        let ad = created(&app, &seller.token, &minimal("Weg ermee")).await;
+        let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+        let (one, other) = tokio::join!(
+            delete(&app, &seller.token, &path),
+            super::delete(&app, &seller.token, &path)
+        );
+        assert_eq!(
+            (one.status().as_u16(), other.status().as_u16()),
+            (204, 204),
+            "round {round}"
+        );
+    }
 }
