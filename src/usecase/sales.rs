@@ -91,7 +91,12 @@ pub async fn finish(
         return Err(Error::Forbidden);
     }
     if !transactions::finish(conn, transaction.item_number, id, to, now).await? {
-        return Err(Error::Conflict(Conflict::Finished(transaction.status)));
+        // Finished before this read, or by another request since (PostgreSQL): named as
+        // it is now.
+        let status = transactions::get(conn, transaction.item_number, id)
+            .await?
+            .map_or(transaction.status, |now| now.status);
+        return Err(Error::Conflict(Conflict::Finished(status)));
     }
     let finished = Transaction {
         status: to,

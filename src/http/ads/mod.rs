@@ -181,9 +181,13 @@ fn beside_the_row(record: &AdRecord) -> String {
 /// Whether the request's `If-Match` (if any) accepts the ad as it is at `now`. A value
 /// that is not text (bytes outside visible ASCII) names no ETag: it matches nothing.
 fn if_match(headers: &HeaderMap, now: i64) -> impl FnOnce(&AdRecord) -> bool + Send + 'static {
-    let wanted = headers
-        .get(header::IF_MATCH)
-        .map(|v| v.to_str().unwrap_or_default().to_owned());
+    // Several header lines are one list (RFC 9110 §5.3).
+    let lines: Vec<&str> = headers
+        .get_all(header::IF_MATCH)
+        .iter()
+        .map(|v| v.to_str().unwrap_or_default())
+        .collect();
+    let wanted = (!lines.is_empty()).then(|| lines.join(", "));
     move |record| {
         wanted
             .is_none_or(|wanted| etag_matches_strong(&wanted, &format!("\"{}\"", tag(record, now))))

@@ -150,6 +150,17 @@ async fn etags_guard_changes(app: TestApp) {
     let put_tag = put.headers()["etag"].to_str().unwrap().to_owned();
     assert_ne!(put_tag, new_tag);
     assert_eq!(expect_json(put, 200).await["title"], "Vierde");
+    // Two `If-Match` lines are one list (RFC 9110): the current tag on the second matches.
+    let two_lines = app
+        .patch(&path)
+        .token(&seller.token)
+        .header("if-match", &tag)
+        .header("if-match", &put_tag)
+        .json_patch(&json!([{"op": "replace", "path": "/title", "value": "Vierde"}]))
+        .send()
+        .await;
+    let put_tag = two_lines.headers()["etag"].to_str().unwrap().to_owned();
+    expect_json(two_lines, 200).await;
     let read = app.get_with(&path, &seller.token).await;
     assert_eq!(read.headers()["etag"].to_str().unwrap(), put_tag);
     let wrong_type = app
