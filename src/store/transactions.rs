@@ -64,7 +64,9 @@ pub async fn insert(
     .ok_or(DbError::NotFound)
 }
 
-/// The ad's transactions, newest first; with `buyer`, only that buyer's.
+/// The ad's transactions, newest first; with `buyer`, only that buyer's. (The cast types the
+/// parameter as a user id: against the literal 0 alone, PostgreSQL took it for a 32-bit
+/// integer, which a user id past 2^31 did not fit.)
 pub async fn list(
     conn: &mut dyn Conn,
     item_number: i64,
@@ -73,7 +75,7 @@ pub async fn list(
     conn.records(
         &format!(
             "SELECT {} FROM advertisement_transactions \
-             WHERE item_number = $1 AND ($2 = 0 OR buyer_id = $2) \
+             WHERE item_number = $1 AND (CAST($2 AS BIGINT) = 0 OR buyer_id = $2) \
              ORDER BY transaction_id DESC",
             Transaction::COLUMNS
         ),

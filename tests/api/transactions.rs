@@ -18,6 +18,7 @@ both_backends!(
     idempotency_keys_are_forgotten_after_a_day,
     statistics_count_what_happens,
     statistics_are_read_without_writing,
+    a_buyer_with_a_large_id_lists_their_sales,
 );
 
 async fn ad_of(app: &TestApp, seller: &User) -> String {
@@ -834,4 +835,46 @@ async fn view_counts_are_written_in_bulk_and_add_up(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(after.views, 2 * expected(5) + 30);
+}
+
+/// A user id past 2^31 (ids come from a sequence that may get there): the buyer lists
+/// their sales of an ad. On PostgreSQL the list bound the id as a 32-bit integer, and
+/// answered 500.
+async fn a_buyer_with_a_large_id_lists_their_sales(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let item = ad_of(&app, &seller).await;
+    let id = app.create_user("groot@souk.test", "a good password").await;
+    let large = 3_000_000_000_i64;
+    app.db
+        .write(move |conn| {
+            Box::pin(async move {
+                conn.execute(
+                    "UPDATE users SET user_id = $2 WHERE user_id = $1",
+                    &[souk::store::Value::Int(id), souk::store::Value::Int(large)],
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+    let (token, _) = app
+        .user_token(&app.app_client, "groot@souk.test", "a good password", None)
+        .await;
+    let path = format!("/v2/advertisements/{item}/transactions");
+    let sold = post(
+        &app,
+        &seller.token,
+        &path,
+        json!({"buyerId": large, "amount": 18000, "shippingCosts": 0}),
+    )
+    .await;
+    expect_json(sold, 201).await;
+    let listed = expect_json(app.get_with(&path, &token).await, 200).await;
+    let buyers: Vec<i64> = listed["_embedded"]["svc:advertisement-transaction"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["buyerId"].as_i64().unwrap())
+        .collect();
+    assert_eq!(buyers, [large]);
 }
