@@ -331,8 +331,7 @@ impl Links<'_> {
     }
 
     /// `first`, `prev`, `next` and `last` for a page of `limit` items at `offset` out of
-    /// `total`; `path` is the collection's address without query.
-    /// The paging links of a collection at `path`, which may carry a query of its own (a
+    /// `total`; `path` is the collection's address, which may carry a query of its own (a
     /// filter, which every page keeps).
     pub fn pagination(mut self, path: &str, page: Page, total: u64) -> Self {
         let joint = if path.contains('?') { '&' } else { '?' };

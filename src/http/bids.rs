@@ -30,7 +30,7 @@ pub fn routes(api: Api) -> Api {
     api.resource(
         under_ad(post("/advertisements/{itemId}/bids", "placeBid"))
             .summary("Place a bid (a confirmed user, scope `write`, not on one's own ad)")
-            .description("Body `{\"amount\": cents}`, an integer from 1 to 1,000,000,000. Only online ads whose price model is `bidding` take bids (409 `conflicting-state` for another model). The first bid must be at least the ad's `minimalBid`; every later bid must beat the highest by at least 1% of it and at least 1 euro (`minimumNextBid` of the list says how much that is): else 400 `validation-failure` with `below-minimal-bid` or `not-above-highest-bid` on `amount`. Bidding on one's own ad is 403. Answers 201 with the bid.")
+            .description("Body `{\"amount\": cents}`, an integer from 1 to 1,000,000,000. Only online ads whose price model is `bidding` take bids (409 `conflicting-state` for another model). Every bid must be at least the ad's `minimalBid` (`below-minimal-bid`); every later bid must also beat the highest by at least 1% of it and at least 1 euro (`minimumNextBid` of the list says how much that is): else 400 `validation-failure` with `below-minimal-bid` or `not-above-highest-bid` on `amount`. Bidding on one's own ad is 403. Answers 201 with the bid.")
             .body("application/json", "NewBid")
             .ok(201, "The bid (Location: its address)", "Bid")
             .errors(&[Unauthorized, UserNotConfirmed, AdvertisementNotFound, ConflictingState]),

@@ -35,7 +35,7 @@ use super::extract::{
     Context, ItemPath, JsonBody, MediaId, MediaPath, Query, RenditionPath, body_cut_off,
     is_too_large, parse_flag, parse_json,
 };
-use super::render::Json;
+use super::render::{Json, header_list};
 
 pub fn routes(api: Api) -> Api {
     use ErrorCode::*;
@@ -515,7 +515,7 @@ fn prefers_webp(headers: &HeaderMap) -> bool {
 /// route is Souk's busiest: a `HeaderMap` extractor clones every header).
 struct BlobWanted {
     format: Format,
-    if_none_match: Option<HeaderValue>,
+    if_none_match: Option<String>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for BlobWanted {
@@ -528,7 +528,7 @@ impl<S: Send + Sync> FromRequestParts<S> for BlobWanted {
             } else {
                 Format::Jpeg
             },
-            if_none_match: parts.headers.get(header::IF_NONE_MATCH).cloned(),
+            if_none_match: header_list(&parts.headers, header::IF_NONE_MATCH),
         })
     }
 }
@@ -550,8 +550,7 @@ async fn blob(
         .ok_or_else(|| ApiError::new(ErrorCode::ImageNotFound))?;
     let etag = format!("\"{}\"", chosen.sha256);
     let mut response = if if_none_match
-        .as_ref()
-        .and_then(|v| v.to_str().ok())
+        .as_deref()
         .is_some_and(|h| super::render::etag_matches(h, &etag))
     {
         StatusCode::NOT_MODIFIED.into_response()

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -159,7 +159,7 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
     let matched = request.extensions().get::<MatchedPath>().cloned();
     let route = matched.as_ref().map_or("unmatched", MatchedPath::as_str);
     let links_wanted = !query_says_no_links(request.uri().query());
-    let if_none_match = request.headers().get(header::IF_NONE_MATCH).cloned();
+    let if_none_match = header_list(request.headers(), header::IF_NONE_MATCH);
     let span = tracing::info_span!("request", id = %request_id, method = %method, path = %request.uri().path());
 
     let response = next.run(request).instrument(span.clone()).await;
@@ -174,7 +174,7 @@ pub async fn render(State(state): State<AppState>, request: Request, next: Next)
         &request_id,
         links_wanted,
         errors,
-        if_none_match.as_ref(),
+        if_none_match.as_deref(),
         &method,
     );
 
@@ -208,7 +208,7 @@ fn finish(
     request_id: &str,
     links_wanted: bool,
     errors: ErrorBody,
-    if_none_match: Option<&HeaderValue>,
+    if_none_match: Option<&str>,
     method: &Method,
 ) -> Response {
     if let Some(error) = response.extensions_mut().remove::<ApiError>() {
@@ -244,9 +244,7 @@ fn finish(
             Etag::Fixed(tag) => Some(tag),
         };
         if let Some(tag) = tag {
-            let matches = if_none_match
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| etag_matches(v, &tag));
+            let matches = if_none_match.is_some_and(|v| etag_matches(v, &tag));
             if let Ok(value) = HeaderValue::from_str(&tag) {
                 headers.insert(header::ETAG, value);
             }
@@ -331,6 +329,17 @@ fn without_links(bytes: &[u8]) -> Bytes {
         }
         Err(_) => Bytes::copy_from_slice(bytes),
     }
+}
+
+/// The lines of header `name` as one list (RFC 9110 §5.3: several lines are one, joined by
+/// commas); `None` without any. A line that is not text names nothing.
+pub fn header_list(headers: &HeaderMap, name: HeaderName) -> Option<String> {
+    let lines: Vec<&str> = headers
+        .get_all(name)
+        .iter()
+        .map(|v| v.to_str().unwrap_or_default())
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(", "))
 }
 
 /// `If-None-Match` holds `*` or a list of tags, compared weakly (RFC 9110 §13.1.2): a weak

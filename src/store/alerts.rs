@@ -1,6 +1,6 @@
-//! Saved-search alerts: the queue of ads that entered search (filled by a trigger, see
-//! migration 0023), the matches found for each alerting saved search, and the lease on
-//! mailing them.
+//! Saved-search alerts: the queue of ads that are news to a search (filled by the trigger
+//! that indexes an ad, migration 0060, and by [`queue`] for an ad's first image), the
+//! matches found for each alerting saved search, and the lease on mailing them.
 
 use crate::domain::search::saved::Alert;
 use crate::params;
@@ -52,11 +52,17 @@ record! {
     }
 }
 
-/// Every saved search that asks for alerts.
+/// Every saved search that asks for alerts, held (shared, on PostgreSQL) until the
+/// caller's transaction ends: a replacement of one waits, so it cannot change the request
+/// between this read and the matches the caller records for it.
 pub async fn alerting(conn: &mut dyn Conn) -> Result<Vec<Alerting>, DbError> {
+    let share = match conn.backend() {
+        super::Backend::Postgres => " FOR SHARE",
+        super::Backend::Sqlite => "",
+    };
     conn.records(
         &format!(
-            "SELECT {} FROM saved_searches WHERE alert <> 'none' ORDER BY saved_search_id",
+            "SELECT {} FROM saved_searches WHERE alert <> 'none' ORDER BY saved_search_id{share}",
             Alerting::COLUMNS
         ),
         params![],

@@ -65,6 +65,15 @@ pub async fn of_user(conn: &mut dyn Conn, user: i64) -> Result<Vec<SavedSearch>,
     .await
 }
 
+/// Holds saved search `id`'s row until the transaction ends (see [`super::users::lock`]).
+pub async fn lock(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
+    conn.lock_row(
+        "SELECT saved_search_id FROM saved_searches WHERE saved_search_id = $1",
+        id,
+    )
+    .await
+}
+
 /// Replaces the parameters and alert choice of saved search `id`.
 pub async fn replace(
     conn: &mut dyn Conn,

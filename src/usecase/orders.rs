@@ -229,7 +229,8 @@ pub async fn refuse(conn: &mut dyn Conn, id: i64, now: i64) -> Result<OrderWithP
         let Some(before) = ads::get(conn, number).await? else {
             continue;
         };
-        if before.awaiting_order != Some(id) {
+        // A draft deleted while it waited is told of no more.
+        if before.awaiting_order != Some(id) || before.status == AdStatus::Deleted {
             continue;
         }
         ads::set_awaiting_order(conn, number, None, now).await?;

@@ -60,6 +60,9 @@ pub async fn replace<R>(
     input: Result<SavedSearchInput, R>,
     now: i64,
 ) -> Result<SavedSearch, Error<R>> {
+    // Held first: an alert round that read the old request records its matches before
+    // they are forgotten, or reads the new one (`alerts::alerting`).
+    saved_searches::lock(conn, id).await?;
     let saved = owned(conn, user, id).await?;
     let (request, alert) = checked(conn, input).await?;
     let request = request.query_string();

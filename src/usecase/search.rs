@@ -292,8 +292,9 @@ pub async fn run<R>(
     // planning them for their values cost).
     conn.keep_plans();
     let records = ads::by_numbers(conn, &numbers).await?;
-    // An ad deleted between the two reads is left out (by_numbers keeps the order), and so
-    // is one that went offline meanwhile: on PostgreSQL the two reads are two statements.
+    // Both reads see one snapshot (`Db::read_heavy`); an ad that the page names and the
+    // second read does not find would be left out all the same (by_numbers keeps the
+    // order).
     let results = records
         .into_iter()
         .filter(|record| record.status_at(now) == AdStatus::Online)

@@ -14,6 +14,7 @@ both_backends!(
     withdrawing_and_removing_bids,
     the_seller_asks_a_bidder_by_mail,
     many_bidders_at_once_lose_nothing_and_break_no_rule,
+    a_minimal_bid_raised_past_the_bids_is_the_bar,
 );
 
 /// An online ad of `seller` with this price model; its item id.
@@ -559,4 +560,35 @@ fn bid_owned(
         .json(&json!({"amount": amount}))
         .send();
     async move { request.await.status().as_u16() }
+}
+
+/// A seller who raises the minimal bid past the bids standing raises the bar: a bid below
+/// it is refused as `below-minimal-bid`, naming it (it was `not-above-highest-bid`, as if
+/// the highest bid's step were that far), and one at it is taken.
+async fn a_minimal_bid_raised_past_the_bids_is_the_bar(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let bidder = app.user("bieder@souk.test").await;
+    let item = bidding_ad(&app, &seller).await;
+    expect_json(bid(&app, &bidder.token, &item, json!(1000)).await, 201).await;
+    let raised = json!([{"op": "replace", "path": "/priceModel/minimalBid", "value": 5000}]);
+    let patched = app
+        .patch(&format!("/v1/advertisements/{item}"))
+        .token(&seller.token)
+        .json_patch(&raised)
+        .send()
+        .await;
+    expect_json(patched, 200).await;
+    let below = expect_json(bid(&app, &bidder.token, &item, json!(1100)).await, 400).await;
+    assert_eq!(
+        field_codes(&below),
+        pairs(&[("amount", "below-minimal-bid")])
+    );
+    assert!(
+        below["details"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("5000"),
+        "{below}"
+    );
+    expect_json(bid(&app, &bidder.token, &item, json!(5000)).await, 201).await;
 }

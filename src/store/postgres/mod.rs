@@ -186,10 +186,15 @@ impl PgDb {
             .await?;
         let result = f(&mut conn).await;
         // COMMIT ends a transaction that a failed statement aborted too; but then the
-        // server undid a change of `plan_cache_mode` that the client counts as made, so
-        // such a connection is not used again.
-        let ended = conn.conn.client.batch("COMMIT").await;
-        conn.conn.reusable = result.is_ok() && ended.is_ok();
+        // server undid a change of `plan_cache_mode` that the client counts as made. So
+        // after an error (a search refused as invalid, too) the connection goes back to
+        // planning for the values, on both sides, and is kept.
+        let settled = match (&result, conn.conn.client.batch("COMMIT").await) {
+            (_, Err(_)) => false,
+            (Ok(_), Ok(())) => true,
+            (Err(_), Ok(())) => conn.conn.client.plan_for_values().await.is_ok(),
+        };
+        conn.conn.reusable = settled;
         self.heavy.give_back(conn.conn);
         result
     }
@@ -451,6 +456,14 @@ impl PgClient {
 
     async fn batch(&self, sql: &str) -> Result<(), DbError> {
         self.client.batch_execute(sql).await.map_err(map_error)
+    }
+
+    /// Plans for the values again (the connection's own `plan_cache_mode`), whatever the
+    /// client counted.
+    async fn plan_for_values(&self) -> Result<(), DbError> {
+        self.batch("RESET plan_cache_mode").await?;
+        self.plans_kept.store(false, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Runs `statement` (one of this client's) keeping plans or planning for the values, as
