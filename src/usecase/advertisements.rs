@@ -8,7 +8,7 @@ use crate::domain::advertisement::{
     category_closed, check_content, may_transition, named_category, new_ad_status, publishes,
     requested_status,
 };
-use crate::domain::category::CategoryStatus;
+use crate::domain::category::{CategoryStatus, Fees};
 use crate::domain::field_error::FieldError;
 use crate::domain::hook::EventType;
 use crate::domain::locale::{Locale, Text};
@@ -21,7 +21,13 @@ use super::orders::{self, Till};
 use super::{Conflict, Error, Thing};
 
 /// How long ads run in a category that does not say (none: every leaf says).
-pub(super) const DEFAULT_RUNNING_DAYS: i64 = 28;
+const DEFAULT_RUNNING_DAYS: i64 = 28;
+
+/// How long an ad runs in a leaf category of these fees; in a category that is no leaf
+/// (any more), [`DEFAULT_RUNNING_DAYS`].
+pub(super) fn running_days(fees: Option<&Fees>) -> i64 {
+    fees.map_or(DEFAULT_RUNNING_DAYS, |fees| fees.running_days)
+}
 
 /// Where ads are placed: the region (its locale for new ads), and how an insertion fee
 /// is paid.
@@ -482,9 +488,7 @@ async fn checked_content<R>(
         .as_ref()
         .is_some_and(|c| c.status == CategoryStatus::Open);
     let fees = category.and_then(|c| c.leaf).map(|leaf| leaf.fees);
-    let running_days = fees
-        .as_ref()
-        .map_or(DEFAULT_RUNNING_DAYS, |fees| fees.running_days);
+    let running_days = running_days(fees.as_ref());
     let insertion_fee = fees.as_ref().map_or(0, |fees| fees.insertion_fee);
     Ok(Checked {
         content,

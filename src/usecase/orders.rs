@@ -20,7 +20,7 @@ use crate::store::ads::AdRecord;
 use crate::store::orders::{self, NewProduct, Order, Product};
 use crate::store::{Conn, ads, categories, users};
 
-use super::advertisements::{DEFAULT_RUNNING_DAYS, own_existing};
+use super::advertisements::{own_existing, running_days};
 use super::{Conflict, Error, PurchaseRefusal, Thing, events, features};
 
 /// How this deployment takes payment, and its VAT.
@@ -322,10 +322,10 @@ async fn apply(
     // one bought before the days were kept with it, for its category's days now.
     let running_days = match product.days {
         Some(days) => days,
-        None => categories::get(conn, ad.category_id)
-            .await?
-            .and_then(|category| category.leaf)
-            .map_or(DEFAULT_RUNNING_DAYS, |leaf| leaf.fees.running_days),
+        None => {
+            let category = categories::get(conn, ad.category_id).await?;
+            running_days(category.and_then(|c| c.leaf).map(|leaf| leaf.fees).as_ref())
+        }
     };
     match (product.kind, product.feature) {
         // A draft that waits for it goes online now, for its category's running days; one
