@@ -73,32 +73,61 @@ pub async fn get(conn: &mut dyn Conn, item_number: i64, id: i64) -> Result<Optio
     .await
 }
 
-/// A page of the ad's bids, highest first (earlier first among equal amounts), and how
-/// many there are.
+/// A page of the ad's bids, with what the list says of all of them.
+#[derive(Debug)]
+pub struct BidPage {
+    /// Highest first (earlier first among equal amounts).
+    pub bids: Vec<Bid>,
+    /// How many bids the ad has.
+    pub total: i64,
+    /// The highest amount bid, if any.
+    pub highest: Option<i64>,
+}
+
+/// A page of the ad's bids, how many there are and the highest, read by one statement: on
+/// PostgreSQL each statement of a read sees its own snapshot, and a bid placed between two
+/// would show in the count or the least next bid and not on the page.
 pub async fn page(
     conn: &mut dyn Conn,
     item_number: i64,
     offset: i64,
     limit: i64,
-) -> Result<(Vec<Bid>, i64), DbError> {
-    let listed = conn
-        .records(
+) -> Result<BidPage, DbError> {
+    let rows = conn
+        .query(
             &format!(
-                "SELECT {}{FROM} WHERE b.item_number = $1 \
-                 ORDER BY b.amount DESC, b.bid_id LIMIT $2 OFFSET $3",
+                "SELECT {}, COUNT(*) OVER () AS total, MAX(b.amount) OVER () AS highest{FROM} \
+                 WHERE b.item_number = $1 ORDER BY b.amount DESC, b.bid_id LIMIT $2 OFFSET $3",
                 Bid::COLUMNS
             ),
             params![item_number, limit, offset],
         )
         .await?;
-    let total = conn
-        .query_one(
-            "SELECT COUNT(*) AS n FROM bids WHERE item_number = $1",
-            params![item_number],
-        )
-        .await?
-        .get("n")?;
-    Ok((listed, total))
+    let Some(first) = rows.first() else {
+        // A page past the last bid (or an ad without bids): the window has no row to ride
+        // on, so the totals are read on their own.
+        let row = conn
+            .query_one(
+                "SELECT COUNT(*) AS total, MAX(amount) AS highest FROM bids WHERE item_number = $1",
+                params![item_number],
+            )
+            .await?;
+        return Ok(BidPage {
+            bids: Vec::new(),
+            total: row.get("total")?,
+            highest: row.get("highest")?,
+        });
+    };
+    let (total, highest) = (first.get("total")?, first.get("highest")?);
+    let bids = rows
+        .into_iter()
+        .map(|mut row| Bid::read(&mut row))
+        .collect::<Result<_, _>>()?;
+    Ok(BidPage {
+        bids,
+        total,
+        highest,
+    })
 }
 
 /// Whether `user` has a bid on the ad.

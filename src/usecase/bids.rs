@@ -111,19 +111,17 @@ pub async fn list(
     now: i64,
 ) -> Result<BidPage, Error> {
     let ad = visible_ad(conn, item, reader, now).await?;
-    let (listed, total) = bids::page(conn, ad.number, offset, limit).await?;
-    let minimum_next = match minimal_bid(&ad) {
-        Some(minimal) if ad.status_at(now) == AdStatus::Online => {
-            Some(minimum_bid(minimal, bids::highest(conn, ad.number).await?))
-        }
-        _ => None,
-    };
+    let listed = bids::page(conn, ad.number, offset, limit).await?;
+    let minimum_next = minimal_bid(&ad)
+        .filter(|_| ad.status_at(now) == AdStatus::Online)
+        .map(|minimal| minimum_bid(minimal, listed.highest));
     Ok(BidPage {
+        total: listed.total,
         bids: listed
+            .bids
             .into_iter()
             .map(|bid| shown(bid, ad.seller_id, reader))
             .collect(),
-        total,
         minimum_next,
     })
 }

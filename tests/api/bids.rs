@@ -155,6 +155,16 @@ async fn bids_as_documented(app: TestApp) {
         page["_links"]["next"]["href"],
         format!("/v2/advertisements/{item}/bids?offset=2&limit=1")
     );
+    // A page past the last bid still tells how many there are and the least next bid.
+    let past = expect_json(
+        app.get_with(&format!("{path}?offset=10&limit=5"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(amounts(&past), [0; 0]);
+    assert_eq!(past["totalCount"], 3);
+    assert_eq!(past["minimumNextBid"], 1600);
     for bad in ["limit=0", "limit=101", "offset=-1", "limit=x"] {
         let error = expect_json(app.get(&format!("{path}?{bad}")).await, 400).await;
         assert_eq!(error["code"], "pagination-invalid", "{bad}");
