@@ -118,6 +118,14 @@ pub fn check_attributes(
             checked.insert(key.clone(), value.clone());
             continue;
         }
+        // Judged as typed: a value the ad holds, sent back in another form (a number as
+        // text), is no change, even where the attribute may no longer be given.
+        let mut typing = Vec::new();
+        let typed = typed(definition, value, &mut typing);
+        if let Some(same) = typed.as_ref().filter(|typed| before == Some(*typed)) {
+            checked.insert(key.clone(), same.clone());
+            continue;
+        }
         if !definition.writable {
             errors.push(error(
                 key,
@@ -127,85 +135,7 @@ pub fn check_attributes(
             ));
             continue;
         }
-        let typed = match definition.kind {
-            AttributeType::List => match value.as_str() {
-                Some(option) if definition.options.iter().any(|o| o.key == option) => {
-                    Some(json!(option))
-                }
-                _ => {
-                    let keys: Vec<&str> =
-                        definition.options.iter().map(|o| o.key.as_str()).collect();
-                    errors.push(
-                        error(
-                            key,
-                            "unknown-option",
-                            format!("moet een van deze zijn: {}", keys.join(", ")),
-                            format!("doit être l'une de ces valeurs : {}", keys.join(", ")),
-                        )
-                        .with_value(value.clone()),
-                    );
-                    None
-                }
-            },
-            AttributeType::Number => match integer(value) {
-                Some(n) if n.unsigned_abs() > EXACT_INTEGER_MAX => {
-                    errors.push(out_of_range(
-                        key,
-                        &format!("-{EXACT_INTEGER_MAX} .. {EXACT_INTEGER_MAX}"),
-                        json!(n),
-                    ));
-                    None
-                }
-                Some(n) => within(key, n as f64, definition, &mut errors).then(|| json!(n)),
-                None => {
-                    errors.push(
-                        error(
-                            key,
-                            "invalid-value",
-                            "moet een geheel getal zijn",
-                            "doit être un nombre entier",
-                        )
-                        .with_value(value.clone()),
-                    );
-                    None
-                }
-            },
-            AttributeType::Double => match decimal(value) {
-                Some(n) => within(key, n, definition, &mut errors).then(|| json!(n)),
-                None => {
-                    errors.push(
-                        error(
-                            key,
-                            "invalid-value",
-                            "moet een getal zijn",
-                            "doit être un nombre",
-                        )
-                        .with_value(value.clone()),
-                    );
-                    None
-                }
-            },
-            AttributeType::String => match value.as_str().map(str::trim) {
-                Some(text) if text.chars().count() > 100 => {
-                    errors.push(error(
-                        key,
-                        "too-long",
-                        "mag hoogstens 100 tekens zijn",
-                        "ne peut dépasser 100 caractères",
-                    ));
-                    None
-                }
-                Some(text) if !is_one_line(text) => {
-                    errors.push(not_one_line(key, text));
-                    None
-                }
-                Some(text) => Some(json!(text)),
-                None => {
-                    errors.push(FieldError::not_text(key, value.clone()));
-                    None
-                }
-            },
-        };
+        errors.append(&mut typing);
         if let Some(typed) = typed {
             if !definition.updateable && before.is_some_and(|old| old != &typed) {
                 errors.push(not_updateable(key));
@@ -218,6 +148,94 @@ pub fn check_attributes(
         Ok(checked)
     } else {
         Err(errors)
+    }
+}
+
+/// `value` read as the attribute's type (a number may come as text), or `None` with the
+/// reason in `errors`.
+fn typed(
+    definition: &AttributeDefinition,
+    value: &Value,
+    errors: &mut Vec<FieldError>,
+) -> Option<Value> {
+    let key = &definition.key;
+    match definition.kind {
+        AttributeType::List => match value.as_str() {
+            Some(option) if definition.options.iter().any(|o| o.key == option) => {
+                Some(json!(option))
+            }
+            _ => {
+                let keys: Vec<&str> = definition.options.iter().map(|o| o.key.as_str()).collect();
+                errors.push(
+                    error(
+                        key,
+                        "unknown-option",
+                        format!("moet een van deze zijn: {}", keys.join(", ")),
+                        format!("doit être l'une de ces valeurs : {}", keys.join(", ")),
+                    )
+                    .with_value(value.clone()),
+                );
+                None
+            }
+        },
+        AttributeType::Number => match integer(value) {
+            Some(n) if n.unsigned_abs() > EXACT_INTEGER_MAX => {
+                errors.push(out_of_range(
+                    key,
+                    &format!("-{EXACT_INTEGER_MAX} .. {EXACT_INTEGER_MAX}"),
+                    json!(n),
+                ));
+                None
+            }
+            Some(n) => within(key, n as f64, definition, errors).then(|| json!(n)),
+            None => {
+                errors.push(
+                    error(
+                        key,
+                        "invalid-value",
+                        "moet een geheel getal zijn",
+                        "doit être un nombre entier",
+                    )
+                    .with_value(value.clone()),
+                );
+                None
+            }
+        },
+        AttributeType::Double => match decimal(value) {
+            Some(n) => within(key, n, definition, errors).then(|| json!(n)),
+            None => {
+                errors.push(
+                    error(
+                        key,
+                        "invalid-value",
+                        "moet een getal zijn",
+                        "doit être un nombre",
+                    )
+                    .with_value(value.clone()),
+                );
+                None
+            }
+        },
+        AttributeType::String => match value.as_str().map(str::trim) {
+            Some(text) if text.chars().count() > 100 => {
+                errors.push(error(
+                    key,
+                    "too-long",
+                    "mag hoogstens 100 tekens zijn",
+                    "ne peut dépasser 100 caractères",
+                ));
+                None
+            }
+            Some(text) if !is_one_line(text) => {
+                errors.push(not_one_line(key, text));
+                None
+            }
+            Some(text) => Some(json!(text)),
+            None => {
+                errors.push(FieldError::not_text(key, value.clone()));
+                None
+            }
+        },
     }
 }
 

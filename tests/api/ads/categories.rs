@@ -11,6 +11,7 @@ both_backends!(
     close_date_follows_the_categorys_running_days,
     ads_outlive_a_closed_category_and_changed_definitions,
     not_updateable_attributes_keep_their_value,
+    a_kept_value_is_compared_as_typed,
 );
 
 /// Changes a category as an operator's import would.
@@ -273,5 +274,45 @@ async fn not_updateable_attributes_keep_their_value(app: TestApp) {
     assert_eq!(
         field_codes(&error),
         [("weight".to_owned(), "not-writable".to_owned())]
+    );
+}
+
+/// A value the ad holds may be sent back in another form the type reads alike (a number as
+/// text): it is no change, so an attribute that is no longer `writable` lets it through.
+async fn a_kept_value_is_compared_as_typed(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let mut body = minimal("Gewogen fiets");
+    body["categoryId"] = json!(404);
+    body["weight"] = json!(18.5);
+    let ad = created(&app, &seller.token, &body).await;
+    let path = ad["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    assert_eq!(ad["weight"], 18.5);
+    change_category(&app, 404, |category| {
+        definition(category, "weight").writable = false;
+    })
+    .await;
+    let mut as_text = ad.clone();
+    as_text["weight"] = json!("18.5");
+    as_text["title"] = json!("Gewogen fiets, als tekst");
+    let kept = expect_json(put(&app, &seller.token, &path, &as_text).await, 200).await;
+    assert_eq!(kept["weight"], 18.5);
+    assert_eq!(kept["title"], "Gewogen fiets, als tekst");
+    let mut other = kept.clone();
+    other["weight"] = json!("19");
+    let refused = expect_json(put(&app, &seller.token, &path, &other).await, 400).await;
+    assert_eq!(
+        field_codes(&refused),
+        [("weight".to_owned(), "not-writable".to_owned())]
+    );
+    let mut unreadable = kept.clone();
+    unreadable["weight"] = json!("zwaar");
+    let refused = expect_json(put(&app, &seller.token, &path, &unreadable).await, 400).await;
+    assert_eq!(
+        field_codes(&refused),
+        [("weight".to_owned(), "not-writable".to_owned())]
+    );
+    assert_eq!(
+        app.get_json(&path, 200).await["title"],
+        "Gewogen fiets, als tekst"
     );
 }
