@@ -133,22 +133,25 @@ pub fn routes(api: Api) -> Api {
     )
 }
 
-/// The ad's strong tag at `now`: its stored version, and what its body depends on besides
-/// (the state, whether it may be renewed, and which features run all change with time
-/// alone; the rest with rows beside the ad's own: [`beside_the_row`]).
-fn tag(record: &AdRecord, now: i64) -> String {
+/// The ad's strong tag at `now`, for its seller or anyone else: its stored version, and what
+/// its body depends on besides (the state, whether it may be renewed, and which features run
+/// all change with time alone; the rest with rows beside the ad's own: [`beside_the_row`]).
+/// The two bodies differ (the seller's shows more), so their tags do too; only the seller's
+/// is ever compared with an `If-Match`.
+fn tag(record: &AdRecord, now: i64, for_seller: bool) -> String {
     let status = record.status_at(now);
     let renewable = renew_possible(status, record.close_date, now);
     let running = record
         .running_effects(now)
         .fold(0u8, |bits, effect| bits | 1 << effect as u8);
     format!(
-        "{}-{}-{}-{}-{running}-{}",
+        "{}-{}-{}-{}-{running}-{}{}",
         record.number,
         record.version,
         status.as_str(),
         u8::from(renewable),
-        beside_the_row(record)
+        beside_the_row(record),
+        if for_seller { "" } else { "-public" }
     )
 }
 
@@ -202,8 +205,9 @@ impl Fnv1a {
 fn if_match(headers: &HeaderMap, now: i64) -> impl FnOnce(&AdRecord) -> bool + Send + 'static {
     let wanted = header_list(headers, header::IF_MATCH);
     move |record| {
-        wanted
-            .is_none_or(|wanted| etag_matches_strong(&wanted, &format!("\"{}\"", tag(record, now))))
+        wanted.is_none_or(|wanted| {
+            etag_matches_strong(&wanted, &format!("\"{}\"", tag(record, now, true)))
+        })
     }
 }
 
@@ -225,7 +229,7 @@ fn respond(
     } else {
         Json::ok(body)
     };
-    json.with_version_tag(&tag(record, now))
+    json.with_version_tag(&tag(record, now, for_seller))
 }
 
 async fn create(

@@ -72,6 +72,30 @@ async fn etags_guard_changes(app: TestApp) {
         .to_owned();
     let read = app.get_with(&path, &seller.token).await;
     assert_eq!(read.headers()["etag"].to_str().unwrap(), tag);
+    // Anyone else reads a shorter body, under a tag of its own: a client that switches
+    // between the two never has one answered 304 with the other.
+    let public = app.get(&path).await;
+    let public_tag = public.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(public_tag, tag);
+    let as_seller = app
+        .request(Method::GET, &path)
+        .token(&seller.token)
+        .header("if-none-match", &public_tag)
+        .send()
+        .await;
+    assert_eq!(as_seller.status(), 200);
+    let public_patch = json_patch(
+        &app,
+        &seller.token,
+        &path,
+        json!([{"op": "replace", "path": "/title", "value": "Publiek"}]),
+        Some(&public_tag),
+    )
+    .await;
+    assert_eq!(
+        expect_json(public_patch, 412).await["code"],
+        "precondition-failed"
+    );
     let cached = app
         .request(Method::GET, &path)
         .token(&seller.token)
