@@ -38,14 +38,16 @@ const THROTTLED_NAME_CHARS: usize = 320;
 pub fn throttle_keys(username: &str, address: &str) -> ThrottleKeys {
     // Control characters are left out: PostgreSQL cannot store a NUL, and adding them must
     // not open a fresh count for the same account. So is what lies past the longest
-    // address (254): no account has it, and an index refuses keys of some kilobytes.
-    let account: String = username
+    // address (254): no account has it, and an index refuses keys of some kilobytes. Cut
+    // after normalizing, as the sign-in reads the name: spaces before an address would
+    // otherwise push its end out of the key, and each count of them open a fresh count.
+    let typed: String = username.chars().filter(|c| !c.is_control()).collect();
+    let account: String = normalize_email(&typed)
         .chars()
-        .filter(|c| !c.is_control())
         .take(THROTTLED_NAME_CHARS)
         .collect();
     ThrottleKeys {
-        account: format!("account:{}", normalize_email(&account)),
+        account: format!("account:{account}"),
         address: format!("address:{address}"),
     }
 }
@@ -125,6 +127,9 @@ mod tests {
         assert_eq!(keys.account, "account:jan@example.nl");
         assert_eq!(keys.address, "address:192.0.2.1");
         assert_eq!(throttle_keys("jan@example.nl", "192.0.2.1"), keys);
+        // However many spaces come first, as the sign-in trims them.
+        let padded = format!("{}Jan@Example.NL", " ".repeat(THROTTLED_NAME_CHARS));
+        assert_eq!(throttle_keys(&padded, "192.0.2.1"), keys);
         let long = "é".repeat(4_000);
         let kept = throttle_keys(&long, "192.0.2.1").account;
         assert_eq!(

@@ -321,6 +321,17 @@ async fn sign_in_is_throttled_with_one_message(app: TestApp) {
     app.clock.advance(16 * 60);
     let later = attempt(EMAIL, PASSWORD).await;
     assert_eq!(later.status(), 200, "consent page after the window");
+    // Spaces before the address name the same account (the sign-in trims them): however
+    // many, they open no fresh count.
+    let padded = |spaces: usize| format!("{}{EMAIL}", " ".repeat(spaces));
+    for spaces in 300..305 {
+        let wrong = app.sign_in(&query, &padded(spaces), "wrong-password").await;
+        assert_eq!(wrong.status(), 200, "{spaces}");
+    }
+    let locked = app.sign_in(&query, &padded(305), PASSWORD).await;
+    assert_eq!(locked.status(), 429, "padded, with the right password");
+    assert_eq!(attempt(EMAIL, PASSWORD).await.status(), 429);
+    app.clock.advance(16 * 60);
     // A name of kilobytes of letters that do not compress (no address is so long): a
     // failure like any other, counted under its beginning.
     let mut seed = 0x2545_f491_4f6c_dd1d_u64;
