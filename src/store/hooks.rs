@@ -115,6 +115,15 @@ pub async fn replace(
     let Some(mut record) = replaced else {
         return Ok(None);
     };
+    if !hook.active {
+        // Made inactive, it gets nothing more: not even what waits for a retry, which
+        // would go out if the hook were made active again before it fell due.
+        conn.run(
+            "DELETE FROM hook_deliveries WHERE hook_id = $1",
+            params![id],
+        )
+        .await?;
+    }
     conn.run("DELETE FROM hook_events WHERE hook_id = $1", params![id])
         .await?;
     set_events(conn, id, hook.events).await?;
@@ -187,14 +196,20 @@ pub async fn backlog(conn: &mut dyn Conn, id: i64) -> Result<Backlog, DbError> {
     })
 }
 
-/// Where the deliveries of hook `id` go, if it is there and active.
-pub async fn receiver(conn: &mut dyn Conn, id: i64) -> Result<Option<Receiver>, DbError> {
+/// Where hook `id` gets its events of type `event_type`, if it is there, active and still
+/// wants them (a replacement may have taken the type out since the event was queued).
+pub async fn receiver(
+    conn: &mut dyn Conn,
+    id: i64,
+    event_type: &str,
+) -> Result<Option<Receiver>, DbError> {
     conn.record(
         &format!(
-            "SELECT {} FROM hooks WHERE hook_id = $1 AND active",
+            "SELECT {} FROM hooks WHERE hook_id = $1 AND active AND EXISTS \
+             (SELECT 1 FROM hook_events w WHERE w.hook_id = $1 AND w.event_type = $2)",
             Receiver::COLUMNS
         ),
-        params![id],
+        params![id, event_type],
     )
     .await
 }

@@ -90,15 +90,18 @@ pub async fn deliver_next(
     let (receiver, event) = db
         .read(move |conn| {
             Box::pin(async move {
-                let receiver = hooks::receiver(conn, hook_id).await?;
-                let event = events::by_id(conn, event_id).await?;
-                Ok::<_, DbError>((receiver, event))
+                let Some(event) = events::by_id(conn, event_id).await? else {
+                    return Ok::<_, DbError>((None, None));
+                };
+                let receiver = hooks::receiver(conn, hook_id, &event.event_type).await?;
+                Ok((receiver, Some(event)))
             })
         })
         .await?;
     let (id, attempts) = (delivery.id, delivery.attempts);
     let (Some(receiver), Some(event)) = (receiver, event) else {
-        // The hook is gone or inactive: what it did not get meanwhile is not sent later.
+        // The hook is gone, inactive or no longer wants the event's type: what it did not
+        // get meanwhile is not sent later.
         forget(db, &DELIVERIES, delivery).await?;
         return Ok(Delivered::Done);
     };

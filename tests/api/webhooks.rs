@@ -565,6 +565,7 @@ with_receiver_allowed!(
     a_delivery_is_signed_and_tried_again_until_taken,
     a_delivery_failing_for_three_days_is_given_up,
     only_active_hooks_that_want_the_event_get_it,
+    a_hook_changed_while_a_delivery_waits_gets_it_no_more,
 );
 
 async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
@@ -725,4 +726,56 @@ async fn only_active_hooks_that_want_the_event_get_it(app: TestApp) {
         "loopback is not reached unless allowed"
     );
     assert!(received.lock().is_empty());
+}
+
+/// A delivery waiting to be tried again is not sent to a hook that no longer wants its type,
+/// nor to one made inactive, even once it is made active again.
+async fn a_hook_changed_while_a_delivery_waits_gets_it_no_more(app: TestApp) {
+    let failing = StatusCode::INTERNAL_SERVER_ERROR;
+    let (url, received) = receiver(vec![failing; 2]).await;
+    let body = hook_body(&url, &["advertisement.created"]);
+    let created = create_hook(&app, &app.token, &body).await;
+    let path = format!("/v1/hooks/{}", expect_json(created, 201).await["hookId"]);
+    let replace = |body: Value| {
+        let request = app.put(&path).token(&app.token).json(&body);
+        async move { expect_json(request.send().await, 200).await }
+    };
+    let seller = app.user("seller@example.com").await;
+    crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    wait_for(&received, 1).await;
+    set_for_later(&app, 1).await;
+    // The hook now wants bids only: the ad's delivery, when it falls due, is dropped.
+    replace(hook_body(&url, &["bid.placed"])).await;
+    app.clock.advance(31);
+    let mut waiting = 1;
+    for _ in 0..100 {
+        waiting = waiting_deliveries(&app).await;
+        if waiting == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        waiting, 0,
+        "the delivery of a type no longer wanted is dropped"
+    );
+    assert_eq!(received.lock().len(), 1);
+
+    replace(hook_body(&url, &["advertisement.created"])).await;
+    crate::ads::created(&app, &seller.token, &crate::ads::minimal("Stadsfiets")).await;
+    wait_for(&received, 2).await;
+    set_for_later(&app, 1).await;
+    // Made inactive, it gets nothing more; made active again, not what it waited for.
+    let mut inactive = hook_body(&url, &["advertisement.created"]);
+    inactive["active"] = json!(false);
+    replace(inactive).await;
+    assert_eq!(waiting_deliveries(&app).await, 0, "dropped with the change");
+    replace(hook_body(&url, &["advertisement.created"])).await;
+    app.clock.advance(31);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        received.lock().len(),
+        2,
+        "nothing sent after the hook was inactive"
+    );
 }
