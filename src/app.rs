@@ -379,8 +379,14 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
     }
     state.workers.spawn(sweep_blobs(state.clone()));
     state.workers.spawn(send_mail(state.clone()));
+    // A hook holds all senders but one at most: a slow receiver leaves one to the others.
+    let in_flight = std::sync::Arc::new(crate::usecase::deliveries::InFlight::new(
+        WEBHOOK_SENDERS - 1,
+    ));
     for _ in 0..WEBHOOK_SENDERS {
-        state.workers.spawn(deliver_webhooks(state.clone()));
+        state
+            .workers
+            .spawn(deliver_webhooks(state.clone(), in_flight.clone()));
     }
     let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
     for _ in 0..state.config.image_workers {
@@ -444,7 +450,10 @@ async fn send_mail(state: AppState) {
 /// A webhook sender (`usecase::deliveries`): makes every delivery due, then looks again
 /// after [`DELIVERY_POLL`] (the events that queue deliveries are written by every replica's
 /// requests, so it polls rather than waits for a wake).
-async fn deliver_webhooks(state: AppState) {
+async fn deliver_webhooks(
+    state: AppState,
+    in_flight: std::sync::Arc<crate::usecase::deliveries::InFlight>,
+) {
     use crate::usecase::deliveries::{Delivered, DeliveryPolicy, deliver_next};
     let policy = DeliveryPolicy {
         timeout: std::time::Duration::from_secs(state.config.webhook_timeout_secs),
@@ -457,7 +466,7 @@ async fn deliver_webhooks(state: AppState) {
             .into_bytes()
     };
     while !state.stopping.is_cancelled() {
-        match deliver_next(&state.db, &state.clock, &policy, &render).await {
+        match deliver_next(&state.db, &state.clock, &policy, &render, &in_flight).await {
             Ok(Delivered::Done | Delivered::Failed) => continue,
             Ok(Delivered::Idle) => {}
             Err(e) => {
@@ -470,8 +479,9 @@ async fn deliver_webhooks(state: AppState) {
     }
 }
 
-/// Webhook senders per replica, each making one delivery at a time: a receiver that
-/// holds its deliveries for the whole timeout holds up one sender, not every client's.
+/// Webhook senders per replica, each making one delivery at a time. A hook holds all but
+/// one of them at most (`usecase::deliveries::InFlight`): a receiver that holds its
+/// deliveries for the whole timeout slows the others' deliveries, but never stops them.
 const WEBHOOK_SENDERS: usize = 4;
 
 /// How often an idle webhook sender looks for deliveries.

@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 
 use crate::params;
 
-use super::{Conn, DbError, Record};
+use super::{Conn, DbError, Record, Value};
 
 /// A record taken from a [`LeasedQueue`]: which row, and which taking of it.
 pub trait Leased: Record + Send + Sync + 'static {
@@ -72,24 +72,39 @@ impl<R: Leased> LeasedQueue<R> {
 
     /// Takes the item due first at `now`, if any, until `until`. An item that another
     /// sender is taking at this moment is passed over (PostgreSQL's `SKIP LOCKED`).
+    ///
+    /// With `passing_over`, also the items whose column holds one of the values (a hook's
+    /// deliveries while it holds its share of the senders).
     pub async fn take(
         &self,
         conn: &mut dyn Conn,
         now: i64,
         until: i64,
+        passing_over: Option<(&str, &[i64])>,
     ) -> Result<Option<R>, DbError> {
         let (table, key) = (self.table, self.key);
         let skip_locked = conn.skip_locked();
+        let mut values = params![now, until].to_vec();
+        let passed = match passing_over {
+            Some((column, passed)) if !passed.is_empty() => {
+                values.extend(passed.iter().map(|value| Value::Int(*value)));
+                format!(
+                    " AND {column} NOT IN ({})",
+                    super::numbered(3, passed.len())
+                )
+            }
+            _ => String::new(),
+        };
         conn.record(
             &format!(
                 "UPDATE {table} SET due_at = $2, attempts = attempts + 1 \
-                 WHERE {key} = (SELECT {key} FROM {table} WHERE due_at <= $1 \
+                 WHERE {key} = (SELECT {key} FROM {table} WHERE due_at <= $1{passed} \
                                 ORDER BY due_at, {key} LIMIT 1{skip_locked}) \
                    AND due_at <= $1 \
                  RETURNING {}",
                 R::COLUMNS
             ),
-            params![now, until],
+            &values,
         )
         .await
     }

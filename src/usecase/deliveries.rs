@@ -14,8 +14,12 @@
 //!   connected to.
 //! - A delivery is made at least once: a sender that stops after the receiver took it but
 //!   before the queue forgets it leaves it to be made again once its lease runs out.
-//! - A hook deleted or made inactive meanwhile gets nothing more.
+//! - A hook deleted or made inactive meanwhile gets nothing more; nor does one that no
+//!   longer wants the event's type.
+//! - A hook holds at most a share of the replica's senders ([`InFlight`]): a receiver that
+//!   answers slowly slows the other hooks' deliveries, and never stops them.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
@@ -73,15 +77,89 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     hex::encode(mac.finalize().into_bytes())
 }
 
-/// Takes the delivery due first and makes it; `render` writes an event's body.
+/// The hooks whose deliveries this replica's senders are making, and how many each: a hook
+/// holds at most `share` senders at once, so a receiver that answers slowly (or not at all,
+/// each attempt the whole timeout) never holds every sender while other clients' deliveries
+/// wait behind its own.
+#[derive(Debug)]
+pub struct InFlight {
+    share: usize,
+    /// One take at a time, so that two senders cannot both take a hook's last share.
+    taking: tokio::sync::Mutex<()>,
+    making: std::sync::Mutex<HashMap<i64, usize>>,
+}
+
+impl InFlight {
+    /// For senders of which a hook may hold `share` (at least one).
+    pub fn new(share: usize) -> InFlight {
+        InFlight {
+            share: share.max(1),
+            taking: tokio::sync::Mutex::default(),
+            making: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The hooks that hold their share.
+    fn full(&self) -> Vec<i64> {
+        let making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        making
+            .iter()
+            .filter(|(_, senders)| **senders >= self.share)
+            .map(|(hook, _)| *hook)
+            .collect()
+    }
+
+    /// Counts a sender on `hook` until the guard is dropped.
+    fn start(&self, hook: i64) -> Making<'_> {
+        let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        *making.entry(hook).or_default() += 1;
+        Making {
+            in_flight: self,
+            hook,
+        }
+    }
+}
+
+/// A sender making a delivery of `hook`.
+struct Making<'a> {
+    in_flight: &'a InFlight,
+    hook: i64,
+}
+
+impl Drop for Making<'_> {
+    fn drop(&mut self) {
+        let mut making = self
+            .in_flight
+            .making
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(senders) = making.get_mut(&self.hook) {
+            *senders -= 1;
+            if *senders == 0 {
+                making.remove(&self.hook);
+            }
+        }
+    }
+}
+
+/// Takes the delivery due first, of a hook that does not hold its share of this replica's
+/// senders (`in_flight`), and makes it; `render` writes an event's body.
 pub async fn deliver_next(
     db: &Db,
     clock: &Clock,
     policy: &DeliveryPolicy,
     render: &(dyn Fn(&EventRecord) -> Vec<u8> + Sync),
+    in_flight: &InFlight,
 ) -> Result<Delivered, DbError> {
-    let Some(delivery) = take_due(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS).await? else {
-        return Ok(Delivered::Idle);
+    let (delivery, _making) = {
+        let _turn = in_flight.taking.lock().await;
+        let full = Some(("hook_id", in_flight.full()));
+        let Some(delivery) = take_due(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS, full).await?
+        else {
+            return Ok(Delivered::Idle);
+        };
+        let making = in_flight.start(delivery.hook_id);
+        (delivery, making)
     };
     // Read after the take's commit, not in its transaction: the SQLite writer is held
     // for the take alone, and a hook changed meanwhile is seen as it is now. Should the

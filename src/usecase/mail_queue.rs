@@ -75,7 +75,7 @@ pub enum Sent {
 
 /// Takes the mail due first and sends it.
 pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, DbError> {
-    let Some(queued) = take_due(db, clock, &QUEUE, SEND_LEASE_SECS).await? else {
+    let Some(queued) = take_due(db, clock, &QUEUE, SEND_LEASE_SECS, None).await? else {
         return Ok(Sent::Idle);
     };
     let (id, attempts) = (queued.id, queued.attempts);

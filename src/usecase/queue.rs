@@ -16,6 +16,7 @@ pub async fn take_due<R: Leased>(
     clock: &Clock,
     queue: &'static LeasedQueue<R>,
     lease_secs: i64,
+    passing_over: Option<(&'static str, Vec<i64>)>,
 ) -> Result<Option<R>, DbError> {
     let now = clock.now();
     let due = db
@@ -25,8 +26,13 @@ pub async fn take_due<R: Leased>(
         return Ok(None);
     }
     let until = now + lease_secs;
-    db.write(move |conn| Box::pin(async move { queue.take(conn, now, until).await }))
-        .await
+    db.write(move |conn| {
+        Box::pin(async move {
+            let passing_over = passing_over.as_ref().map(|(c, v)| (*c, v.as_slice()));
+            queue.take(conn, now, until, passing_over).await
+        })
+    })
+    .await
 }
 
 /// Gives up the leases of a stopped sender (SQLite at start-up, before this process's

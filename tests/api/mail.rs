@@ -206,9 +206,9 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
         .write(move |conn| {
             Box::pin(async move {
                 push(conn, "traag@souk.test", "Onderwerp", "Tekst", None, now).await?;
-                let first = QUEUE.take(conn, now, now + 300).await?.unwrap();
-                let none = QUEUE.take(conn, now + 1, now + 301).await?;
-                let second = QUEUE.take(conn, now + 300, now + 600).await?.unwrap();
+                let first = QUEUE.take(conn, now, now + 300, None).await?.unwrap();
+                let none = QUEUE.take(conn, now + 1, now + 301, None).await?;
+                let second = QUEUE.take(conn, now + 300, now + 600, None).await?.unwrap();
                 Ok::<_, souk::store::DbError>((first, none, second))
             })
         })
@@ -281,7 +281,7 @@ async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
         .write(move |conn| {
             Box::pin(async move {
                 push(conn, "herstart@souk.test", "Onderwerp", "Tekst", None, now).await?;
-                QUEUE.take(conn, now, now + 300).await
+                QUEUE.take(conn, now, now + 300, None).await
             })
         })
         .await

@@ -3,12 +3,14 @@
 //! both backends.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
+use tokio::sync::Semaphore;
 
 use souk::accounts::ClientSpec;
 
@@ -566,6 +568,7 @@ with_receiver_allowed!(
     a_delivery_failing_for_three_days_is_given_up,
     only_active_hooks_that_want_the_event_get_it,
     a_hook_changed_while_a_delivery_waits_gets_it_no_more,
+    a_receiver_that_holds_its_deliveries_leaves_a_sender_to_the_others,
 );
 
 async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
@@ -778,4 +781,73 @@ async fn a_hook_changed_while_a_delivery_waits_gets_it_no_more(app: TestApp) {
         2,
         "nothing sent after the hook was inactive"
     );
+}
+
+/// A receiver that holds every delivery until `release` is closed; `held` counts those it
+/// holds at the moment.
+async fn holding_receiver() -> (String, Arc<AtomicUsize>, Arc<Semaphore>) {
+    let (held, release) = (Arc::new(AtomicUsize::new(0)), Arc::new(Semaphore::new(0)));
+    let (counted, waited) = (held.clone(), release.clone());
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let (counted, waited) = (counted.clone(), waited.clone());
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                // Closed: every waiter, and every later one, goes on at once.
+                let _ = waited.acquire().await;
+                counted.fetch_sub(1, Ordering::SeqCst);
+                StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{address}/hook"), held, release)
+}
+
+/// A receiver that takes the connection and does not answer holds each sender it gets for
+/// the whole timeout; it gets all of a replica's senders but one, so another hook's
+/// deliveries still go out meanwhile.
+async fn a_receiver_that_holds_its_deliveries_leaves_a_sender_to_the_others(app: TestApp) {
+    let name = "webhooks_holding_receiver";
+    let settings = [
+        ("SOUK_WEBHOOK_ALLOW", "127.0.0.0/8"),
+        ("SOUK_WEBHOOK_TIMEOUT_SECS", "60"),
+    ];
+    let app = TestApp::start_with(app.backend, name, &settings).await;
+    let (slow_url, held, release) = holding_receiver().await;
+    let body = hook_body(&slow_url, &["advertisement.created"]);
+    expect_json(create_hook(&app, &app.token, &body).await, 201).await;
+    let seller = app.user("seller@example.com").await;
+    for title in [
+        "Racefiets",
+        "Stadsfiets",
+        "Bakfiets",
+        "Vouwfiets",
+        "Ligfiets",
+    ] {
+        crate::ads::created(&app, &seller.token, &crate::ads::minimal(title)).await;
+    }
+    for _ in 0..100 {
+        if held.load(Ordering::SeqCst) >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(held.load(Ordering::SeqCst), 3, "all senders but one");
+    let (url, received) = receiver(Vec::new()).await;
+    let body = hook_body(&url, &["advertisement.created"]);
+    expect_json(create_hook(&app, &app.token, &body).await, 201).await;
+    let tandem = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Tandem")).await;
+    wait_for(&received, 1).await;
+    let event: Value = serde_json::from_slice(&received.lock()[0].1).unwrap();
+    assert_eq!(event["eventData"]["itemId"], tandem["itemId"]);
+    assert_eq!(
+        held.load(Ordering::SeqCst),
+        3,
+        "the slow hook got no fourth"
+    );
+    release.close();
 }
