@@ -225,8 +225,13 @@ pub async fn by_id(conn: &mut dyn Conn, id: i64) -> Result<Option<EventRecord>, 
     .await
 }
 
-/// Forgets the events written before `before`, with their recipients and deliveries.
-pub async fn forget_before(conn: &mut dyn Conn, before: i64) -> Result<u64, DbError> {
-    conn.execute("DELETE FROM events WHERE created_at < $1", params![before])
-        .await
+/// Forgets at most `limit` of the events written before `before`, with their recipients and
+/// deliveries; returns how many events went.
+pub async fn forget_before(conn: &mut dyn Conn, before: i64, limit: i64) -> Result<u64, DbError> {
+    conn.execute(
+        "DELETE FROM events WHERE event_id IN \
+         (SELECT event_id FROM events WHERE created_at < $1 LIMIT $2)",
+        params![before, limit],
+    )
+    .await
 }

@@ -24,6 +24,7 @@ both_backends!(
     events_are_for_the_clients_the_user_granted,
     each_change_records_its_event,
     a_review_is_for_the_clients_of_its_seller_and_of_its_writer,
+    events_are_forgotten_after_thirty_days_in_batches,
 );
 
 const SECRET: &str = "a secret of the partner, 32 chars";
@@ -850,4 +851,37 @@ async fn a_receiver_that_holds_its_deliveries_leaves_a_sender_to_the_others(app:
         "the slow hook got no fourth"
     );
     release.close();
+}
+
+/// The hourly upkeep forgets events older than 30 days, in writes of a batch each: a
+/// backlog of thousands all goes, the younger stay.
+async fn events_are_forgotten_after_thirty_days_in_batches(app: TestApp) {
+    let seller = app.user("seller@example.com").await;
+    crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    let now = app.clock.now();
+    let old = now - souk::usecase::events::KEEP_SECS - 1;
+    app.execute(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500) \
+         INSERT INTO events (event_type, event_data, resource_rel, resource_path, resource, \
+                             created_at) \
+         SELECT 'advertisement.created', '{}', 'svc:advertisement', '/advertisements/m1', \
+                '{}', CAST($1 AS BIGINT) FROM n",
+        vec![souk::store::Value::Int(old)],
+    )
+    .await;
+    let gone = souk::usecase::events::forget_old(&app.db, now)
+        .await
+        .unwrap();
+    assert_eq!(gone, 2500);
+    assert_eq!(
+        types(&events_of(&app, &app.token).await),
+        ["advertisement.created"],
+        "the young event stays"
+    );
+    let left = app
+        .db
+        .read(|conn| Box::pin(conn.column::<i64>("SELECT COUNT(*) FROM events", &[])))
+        .await
+        .unwrap();
+    assert_eq!(left, [1]);
 }
