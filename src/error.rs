@@ -48,7 +48,7 @@ macro_rules! error_codes {
 
 error_codes! {
     ValidationFailure = (400, "validation-failure", "Validatie mislukt", "La validation a échoué",
-        "The request is well-formed but some values are not acceptable. `details` lists every problem at once, each with the `field` (or `fields`) at fault, a `code` and a `message`; fix them all and send again.");
+        "The request is well-formed but some values are not acceptable. `details` lists every problem at once (the first 100), each with the `field` (or `fields`) at fault, a `code` and a `message`; fix them all and send again.");
     InvalidJson = (400, "invalid-json", "De body is geen geldige JSON", "Le corps n'est pas du JSON valide",
         "The request body could not be parsed as JSON (or is not of the shape the endpoint takes). The message names the line and column where parsing stopped.");
     IncorrectContentType = (400, "incorrect-content-type", "Onjuist content-type", "Type de contenu incorrect",
@@ -235,12 +235,18 @@ impl ApiError {
             body["details"] = self
                 .details
                 .iter()
+                .take(DETAILS_MOST)
                 .map(|d| field_error_json(d, language))
                 .collect();
         }
         body
     }
 }
+
+/// The most field errors one answer lists: a body of garbage (a list of half a million
+/// bad items fits in a megabyte) must not be answered with tens of megabytes. No request a
+/// client means to send has so many problems.
+pub const DETAILS_MOST: usize = 100;
 
 impl From<ErrorCode> for ApiError {
     fn from(code: ErrorCode) -> Self {

@@ -223,17 +223,18 @@ pub const BRAND_LENGTH_MAX: usize = 50;
 /// Checks a user's list of brands: at most 50, each 1 to 50 characters, no brand twice
 /// (ignoring case). Returns the trimmed list or every problem.
 pub fn check_brands(brands: &[String]) -> Result<Vec<String>, Vec<FieldError>> {
-    let mut errors = Vec::new();
+    // A list too long is refused whole, not item by item.
     if brands.len() > BRANDS_MAX {
-        errors.push(FieldError::new(
+        return Err(vec![FieldError::new(
             "brands",
             "too-many",
             Text::new(
                 format!("hoogstens {BRANDS_MAX} merken"),
                 format!("au plus {BRANDS_MAX} marques"),
             ),
-        ));
+        )]);
     }
+    let mut errors = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut trimmed = Vec::new();
     for (i, brand) in brands.iter().enumerate() {

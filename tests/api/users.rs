@@ -516,6 +516,11 @@ async fn user_brands(app: TestApp) {
     let too_many = expect_json(set(json!({ "brands": many })).await, 400).await;
     assert_eq!(too_many["details"][0]["field"], "brands");
     assert_eq!(too_many["details"][0]["code"], "too-many");
+    // Refused whole: a megabyte of bad brands is one field error, not one each.
+    let garbage = vec![""; 200_000];
+    let refused = expect_json(set(json!({ "brands": garbage })).await, 400).await;
+    assert_eq!(refused["details"].as_array().unwrap().len(), 1, "{refused}");
+    assert_eq!(refused["details"][0]["code"], "too-many");
     let missing = expect_json(set(json!({})).await, 400).await;
     assert_eq!(missing["details"][0]["code"], "missing");
     assert_eq!(app.get_json(&path, 200).await["brands"], json!([fifty]));

@@ -9,6 +9,10 @@ use crate::domain::category::{AttributeDefinition, AttributeType};
 use crate::domain::field_error::FieldError;
 use crate::domain::text::is_one_line;
 
+/// The most attributes an ad's body may give (flat members and listed ones together); a
+/// category has a few dozen at most.
+pub const ATTRIBUTES_MOST: usize = 200;
+
 /// The category attributes of an ad: the flat members of the body that are not standard
 /// fields, or the original's list form `"attributes": [{"key": .., "value": ..}]`.
 pub fn collect_attributes(
@@ -21,6 +25,20 @@ pub fn collect_attributes(
         if !standard.contains(&key.as_str()) && !key.starts_with('_') && key != "attributes" {
             attributes.insert(key.clone(), value.clone());
         }
+    }
+    let listed = match body.get("attributes") {
+        Some(Value::Array(items)) => items.len(),
+        _ => 0,
+    };
+    // More than any category has are refused whole, not one by one: a megabyte of them
+    // would be answered with a field error each.
+    if attributes.len() + listed > ATTRIBUTES_MOST {
+        return Err(vec![error(
+            "attributes",
+            "too-many",
+            format!("hoogstens {ATTRIBUTES_MOST} attributen"),
+            format!("au plus {ATTRIBUTES_MOST} attributs"),
+        )]);
     }
     match body.get("attributes") {
         None | Some(Value::Null) => {}

@@ -421,6 +421,32 @@ async fn malformed_bodies_are_refused_and_change_nothing(app: TestApp) {
             "{method} {content_type} {body}"
         );
     }
+    // A megabyte of attributes is refused whole, with one field error, listed or flat.
+    let mut listed = minimal("Ander");
+    listed["attributes"] = json!(vec![0; 300_000]);
+    let mut flat = minimal("Ander");
+    for i in 0..201 {
+        flat[format!("kenmerk{i}")] = json!(i);
+    }
+    for body in [listed, flat] {
+        let refused = expect_json(put(&app, &seller.token, &path, &body).await, 400).await;
+        assert_eq!(
+            field_codes(&refused),
+            [("attributes".to_owned(), "too-many".to_owned())]
+        );
+    }
+    // Within that, every problem is a field error, and the answer lists the first 100.
+    let mut unknown = minimal("Ander");
+    for i in 0..150 {
+        unknown[format!("kenmerk{i}")] = json!(i);
+    }
+    let refused = expect_json(put(&app, &seller.token, &path, &unknown).await, 400).await;
+    let details = refused["details"].as_array().unwrap();
+    assert_eq!(details.len(), 100);
+    assert!(
+        details.iter().all(|d| d["code"] == "unknown-attribute"),
+        "{refused}"
+    );
     let read = app.get_with(&path, &seller.token).await;
     assert_eq!(read.headers()["etag"], tag, "nothing changed");
     assert_eq!(expect_json(read, 200).await, ad);
