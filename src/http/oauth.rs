@@ -199,9 +199,12 @@ fn credentials(
                     "client_id differs from the Authorization header".into(),
                 ));
             }
+            // An empty password is no secret, as an empty `client_secret` is (a public
+            // client's way of sending Basic).
+            let secret = Some(decode_component(secret)).filter(|s| !s.is_empty());
             Ok(ClientCredentials {
                 client_id: id,
-                secret: Some(decode_component(secret)),
+                secret,
                 via_basic: true,
             })
         }
@@ -362,8 +365,10 @@ async fn introspect(State(state): State<AppState>, request: ClientRequest) -> An
         "active": true,
         "scope": found.scope,
         "client_id": found.client_id,
-        "token_type": found.token_type,
     });
+    if let Some(token_type) = found.token_type {
+        body["token_type"] = json!(token_type);
+    }
     if let Some(user) = found.user_id {
         body["sub"] = json!(user.to_string());
     }

@@ -591,7 +591,7 @@ pub fn all(prefix: &str) -> Value {
                     "scope": {"type": "string"},
                     "client_id": {"type": "string"},
                     "sub": {"type": "string", "description": "The user id, for a user's token."},
-                    "token_type": {"type": "string", "enum": ["access_token", "refresh_token"]},
+                    "token_type": {"type": "string", "enum": ["bearer"], "description": "An access token's type (RFC 6749 §5.1); absent for a refresh token."},
                     "exp": {"type": "integer"},
                     "iat": {"type": "integer"},
                 }),

@@ -356,7 +356,9 @@ pub struct Introspection {
     pub scope: String,
     pub client_id: String,
     pub user_id: Option<i64>,
-    pub token_type: &'static str,
+    /// RFC 7662's `token_type`: the type RFC 6749 §5.1 gives an access token (`bearer`);
+    /// none for a refresh token, which has no such type.
+    pub token_type: Option<&'static str>,
     pub issued_at: Option<i64>,
     pub expires_at: Option<i64>,
 }
@@ -370,7 +372,7 @@ pub fn introspect_access(token: AccessToken, client: &Client, now: i64) -> Optio
         scope: token.scope,
         client_id: token.client_id,
         user_id: token.user_id,
-        token_type: "access_token",
+        token_type: Some("bearer"),
         issued_at: Some(token.issued_at),
         expires_at: Some(token.expires_at),
     })
@@ -383,7 +385,7 @@ pub fn introspect_refresh(token: RefreshToken, client: &Client) -> Option<Intros
         scope: token.scope,
         client_id: token.client_id,
         user_id: Some(token.user_id),
-        token_type: "refresh_token",
+        token_type: None,
         issued_at: None,
         expires_at: None,
     })

@@ -216,4 +216,18 @@ async fn pkce(app: TestApp) {
         .send()
         .await;
     expect_json(response, 200).await;
+    // Nor is an empty password in Basic, the other way to send the same.
+    let code = code_for(&app, &public, &with_challenge).await;
+    let response = app
+        .post(TOKEN)
+        .basic_auth(&public.id, Some(""))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", &public.redirect_uri),
+            ("code_verifier", &verifier),
+        ])
+        .send()
+        .await;
+    expect_json(response, 200).await;
 }

@@ -201,6 +201,7 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     assert_eq!(active["active"], true);
     assert_eq!(active["client_id"], client.id);
     assert_eq!(active["scope"], "create_account confirm_upcall webhooks");
+    assert_eq!(active["token_type"], "bearer", "RFC 6749 §5.1's type");
     expect_json(app.get_with("/v1/categories", &token).await, 200).await;
     expect_json(revoke(&app, &client, &token).await, 200).await;
     expect_json(app.get_with("/v1/categories", &token).await, 401).await;
@@ -210,6 +211,12 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     app.create_user(EMAIL, PASSWORD).await;
     let (access, refresh) = app.user_token(&client, EMAIL, PASSWORD, None).await;
     assert_eq!(app.get_with("/v1/me", &access).await.status(), 302);
+    let live = introspect(refresh.clone()).await;
+    assert_eq!(live["active"], true);
+    assert!(
+        live.get("token_type").is_none(),
+        "a refresh token has no §5.1 type"
+    );
     expect_json(revoke(&app, &client, &refresh).await, 200).await;
     let refused = app.get_with("/v1/me", &access).await;
     assert_eq!(
