@@ -5,19 +5,18 @@
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 
 use crate::domain::advertisement::ItemId;
 use crate::domain::advertisement::{ModelType, PriceModel};
 use crate::domain::locale::{Language, euros};
 use crate::domain::time::Timestamp;
-use crate::error::ApiError;
 use crate::state::AppState;
 use crate::usecase;
 use crate::usecase::advertisements::{self, Reader};
 
-use super::{page_in, t};
+use super::{failure_page, page_in, t};
 
 /// Anything but an online ad's itemId (a path that is not even UTF-8 included) is a page
 /// not found.
@@ -41,7 +40,7 @@ pub(super) async fn ad_page(
     let shown = match shown {
         Ok(shown) => shown,
         Err(usecase::Error::NotFound(_)) => return not_found(&state),
-        Err(e) => return ApiError::from(e).into_response(),
+        Err(e) => return failure_page(&state, e),
     };
     // A HEAD (a link checker, a mail scanner's probe) shows no one the ad.
     if method == Method::GET {

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::html;
 
 use crate::domain::locale::Language;
@@ -17,7 +17,7 @@ use crate::state::AppState;
 use crate::usecase::authorization;
 use crate::usecase::sign_in::{self, SignIn};
 
-use super::{AUTHORIZE_PATH, Form, error_page, page, redirect, t};
+use super::{AUTHORIZE_PATH, Form, error_page, failure_page, page, redirect, t};
 
 const SESSION_COOKIE: &str = "souk_session";
 
@@ -109,7 +109,7 @@ async fn validate(state: &AppState, uri: &Uri) -> Result<Authorization, Response
             Box::pin(async move { authorization::validate_authorization(conn, &pairs).await })
         })
         .await
-        .map_err(|e| ApiError::from(e).into_response())?;
+        .map_err(|e| failure_page(state, e))?;
     outcome.map_err(|error| match error {
         AuthorizeError::Page(why) => error_page(state, StatusCode::BAD_REQUEST, &why),
         AuthorizeError::Redirect { url, .. } => redirect(&url),
@@ -129,9 +129,9 @@ pub(super) async fn authorize(
         Ok(Some(session)) => session,
         Ok(None) => match new_session(&state).await {
             Ok(session) => session,
-            Err(e) => return e.into_response(),
+            Err(e) => return failure_page(&state, e),
         },
-        Err(e) => return e.into_response(),
+        Err(e) => return failure_page(&state, e),
     };
     let response = match session.record.user_id {
         Some(user_id) => after_sign_in(&state, &authorization, &session, user_id, &uri).await,
@@ -156,7 +156,7 @@ async fn after_sign_in(
         .await;
     let consented = match consented {
         Ok(consented) => consented,
-        Err(e) => return ApiError::from(e).into_response(),
+        Err(e) => return failure_page(state, e),
     };
     if consented {
         return grant(state, authorization, user_id, false).await;
@@ -180,7 +180,7 @@ async fn grant(
         .await;
     match code {
         Ok(code) => redirect(&authorization.redirect_with(&[("code", &code)])),
-        Err(e) => ApiError::from(e).into_response(),
+        Err(e) => failure_page(state, e),
     }
 }
 
@@ -284,7 +284,7 @@ pub(super) async fn submit(
     let l = state.config.region.language();
     let session = match existing_session(&state, &headers).await {
         Ok(session) => session,
-        Err(e) => return e.into_response(),
+        Err(e) => return failure_page(&state, e),
     };
     // The CSRF token must come with the session it was issued to.
     let csrf_token = field("csrf_token");
@@ -316,7 +316,7 @@ pub(super) async fn submit(
     let now = state.clock.now();
     let outcome = sign_in::sign_in(&state.db, &username, password, &address, now).await;
     match outcome {
-        Err(e) => ApiError::from(e).into_response(),
+        Err(e) => failure_page(&state, e),
         Ok(SignIn::Locked { retry_after }) => {
             let mut response = login_page(
                 &state,

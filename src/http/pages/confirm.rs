@@ -4,15 +4,14 @@
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use maud::html;
 
-use crate::error::ApiError;
 use crate::oauth::{password, secret};
 use crate::state::AppState;
 use crate::usecase::{self, Conflict, accounts};
 
-use super::{Form, error_page, heading, page, query_param, t};
+use super::{Form, error_page, failure_page, heading, page, query_param, t};
 
 /// Shows a button rather than confirming on GET: mail scanners that follow links must not
 /// confirm on the owner's behalf.
@@ -32,7 +31,7 @@ pub(super) async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Res
         .await;
     let needs_password = match needs_password {
         Ok(needed) => needed,
-        Err(e) => return ApiError::from(e).into_response(),
+        Err(e) => return failure_page(&state, e),
     };
     page(
         &state,
@@ -111,7 +110,7 @@ pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Respo
             match wanted {
                 Ok(true) => Some(password::hash(p).await),
                 Ok(false) => None,
-                Err(e) => return ApiError::from(e).into_response(),
+                Err(e) => return failure_page(&state, e),
             }
         }
         None => None,
@@ -165,6 +164,6 @@ pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Respo
                 "Cette adresse e-mail est entre-temps utilisée par un autre compte.",
             ),
         ),
-        Err(e) => ApiError::from(e).into_response(),
+        Err(e) => failure_page(&state, e),
     }
 }

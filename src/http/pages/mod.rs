@@ -17,6 +17,7 @@ use maud::{Markup, html};
 use serde_json::json;
 
 use crate::domain::locale::Language;
+use crate::error::ApiError;
 use crate::error::ErrorCode;
 use crate::state::AppState;
 
@@ -147,6 +148,33 @@ fn page_in(l: Language, status: StatusCode, title: &str, body: Markup) -> Respon
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// A request the server could not answer (the database does not answer, say) as a page:
+/// the API error's status, message and headers (`Retry-After`), and the page's headers,
+/// never cached or framed, as on every other page.
+fn failure_page(state: &AppState, error: impl Into<ApiError>) -> Response {
+    let error = error.into();
+    let l = state.config.region.language();
+    let title = t(l, "Er ging iets mis", "Une erreur s'est produite");
+    let why = error
+        .message
+        .as_ref()
+        .map_or(error.code.message(l), |message| message.get(l));
+    let mut response = page(
+        state,
+        error.code.status(),
+        title,
+        html! {
+            (heading(title, why))
+        },
+    );
+    for (name, value) in &error.headers {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            response.headers_mut().insert(*name, value);
+        }
+    }
     response
 }
 
