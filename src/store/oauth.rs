@@ -542,18 +542,21 @@ pub async fn take_confirmation(
     .await
 }
 
-/// Whether the link confirms an account whose owner has not chosen a password yet (the
-/// confirmation page then asks for one). Unknown links: false.
+/// Whether the link, still usable at `now`, confirms an account whose owner has not chosen
+/// a password yet (the confirmation page then asks for one). Unknown, used, retired or
+/// expired links: false.
 pub async fn confirmation_wants_password(
     conn: &mut dyn Conn,
     token_hash: &str,
+    now: i64,
 ) -> Result<bool, DbError> {
     let hash: Option<String> = conn
         .query_opt(
             "SELECT u.password_hash FROM email_confirmations c \
              JOIN users u ON u.user_id = c.user_id \
-             WHERE c.token_hash = $1 AND c.purpose = $2",
-            params![token_hash, ConfirmationPurpose::Account.as_str()],
+             WHERE c.token_hash = $1 AND c.purpose = $2 \
+               AND c.used_at IS NULL AND c.expires_at > $3",
+            params![token_hash, ConfirmationPurpose::Account.as_str(), now],
         )
         .await?
         .map(|mut row| row.take())

@@ -6,7 +6,7 @@
 //! on SQLite runs on the one writer thread); mails go out after the commit.
 
 use crate::domain::field_error::FieldError;
-use crate::domain::locale::{Language, Locale};
+use crate::domain::locale::{Language, Locale, Text};
 use crate::domain::user::{Account, Email, UserStatus, check_brands, email_in_use};
 use crate::mail::Mail;
 use crate::oauth::Client;
@@ -92,7 +92,8 @@ pub async fn register(
 
 /// Asks to change `user`'s address to `email`: mails that address the link that makes the
 /// change, and retires the links of earlier requests (a mistyped address must not keep a
-/// link that takes the account). An address another account has is `email-in-use`.
+/// link that takes the account). An address another account has is `email-in-use`; the
+/// user's own, `input-invalid`.
 pub async fn request_email_change(
     conn: &mut dyn Conn,
     user: i64,
@@ -102,8 +103,10 @@ pub async fn request_email_change(
 ) -> Result<(), Error> {
     // Held first: of two requests at once, the second retires the first one's link.
     users::lock(conn, user).await?;
-    if users::by_email(conn, email).await?.is_some() {
-        return Err(email_in_use("newEmail", email).into());
+    match users::by_email(conn, email).await? {
+        Some(holder) if holder.id == user => return Err(already_yours(email).into()),
+        Some(_) => return Err(email_in_use("newEmail", email).into()),
+        None => {}
     }
     let confirmation = EmailConfirmation {
         user_id: user,
@@ -114,6 +117,16 @@ pub async fn request_email_change(
     let link_hash = new_link(conn, &confirmation, now).await?;
     let mail = link_mail(email, ConfirmationPurpose::EmailChange, how);
     Ok(mail_queue::post_with_link(conn, &mail, &link_hash, now).await?)
+}
+
+/// The user's own address, asked for as a new one: nothing to change (and no one else's).
+fn already_yours(email: &Email) -> FieldError {
+    FieldError::new(
+        "newEmail",
+        "input-invalid",
+        Text::new("is al je e-mailadres", "est déjà votre adresse"),
+    )
+    .with_value(email.as_str())
 }
 
 /// The mail that carries a confirmation link, with a placeholder for the link's token: its
@@ -207,9 +220,14 @@ pub async fn confirm(
     }
 }
 
-/// Whether the link confirms an account whose owner has yet to choose a password.
-pub async fn link_wants_password(conn: &mut dyn Conn, link_hash: &str) -> Result<bool, Error> {
-    Ok(oauth_store::confirmation_wants_password(conn, link_hash).await?)
+/// Whether the link, still usable at `now`, confirms an account whose owner has yet to
+/// choose a password.
+pub async fn link_wants_password(
+    conn: &mut dyn Conn,
+    link_hash: &str,
+    now: i64,
+) -> Result<bool, Error> {
+    Ok(oauth_store::confirmation_wants_password(conn, link_hash, now).await?)
 }
 
 /// The brands `user` sells, in order.

@@ -130,6 +130,14 @@ async fn account_without_password_chooses_one_when_confirming(app: TestApp) {
     );
     app.user_token(&app.app_client, "zonder@souk.test", "chosen password", None)
         .await;
+    // A link past its week asks for no password: it can only be refused.
+    let response = post_user(&app, json!({"email": "laat@souk.test", "name": "Laat"})).await;
+    expect_json(response, 201).await;
+    let late = link_in(&app.outbox().await[0]);
+    app.clock.advance(8 * 86_400);
+    let path = late.strip_prefix(&app.url("")).unwrap();
+    let page = app.get_anonymous(path).await.text().await.unwrap();
+    assert!(!page.contains("name=\"password\""), "{page}");
 }
 
 async fn new_accounts_are_validated_all_at_once(app: TestApp) {
@@ -254,6 +262,17 @@ async fn change_email_takes_effect_when_confirmed(app: TestApp) {
     assert_eq!(body["details"][0]["code"], "email-in-use");
     let body = expect_json(change("no address").await, 400).await;
     assert_eq!(body["details"][0]["code"], "input-invalid");
+    // The address the user has already (in any case) is no one else's, and nothing to do.
+    let body = expect_json(change("Jan@Souk.test").await, 400).await;
+    assert_eq!(body["details"][0]["code"], "input-invalid");
+    assert!(
+        body["details"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("al je e-mailadres"),
+        "{body}"
+    );
+    assert!(app.outbox().await.is_empty(), "no mail");
     // A mistyped address first, whose mail goes: its link is retired by the next request.
     expect_json(change("jan.typo@souk.test").await, 200).await;
     app.outbox().await;

@@ -25,9 +25,12 @@ pub(super) async fn confirm_page(State(state): State<AppState>, uri: Uri) -> Res
         );
     };
     let hash = secret::hash(&token);
+    let now = state.clock.now();
     let needs_password = state
         .db
-        .read(move |conn| Box::pin(async move { accounts::link_wants_password(conn, &hash).await }))
+        .read(move |conn| {
+            Box::pin(async move { accounts::link_wants_password(conn, &hash, now).await })
+        })
         .await;
     let needs_password = match needs_password {
         Ok(needed) => needed,
@@ -100,11 +103,11 @@ pub(super) async fn confirm(State(state): State<AppState>, body: Bytes) -> Respo
     // for a link that takes one, never for anyone who posts a made-up token.
     let new_password = match password {
         Some(p) => {
-            let link = hash.clone();
+            let (link, now) = (hash.clone(), state.clock.now());
             let wanted = state
                 .db
                 .read(move |conn| {
-                    Box::pin(async move { accounts::link_wants_password(conn, &link).await })
+                    Box::pin(async move { accounts::link_wants_password(conn, &link, now).await })
                 })
                 .await;
             match wanted {
