@@ -8,6 +8,7 @@ use crate::domain::taxonomy::parse_taxonomy;
 use crate::state::AppState;
 use crate::store::oauth::FORGET_BATCH;
 use crate::store::{Db, DbOptions, categories, features, migrations};
+use crate::supervisor::supervised;
 
 /// The default taxonomy, shipped in the binary so that `souk` runs from any directory.
 pub const DEFAULT_TAXONOMY: &str = include_str!("../data/categories.json");
@@ -122,12 +123,27 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let state = AppState::new(config.clone(), db, clock)?;
     let minute = std::time::Duration::from_secs(60);
-    tokio::spawn(reindex_periodically(state.db.clone(), minute));
+    let stopping = &state.stopping;
+    let db = state.db.clone();
+    tokio::spawn(supervised("re-indexing", stopping.clone(), move || {
+        reindex_periodically(db.clone(), minute)
+    }));
+    let upkeep = state.clone();
     state
         .workers
-        .spawn(sweep_periodically(state.clone(), minute));
-    tokio::spawn(flush_views_periodically(state.clone()));
-    state.workers.spawn(alert_periodically(state.clone()));
+        .spawn(supervised("upkeep", stopping.clone(), move || {
+            sweep_periodically(upkeep.clone(), minute)
+        }));
+    let views = state.clone();
+    tokio::spawn(supervised("view counts", stopping.clone(), move || {
+        flush_views_periodically(views.clone())
+    }));
+    let alerts = state.clone();
+    state.workers.spawn(supervised(
+        "saved-search alerts",
+        stopping.clone(),
+        move || alert_periodically(alerts.clone()),
+    ));
     start_workers(&state).await?;
     let signal = shutdown_signal()?;
     let stopping = state.stopping.clone();
@@ -377,22 +393,39 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
         crate::usecase::queue::release_leases(&state.db, &state.clock, mail).await?;
         crate::usecase::queue::release_leases(&state.db, &state.clock, deliveries).await?;
     }
-    state.workers.spawn(sweep_blobs(state.clone()));
-    state.workers.spawn(send_mail(state.clone()));
+    let stopping = &state.stopping;
+    let sweeper = state.clone();
+    state
+        .workers
+        .spawn(supervised("blob sweeper", stopping.clone(), move || {
+            sweep_blobs(sweeper.clone())
+        }));
+    let mailer = state.clone();
+    state
+        .workers
+        .spawn(supervised("mail sender", stopping.clone(), move || {
+            send_mail(mailer.clone())
+        }));
     // A hook holds all senders but one at most: a slow receiver leaves one to the others.
     let in_flight = std::sync::Arc::new(crate::usecase::deliveries::InFlight::new(
         WEBHOOK_SENDERS - 1,
     ));
     for _ in 0..WEBHOOK_SENDERS {
+        let (sender, in_flight) = (state.clone(), in_flight.clone());
         state
             .workers
-            .spawn(deliver_webhooks(state.clone(), in_flight.clone()));
+            .spawn(supervised("webhook sender", stopping.clone(), move || {
+                deliver_webhooks(sender.clone(), in_flight.clone())
+            }));
     }
     let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
     for _ in 0..state.config.image_workers {
-        state
-            .workers
-            .spawn(make_renditions(state.clone(), turns.clone()));
+        let (worker, turns) = (state.clone(), turns.clone());
+        state.workers.spawn(supervised(
+            "rendition worker",
+            stopping.clone(),
+            move || make_renditions(worker.clone(), turns.clone()),
+        ));
     }
     Ok(())
 }

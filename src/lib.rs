@@ -27,5 +27,6 @@ pub mod seed;
 pub mod state;
 pub mod statistics;
 pub mod store;
+pub mod supervisor;
 pub mod telemetry;
 pub mod usecase;
