@@ -165,13 +165,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "Souk serves {base}/v1 (docs: {base}/docs). Try: curl {base}/v1",
         base = config.base_url
     );
-    axum::serve(
+    let limits = crate::http::ServeLimits::of(&config);
+    crate::http::serve(
         listener,
-        crate::http::router(state.clone())
-            .into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        crate::http::router(state.clone()),
+        shutdown,
+        limits,
     )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    .await;
     // Requests answered 408 may still be writing; each gives up at twice the request
     // timeout at the latest, freeing its Idempotency-Key.
     state.detached.close();

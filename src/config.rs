@@ -60,6 +60,10 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// A request taking longer is answered 408 `request-timeout`.
     pub request_timeout_secs: u64,
+    /// The time a connection has to send a request's head, and an idle keep-alive
+    /// connection to start its next (`http::serve`): longer than a load balancer keeps an
+    /// idle connection (60 s for many), which must close it first.
+    pub header_timeout_secs: u64,
     /// SMTP server for outgoing mail; `None` writes mail to `data_dir/outbox`.
     pub smtp_url: Option<String>,
     pub mail_from: String,
@@ -125,6 +129,7 @@ impl Default for Config {
             database_heavy_reads: crate::store::cores(),
             max_body_bytes: 1024 * 1024,
             request_timeout_secs: 30,
+            header_timeout_secs: 75,
             smtp_url: None,
             mail_from: "Souk <no-reply@souk.localhost>".to_owned(),
             max_image_bytes: 20 * 1024 * 1024,
@@ -287,6 +292,7 @@ impl Config {
         let gib = 1 << 30;
         for (name, value, least, most) in [
             ("request_timeout_secs", self.request_timeout_secs, 1, 3_600),
+            ("header_timeout_secs", self.header_timeout_secs, 1, 3_600),
             (
                 "image_fetch_timeout_secs",
                 self.image_fetch_timeout_secs,
@@ -506,6 +512,7 @@ mod tests {
             ("SOUK_IMAGE_JOB_LEASE_SECS", "1", "image_job_lease_secs"),
             ("SOUK_IMAGE_JOB_LEASE_SECS", "86401", "image_job_lease_secs"),
             ("SOUK_REQUEST_TIMEOUT_SECS", "3601", "request_timeout_secs"),
+            ("SOUK_HEADER_TIMEOUT_SECS", "0", "header_timeout_secs"),
             ("SOUK_MAX_IMAGE_BYTES", "1073741825", "max_image_bytes"),
             ("SOUK_MAX_BODY_BYTES", "0", "max_body_bytes"),
             ("SOUK_DATABASE_HEAVY_READS", "0", "database_heavy_reads"),
@@ -528,7 +535,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 33);
+        assert_eq!(Config::keys().len(), 34);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

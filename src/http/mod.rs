@@ -22,6 +22,7 @@ mod root;
 mod saved_searches;
 mod schemas;
 mod search;
+mod serve;
 mod transactions;
 mod users;
 
@@ -46,6 +47,7 @@ pub use extract::{JsonBody, parse_json};
 pub use hooks::event_json;
 pub use idempotency::KEEP_SECONDS as IDEMPOTENCY_KEEP_SECONDS;
 pub use render::{Json, REQUEST_ID};
+pub use serve::{ServeLimits, serve};
 
 /// Every route of Souk, registered once for the router and the OpenAPI document.
 fn api() -> api::Api {

@@ -407,3 +407,39 @@ async fn shutdown_finishes_the_delivery_in_flight(backend: Backend) {
         .count;
     assert_eq!(waiting, 0, "the delivery in flight was finished: {log}");
 }
+
+/// A connection that sends its request's head too slowly (a byte now and then, or nothing
+/// after a first line) is closed after `SOUK_HEADER_TIMEOUT_SECS`, and an idle keep-alive
+/// one too; other connections are served meanwhile.
+#[tokio::test]
+async fn a_connection_slow_to_send_its_head_is_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let settings = [("SOUK_HEADER_TIMEOUT_SECS", "1")];
+    let app = TestApp::start_with(Backend::Sqlite, "header_timeout", &settings).await;
+    let address = app.url("").trim_start_matches("http://").to_owned();
+    let mut slow = tokio::net::TcpStream::connect(&address).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: souk\r\n")
+        .await
+        .unwrap();
+    let mut idle = tokio::net::TcpStream::connect(&address).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: souk\r\n\r\n")
+        .await
+        .unwrap();
+    // Served meanwhile.
+    assert_eq!(app.get_json("/healthz", 200).await["status"], "ok");
+    let mut answer = vec![0; 4096];
+    let read = idle.read(&mut answer).await.unwrap();
+    assert!(answer[..read].starts_with(b"HTTP/1.1 200"), "{read} bytes");
+    for (name, mut stream) in [("slow", slow), ("idle", idle)] {
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            stream.read_to_end(&mut rest),
+        )
+        .await;
+        assert!(
+            closed.is_ok(),
+            "the {name} connection is still open after 20 s"
+        );
+    }
+}

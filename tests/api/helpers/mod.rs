@@ -113,15 +113,14 @@ impl TestApp {
         let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
         let blobs = state.blobs.clone();
         souk::app::start_workers(&state).await.expect("workers");
-        tokio::spawn(async move {
-            axum::serve(
-                listener,
-                souk::http::router(state)
-                    .into_make_service_with_connect_info::<std::net::SocketAddr>(),
-            )
-            .await
-            .expect("server");
-        });
+        let limits = souk::http::ServeLimits::of(&config);
+        let router = souk::http::router(state);
+        tokio::spawn(souk::http::serve(
+            listener,
+            router,
+            std::future::pending(),
+            limits,
+        ));
         let mut app = TestApp {
             http: Http::connect(&format!("http://{address}")).await,
             backend,
