@@ -22,6 +22,9 @@ pub fn db_options(config: &Config) -> DbOptions {
         max_connections: config.database_max_connections,
         read_connections: config.database_read_connections,
         heavy_reads: config.database_heavy_reads,
+        // A second past the request's own timeout, so that the request is answered 408
+        // first (not with the statement's error), and its search stops soon after.
+        heavy_read_timeout: std::time::Duration::from_secs(config.request_timeout_secs + 1),
     }
 }
 

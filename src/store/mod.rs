@@ -241,6 +241,9 @@ pub struct DbOptions {
     /// one instead of two took point reads under search load from 0.42 x their rate alone
     /// to 0.45-0.55 x, and the searches' p50 from 7 ms to 12-14 ms (docs/OPERATIONS.md).
     pub heavy_reads: usize,
+    /// How long PostgreSQL lets one statement of a heavy read run before it stops it (its
+    /// `statement_timeout` on the heavy reads' connections).
+    pub heavy_read_timeout: std::time::Duration,
 }
 
 impl Default for DbOptions {
@@ -250,6 +253,7 @@ impl Default for DbOptions {
             max_connections: 16,
             read_connections: 1,
             heavy_reads: cores(),
+            heavy_read_timeout: std::time::Duration::from_secs(31),
         }
     }
 }
@@ -287,8 +291,13 @@ impl Db {
             Inner::Sqlite(sqlite::SqliteDb::open(path, options.sqlite_sync)?)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Inner::Postgres(Box::new(
-                postgres::PgDb::open(url, options.max_connections, options.read_connections)
-                    .await?,
+                postgres::PgDb::open(
+                    url,
+                    options.max_connections,
+                    options.read_connections,
+                    options.heavy_read_timeout,
+                )
+                .await?,
             ))
         } else {
             return Err(DbError::Other(format!(

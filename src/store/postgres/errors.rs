@@ -26,6 +26,11 @@ pub(super) fn map_error(e: tokio_postgres::Error) -> DbError {
         // `default_transaction_read_only`): the database's state, not a fault of the
         // request, and nothing was written.
         let code = db.code().code();
+        // A statement that ran past its `statement_timeout` (57014, a heavy read): the
+        // server stopped it; the request had its 408 already, or was cut off with it.
+        if *db.code() == SqlState::QUERY_CANCELED {
+            return DbError::Unavailable(format!("{code}: {}", db.message()));
+        }
         if connection_lost(&e)
             || ["53000", "53100", "53200", "53300"].contains(&code)
             || *db.code() == SqlState::READ_ONLY_SQL_TRANSACTION

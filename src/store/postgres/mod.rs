@@ -68,7 +68,12 @@ impl PgDb {
     /// `max` connections at most for writes, and `readers` that reads share: each is served
     /// by one server process, so more spread reads over more of the server's cores and fewer
     /// pipeline deeper.
-    pub(super) async fn open(url: &str, max: usize, readers: usize) -> Result<Self, DbError> {
+    pub(super) async fn open(
+        url: &str,
+        max: usize,
+        readers: usize,
+        heavy_read_timeout: std::time::Duration,
+    ) -> Result<Self, DbError> {
         let (tls, url) = tls::Tls::split_url(url)?;
         let mut config: tokio_postgres::Config = url
             .parse()
@@ -103,10 +108,14 @@ impl PgDb {
             tls: tls.clone(),
             opened: opened.clone(),
         };
+        // A heavy read is stopped by the server once it runs past `heavy_read_timeout`:
+        // its request was answered 408 by then, and dropping the connection would not
+        // stop the server's work on it.
         let mut heavy_config = config.clone();
         heavy_config.options(format!(
             "-c plan_cache_mode=force_custom_plan -c max_parallel_workers_per_gather=0 \
-             -c random_page_cost=1.1 -c work_mem=16MB {options}"
+             -c random_page_cost=1.1 -c work_mem=16MB -c statement_timeout={} {options}",
+            heavy_read_timeout.as_millis()
         ));
         let max = max.max(1);
         let db = PgDb {
