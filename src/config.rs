@@ -72,6 +72,9 @@ pub struct Config {
     pub max_image_bytes: usize,
     /// Most images an ad holds.
     pub max_images_per_ad: usize,
+    /// Bytes of image uploads held in memory at once by this process
+    /// (`state::UploadBudget`); an upload waits for room.
+    pub upload_memory_bytes: usize,
     /// Renditions made at once by this process (each on a blocking thread; each holds one
     /// decoded image in memory).
     pub image_workers: usize,
@@ -134,6 +137,7 @@ impl Default for Config {
             mail_from: "Souk <no-reply@souk.localhost>".to_owned(),
             max_image_bytes: 20 * 1024 * 1024,
             max_images_per_ad: 24,
+            upload_memory_bytes: 1024 * 1024 * 1024,
             image_workers: 1,
             image_job_lease_secs: 60,
             s3_bucket: String::new(),
@@ -303,6 +307,12 @@ impl Config {
             ("webhook_timeout_secs", self.webhook_timeout_secs, 1, 60),
             ("max_body_bytes", self.max_body_bytes as u64, 1_024, gib),
             ("max_image_bytes", self.max_image_bytes as u64, 1_024, gib),
+            (
+                "upload_memory_bytes",
+                self.upload_memory_bytes as u64,
+                1 << 20,
+                64 * gib,
+            ),
             (
                 "database_max_connections",
                 self.database_max_connections as u64,
@@ -535,7 +545,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 34);
+        assert_eq!(Config::keys().len(), 35);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

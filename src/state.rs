@@ -52,6 +52,8 @@ pub struct Shared {
     pub workers: TaskTracker,
     /// Cancelled when the server is told to stop: a worker takes no more work then.
     pub stopping: CancellationToken,
+    /// Room for image uploads in memory ([`UploadBudget`]).
+    pub uploads: UploadBudget,
     /// The names every representation's links use (see [`AppState::hal`]).
     hal: Hal,
 }
@@ -72,7 +74,9 @@ impl AppState {
             &config.data_dir,
         )?;
         let blobs = Blobs::open(&blob_config(&config))?;
+        let uploads = UploadBudget::new(config.upload_memory_bytes);
         Ok(AppState(Arc::new(Shared {
+            uploads,
             mailer,
             blobs,
             renditions: Arc::default(),
@@ -120,5 +124,80 @@ pub fn blob_config(config: &Config) -> BlobConfig {
         endpoint: given(&config.s3_endpoint),
         access_key_id: given(&config.s3_access_key_id),
         secret_access_key: given(&config.s3_secret_access_key),
+    }
+}
+
+/// The bytes of image uploads that this process holds in memory at once
+/// (`upload_memory_bytes`): an upload's body is read whole (an ad's 24 images at 20 MiB
+/// are 480 MiB), so each reserves room for it before reading it, and waits for room while
+/// others take it (its request's timeout answers 408 if it waits too long). One larger
+/// than the whole budget takes the whole budget.
+#[derive(Debug)]
+pub struct UploadBudget {
+    /// A permit per KiB.
+    room: Arc<tokio::sync::Semaphore>,
+    total_kib: u32,
+}
+
+/// Room reserved for an upload; given back when the last clone is dropped.
+#[derive(Clone, Debug)]
+pub struct UploadRoom(#[allow(dead_code)] Arc<tokio::sync::OwnedSemaphorePermit>);
+
+impl UploadBudget {
+    pub fn new(bytes: usize) -> UploadBudget {
+        let total_kib = u32::try_from(bytes / 1024).unwrap_or(u32::MAX).max(1);
+        UploadBudget {
+            room: Arc::new(tokio::sync::Semaphore::new(total_kib as usize)),
+            total_kib,
+        }
+    }
+
+    /// Waits for room for `bytes` (at most the whole budget) and reserves it.
+    pub async fn reserve(&self, bytes: usize) -> UploadRoom {
+        let kib = u32::try_from(bytes.div_ceil(1024))
+            .unwrap_or(u32::MAX)
+            .clamp(1, self.total_kib);
+        let permit = self
+            .room
+            .clone()
+            .acquire_many_owned(kib)
+            .await
+            .expect("the upload budget is never closed");
+        UploadRoom(Arc::new(permit))
+    }
+
+    /// The bytes reserved now (for `/metrics` and the tests).
+    pub fn reserved(&self) -> usize {
+        (self.total_kib as usize - self.room.available_permits()) * 1024
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+
+    use super::UploadBudget;
+
+    #[tokio::test]
+    async fn uploads_wait_for_room_and_give_it_back() {
+        let budget = UploadBudget::new(1024 * 1024);
+        let first = budget.reserve(700 * 1024).await;
+        assert_eq!(budget.reserved(), 700 * 1024);
+        // A second that does not fit waits; one that fits goes at once.
+        assert!(budget.reserve(400 * 1024).now_or_never().is_none());
+        let small = budget.reserve(300 * 1024).now_or_never().expect("room");
+        drop((first, small));
+        assert_eq!(budget.reserved(), 0);
+        // Larger than the whole budget: the whole budget, not a wait for ever.
+        let whole = budget
+            .reserve(5 << 20)
+            .now_or_never()
+            .expect("the whole budget");
+        assert_eq!(budget.reserved(), 1024 * 1024);
+        let copy = whole.clone();
+        drop(whole);
+        assert_eq!(budget.reserved(), 1024 * 1024, "held while a clone lives");
+        drop(copy);
+        assert_eq!(budget.reserved(), 0);
     }
 }

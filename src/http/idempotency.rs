@@ -64,7 +64,15 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         }
     }
     let limit = if upload {
-        super::images::upload_body_limit(&state.config)
+        let limit = super::images::upload_body_limit(&state.config);
+        // Two copies of the body: the one read here, kept for the replay's fingerprint,
+        // and the files the handler reads out of it.
+        let room = state
+            .uploads
+            .reserve(super::images::expected_bytes(&parts.headers, limit).saturating_mul(2))
+            .await;
+        parts.extensions.insert(room);
+        limit
     } else {
         state.config.max_body_bytes
     };

@@ -25,6 +25,7 @@ use crate::hal::{Hal, Rel, Resource};
 use crate::images::blobs::BlobError;
 use crate::images::check::{Limits, Refusal};
 use crate::images::fetch::{FetchPolicy, fetch_all};
+use crate::state::UploadRoom;
 use crate::store::images::ImageRecord;
 use crate::usecase::images::{self, Rendition, Rules, Upload};
 
@@ -130,6 +131,15 @@ pub fn upload_body_limit(config: &Config) -> usize {
         .saturating_add(64 * 1024)
 }
 
+/// The bytes an upload's body will take: its `Content-Length`, else (chunked) the limit.
+pub fn expected_bytes(headers: &HeaderMap, limit: usize) -> usize {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(limit, |length| length.min(limit))
+}
+
 #[derive(Deserialize)]
 struct UploadQuery {
     #[serde(rename = "replaceAll")]
@@ -161,12 +171,24 @@ async fn upload(
     let mut replace_all = replace_all?;
     // The route lifts the general body limit; this is its own, for the whole body.
     let limit = upload_body_limit(&state.config);
+    // Room in memory for the body (reserved already where an Idempotency-Key read it).
+    let _room = match request.extensions().get::<UploadRoom>() {
+        Some(room) => room.clone(),
+        None => {
+            let expected = expected_bytes(request.headers(), limit);
+            state.uploads.reserve(expected).await
+        }
+    };
     let request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));
-    let uploads = if is_json(request.headers()) {
+    let (uploads, _fetched_room) = if is_json(request.headers()) {
         let urls = read_url_list(&state.config, request, &mut replace_all).await?;
-        Ok(fetch_urls(&state.config, &urls).await?)
+        // The downloads are held in memory too: room for each at its largest.
+        let downloads = urls.len().saturating_mul(state.config.max_image_bytes);
+        let room = state.uploads.reserve(downloads).await;
+        (Ok(fetch_urls(&state.config, &urls).await?), Some(room))
     } else {
-        read_uploads(&state.config, request, &mut replace_all).await
+        let uploads = read_uploads(&state.config, request, &mut replace_all).await;
+        (uploads, None)
     };
     let added = images::add(
         &state.db,

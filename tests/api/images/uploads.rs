@@ -610,3 +610,48 @@ async fn one_image_deleted_twice_at_once_is_deleted_once(app: TestApp) {
         assert_eq!(image_count(&app).await, 0, "round {round}");
     }
 }
+
+/// Uploads take room in a budget of memory (`SOUK_UPLOAD_MEMORY_BYTES`) before their bodies
+/// are read, and wait for it: with a budget smaller than the bodies sent at once (and one
+/// smaller than a single body, which then takes all of it), each is taken in turn, with an
+/// `Idempotency-Key` (which reserves twice) or without.
+#[tokio::test]
+async fn uploads_wait_their_turn_for_memory() {
+    let settings = [("SOUK_UPLOAD_MEMORY_BYTES", "1048576")];
+    let app =
+        TestApp::start_with(crate::helpers::Backend::Sqlite, "upload_budget", &settings).await;
+    let (seller, ad) = new_ad(&app).await;
+    let racing = (0..6_u32).map(|n| {
+        let (app, token, ad) = (&app, &seller.token, &ad);
+        async move {
+            // A megabyte and a half of noise each: larger than the whole budget.
+            let image = noise_png(700 + n, 700);
+            let mut request = app.post(&format!("{ad}/images")).token(token);
+            if n % 2 == 0 {
+                request = request.header("idempotency-key", format!("beeld-{n}"));
+            }
+            let answer = request.bytes("image/png", image).send().await;
+            answer.status().as_u16()
+        }
+    });
+    let statuses = futures_util::future::join_all(racing).await;
+    assert_eq!(statuses, [201; 6]);
+    assert_eq!(image_count(&app).await, 6);
+}
+
+/// A PNG of noise, which does not compress: about 3 bytes a pixel.
+fn noise_png(width: u32, height: u32) -> Vec<u8> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64 ^ u64::from(width);
+    let image = image::RgbImage::from_fn(width, height, |_, _| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let [r, g, b, ..] = seed.to_le_bytes();
+        image::Rgb([r, g, b])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    let bytes = out.into_inner();
+    assert!(bytes.len() > 1 << 20, "{} bytes", bytes.len());
+    bytes
+}
