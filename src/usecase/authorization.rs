@@ -200,8 +200,10 @@ pub async fn issue_code(
 }
 
 /// RFC 7009: revokes a token of this client (a refresh token with its whole family);
-/// whether anything was still live to revoke. Unknown tokens and other clients' tokens are ignored, as the RFC
-/// asks.
+/// whether anything was still live to revoke. An unknown token is answered as revoked, as
+/// §2.2 asks. Another client's token is left alone and answered alike, where §2.1 would
+/// refuse the request: a refusal would tell the client that the token it holds is live
+/// (and whose it is not), which the same answer for every token it does not own does not.
 pub async fn revoke(
     conn: &mut dyn Conn,
     client: &Client,
