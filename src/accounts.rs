@@ -78,7 +78,15 @@ pub async fn create_client(
         return Err(AccountError::Invalid("--name must not be empty".into()));
     }
     for uri in &spec.redirect_uris {
-        let ok = (uri.starts_with("https://") || uri.starts_with("http://")) && !uri.contains('#');
+        // An absolute URL with a host (`http://` alone, or one with a space, is no address
+        // a browser can be sent to) and no fragment (RFC 6749 §3.1.2).
+        let parsed = url::Url::parse(uri).ok();
+        let ok = parsed.is_some_and(|url| {
+            matches!(url.scheme(), "http" | "https")
+                && url.host().is_some()
+                && url.fragment().is_none()
+        }) && !uri.contains('#')
+            && !uri.contains(char::is_whitespace);
         if !ok {
             return Err(AccountError::Invalid(format!(
                 "redirect URI `{uri}` must be an absolute http(s) URL without a fragment"
@@ -123,6 +131,24 @@ pub async fn create_client(
     if grants.iter().any(|g| g == GRANT_AUTHORIZATION_CODE) && spec.redirect_uris.is_empty() {
         return Err(AccountError::Invalid(
             "authorization_code needs a --redirect-uri".into(),
+        ));
+    }
+    // A client that can obtain no token is a mistake, not a registration.
+    if grants.is_empty() {
+        return Err(AccountError::Invalid(
+            "no grant: give --redirect-uri (authorization_code) or --grant".into(),
+        ));
+    }
+    if grants.iter().any(|g| g == GRANT_REFRESH_TOKEN)
+        && !grants.iter().any(|g| g == GRANT_AUTHORIZATION_CODE)
+    {
+        return Err(AccountError::Invalid(
+            "refresh_token needs authorization_code, which issues the refresh tokens".into(),
+        ));
+    }
+    if scopes.is_empty() {
+        return Err(AccountError::Invalid(
+            "--scopes must name one at least".into(),
         ));
     }
     let client = NewClient {
