@@ -79,14 +79,14 @@ pub async fn create_client(
     }
     for uri in &spec.redirect_uris {
         // An absolute URL with a host (`http://` alone, or one with a space, is no address
-        // a browser can be sent to) and no fragment (RFC 6749 §3.1.2).
+        // a browser can be sent to) and no fragment (RFC 6749 §3.1.2; a bare `#` is an
+        // empty one). The url crate takes spaces and line breaks, which it would encode.
         let parsed = url::Url::parse(uri).ok();
         let ok = parsed.is_some_and(|url| {
             matches!(url.scheme(), "http" | "https")
                 && url.host().is_some()
                 && url.fragment().is_none()
-        }) && !uri.contains('#')
-            && !uri.contains(char::is_whitespace);
+        }) && !uri.contains(char::is_whitespace);
         if !ok {
             return Err(AccountError::Invalid(format!(
                 "redirect URI `{uri}` must be an absolute http(s) URL without a fragment"

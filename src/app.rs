@@ -126,27 +126,24 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let state = AppState::new(config.clone(), db, clock)?;
     let minute = std::time::Duration::from_secs(60);
-    let stopping = &state.stopping;
+    // Not waited for at the stop: each batch of the re-indexing is a transaction of its
+    // own, and the last view counts are written at exit.
     let db = state.db.clone();
-    tokio::spawn(supervised("re-indexing", stopping.clone(), move || {
-        reindex_periodically(db.clone(), minute)
-    }));
-    let upkeep = state.clone();
-    state
-        .workers
-        .spawn(supervised("upkeep", stopping.clone(), move || {
-            sweep_periodically(upkeep.clone(), minute)
-        }));
-    let views = state.clone();
-    tokio::spawn(supervised("view counts", stopping.clone(), move || {
-        flush_views_periodically(views.clone())
-    }));
-    let alerts = state.clone();
-    state.workers.spawn(supervised(
-        "saved-search alerts",
-        stopping.clone(),
-        move || alert_periodically(alerts.clone()),
+    tokio::spawn(supervised(
+        "re-indexing",
+        state.stopping.clone(),
+        move || reindex_periodically(db.clone(), minute),
     ));
+    let views = state.clone();
+    tokio::spawn(supervised(
+        "view counts",
+        state.stopping.clone(),
+        move || flush_views_periodically(views.clone()),
+    ));
+    spawn_worker(&state, "upkeep", move |state| {
+        sweep_periodically(state, minute)
+    });
+    spawn_worker(&state, "saved-search alerts", alert_periodically);
     start_workers(&state).await?;
     let signal = shutdown_signal()?;
     let stopping = state.stopping.clone();
@@ -397,41 +394,41 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
         crate::usecase::queue::release_leases(&state.db, &state.clock, mail).await?;
         crate::usecase::queue::release_leases(&state.db, &state.clock, deliveries).await?;
     }
-    let stopping = &state.stopping;
-    let sweeper = state.clone();
-    state
-        .workers
-        .spawn(supervised("blob sweeper", stopping.clone(), move || {
-            sweep_blobs(sweeper.clone())
-        }));
-    let mailer = state.clone();
-    state
-        .workers
-        .spawn(supervised("mail sender", stopping.clone(), move || {
-            send_mail(mailer.clone())
-        }));
+    spawn_worker(state, "blob sweeper", sweep_blobs);
+    spawn_worker(state, "mail sender", send_mail);
     // A hook holds all senders but one at most: a slow receiver leaves one to the others.
     let in_flight = std::sync::Arc::new(crate::usecase::deliveries::InFlight::new(
         WEBHOOK_SENDERS - 1,
     ));
     for _ in 0..WEBHOOK_SENDERS {
-        let (sender, in_flight) = (state.clone(), in_flight.clone());
-        state
-            .workers
-            .spawn(supervised("webhook sender", stopping.clone(), move || {
-                deliver_webhooks(sender.clone(), in_flight.clone())
-            }));
+        let in_flight = in_flight.clone();
+        spawn_worker(state, "webhook sender", move |state| {
+            deliver_webhooks(state, in_flight.clone())
+        });
     }
     let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
     for _ in 0..state.config.image_workers {
-        let (worker, turns) = (state.clone(), turns.clone());
-        state.workers.spawn(supervised(
-            "rendition worker",
-            stopping.clone(),
-            move || make_renditions(worker.clone(), turns.clone()),
-        ));
+        let turns = turns.clone();
+        spawn_worker(state, "rendition worker", move |state| {
+            make_renditions(state, turns.clone())
+        });
     }
     Ok(())
+}
+
+/// Starts `worker` as a background worker of the server's, supervised (started again if it
+/// panics) and waited for at the stop (`AppState::workers`).
+fn spawn_worker<W, F>(state: &AppState, name: &'static str, worker: W)
+where
+    W: Fn(AppState) -> F + Send + 'static,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let own = state.clone();
+    state
+        .workers
+        .spawn(supervised(name, state.stopping.clone(), move || {
+            worker(own.clone())
+        }));
 }
 
 /// The blob sweeper: a sweep each time an image deletion wakes it
@@ -518,7 +515,8 @@ async fn deliver_webhooks(
 
 /// Webhook senders per replica, each making one delivery at a time. A hook holds all but
 /// one of them at most (`usecase::deliveries::InFlight`): a receiver that holds its
-/// deliveries for the whole timeout slows the others' deliveries, but never stops them.
+/// deliveries for the whole timeout leaves one sender to the others (two such receivers
+/// at once can hold all four).
 const WEBHOOK_SENDERS: usize = 4;
 
 /// How often an idle webhook sender looks for deliveries.
@@ -588,7 +586,7 @@ pub async fn forget_spent_tokens(db: &Db, now: i64) -> Result<u64, crate::store:
         now - SPENT_REFRESH_KEPT_SECONDS,
         now - THROTTLE_WINDOW,
     );
-    in_batches(db, move |conn| {
+    crate::usecase::in_batches(db, FORGET_BATCH, move |conn| {
         Box::pin(crate::store::oauth::forget_spent(
             conn,
             expired_before,
@@ -603,33 +601,10 @@ pub async fn forget_spent_tokens(db: &Db, now: i64) -> Result<u64, crate::store:
 /// batch per write; returns how many went.
 pub async fn forget_idempotency_keys(db: &Db, now: i64) -> Result<u64, crate::store::DbError> {
     let before = now - crate::http::IDEMPOTENCY_KEEP_SECONDS;
-    in_batches(db, move |conn| {
+    crate::usecase::in_batches(db, FORGET_BATCH, move |conn| {
         Box::pin(crate::store::idempotency::sweep(conn, before, FORGET_BATCH))
     })
     .await
-}
-
-/// Runs `delete` (which deletes at most [`FORGET_BATCH`] rows of each kind it deletes) in a
-/// write of its own, again and again until it deletes fewer: other writes get their turn
-/// between the batches, and SQLite's log stays small. Returns how many rows went.
-async fn in_batches(
-    db: &Db,
-    delete: impl for<'c> Fn(
-        &'c mut dyn crate::store::Conn,
-    ) -> crate::store::BoxFuture<'c, Result<u64, crate::store::DbError>>
-    + Clone
-    + Send
-    + 'static,
-) -> Result<u64, crate::store::DbError> {
-    let mut total = 0;
-    loop {
-        let delete = delete.clone();
-        let gone = db.write(move |conn| delete(conn)).await?;
-        total += gone;
-        if gone < FORGET_BATCH as u64 {
-            return Ok(total);
-        }
-    }
 }
 
 async fn flush_views_periodically(state: AppState) {

@@ -107,9 +107,15 @@ impl Metrics {
         all
     }
 
-    /// The Prometheus text exposition of everything recorded, plus the pool figures and the
-    /// queues' depths (left out when they could not be read).
-    pub fn render(&self, pool: PoolStats, queues: Option<QueueDepths>) -> String {
+    /// The Prometheus text exposition of everything recorded, plus the pool figures, the
+    /// queues' depths (left out when they could not be read) and the bytes reserved by
+    /// image uploads (`state::UploadBudget`).
+    pub fn render(
+        &self,
+        pool: PoolStats,
+        queues: Option<QueueDepths>,
+        uploads_reserved: usize,
+    ) -> String {
         let mut out = String::new();
         let requests = self.requests.lock();
         let all = Metrics::ordered(&requests);
@@ -172,6 +178,11 @@ impl Metrics {
         );
         out.push_str("# TYPE souk_db_connections_opened_total counter\n");
         let _ = writeln!(out, "souk_db_connections_opened_total {}", pool.opened);
+        out.push_str(
+            "# HELP souk_upload_memory_reserved_bytes Memory that image uploads hold, or that is promised to one waiting for room (of SOUK_UPLOAD_MEMORY_BYTES).\n",
+        );
+        out.push_str("# TYPE souk_upload_memory_reserved_bytes gauge\n");
+        let _ = writeln!(out, "souk_upload_memory_reserved_bytes {uploads_reserved}");
         if let Some(queues) = queues {
             for (name, what, depth) in [
                 (
@@ -242,6 +253,7 @@ mod tests {
                 opened: 7,
             },
             Some(queues),
+            4096,
         );
         assert!(
             text.contains("souk_db_connections_opened_total 7\n"),
@@ -263,6 +275,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("souk_mails_lag_seconds 0\n"), "{text}");
+        assert!(
+            text.contains("souk_upload_memory_reserved_bytes 4096\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -288,7 +304,7 @@ mod tests {
             max: 1,
             opened: 0,
         };
-        let text = metrics.render(pool, None);
+        let text = metrics.render(pool, None, 0);
         assert!(
             text.contains(
                 "souk_http_requests_total{method=\"OTHER\",route=\"/v1/nothing\",status=\"404\"} 3"

@@ -166,7 +166,8 @@ impl UploadBudget {
         UploadRoom(Arc::new(permit))
     }
 
-    /// The bytes reserved now (for `/metrics` and the tests).
+    /// The bytes reserved now, with those promised to the upload first in line for room
+    /// (`souk_upload_memory_reserved_bytes` on `/metrics`).
     pub fn reserved(&self) -> usize {
         (self.total_kib as usize - self.room.available_permits()) * 1024
     }

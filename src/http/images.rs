@@ -131,8 +131,17 @@ pub fn upload_body_limit(config: &Config) -> usize {
         .saturating_add(64 * 1024)
 }
 
-/// The bytes an upload's body will take: its `Content-Length`, else (chunked) the limit.
+/// The largest body of the JSON form (a list of URLs).
+const URL_LIST_MAX_BYTES: usize = 256 * 1024;
+
+/// The bytes an upload's body will take: its `Content-Length`, else (chunked) the most it
+/// may be, the limit of its form.
 pub fn expected_bytes(headers: &HeaderMap, limit: usize) -> usize {
+    let limit = if is_json(headers) {
+        URL_LIST_MAX_BYTES
+    } else {
+        limit
+    };
     headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -172,7 +181,7 @@ async fn upload(
     // The route lifts the general body limit; this is its own, for the whole body.
     let limit = upload_body_limit(&state.config);
     // Room in memory for the body (reserved already where an Idempotency-Key read it).
-    let _room = match request.extensions().get::<UploadRoom>() {
+    let room = match request.extensions().get::<UploadRoom>() {
         Some(room) => room.clone(),
         None => {
             let expected = expected_bytes(request.headers(), limit);
@@ -180,15 +189,18 @@ async fn upload(
         }
     };
     let request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));
-    let (uploads, _fetched_room) = if is_json(request.headers()) {
+    let (uploads, _room) = if is_json(request.headers()) {
         let urls = read_url_list(&state.config, request, &mut replace_all).await?;
-        // The downloads are held in memory too: room for each at its largest.
+        // The list's room goes (the request, which held the middleware's copy of it, is
+        // gone too) before the downloads wait for theirs: a request that held room while
+        // it waited for more could wait for itself, and every upload behind it.
+        drop(room);
         let downloads = urls.len().saturating_mul(state.config.max_image_bytes);
         let room = state.uploads.reserve(downloads).await;
-        (Ok(fetch_urls(&state.config, &urls).await?), Some(room))
+        (Ok(fetch_urls(&state.config, &urls).await?), room)
     } else {
         let uploads = read_uploads(&state.config, request, &mut replace_all).await;
-        (uploads, None)
+        (uploads, room)
     };
     let added = images::add(
         &state.db,
@@ -232,14 +244,12 @@ async fn read_url_list(
     request: Request,
     replace_all: &mut bool,
 ) -> Result<Vec<String>, ApiError> {
-    const MAX_BODY: usize = 256 * 1024;
-    let body =
-        to_bytes(request.into_body(), MAX_BODY)
-            .await
-            .map_err(|e| match is_too_large(&e) {
-                true => ApiError::new(ErrorCode::PayloadTooLarge),
-                false => body_cut_off(),
-            })?;
+    let body = to_bytes(request.into_body(), URL_LIST_MAX_BYTES)
+        .await
+        .map_err(|e| match is_too_large(&e) {
+            true => ApiError::new(ErrorCode::PayloadTooLarge),
+            false => body_cut_off(),
+        })?;
     let list: UrlList = parse_json(&body)?;
     if let Some(flag) = list.replace_all {
         *replace_all = flag;

@@ -135,7 +135,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     };
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(state.db.pool_stats(), queues),
+        state
+            .metrics
+            .render(state.db.pool_stats(), queues, state.uploads.reserved()),
     )
 }
 

@@ -59,12 +59,16 @@ pub async fn serve(
         let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
+                // A client that gave up before it was accepted: routine under load.
+                Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
                     // Out of descriptors, say: wait for connections to close rather than
-                    // spin on the error.
+                    // spin on the error (but not past a stop).
                     tracing::warn!(error = %e, "cannot accept a connection");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                        () = &mut stop => break,
+                    }
                 }
             },
             () = &mut stop => break,
@@ -90,4 +94,13 @@ pub async fn serve(
             "connections still open after the stop's drain: left behind"
         );
     }
+}
+
+/// An error of one connection's, not of the listener's.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+    )
 }

@@ -17,7 +17,8 @@
 //! - A hook deleted or made inactive meanwhile gets nothing more; nor does one that no
 //!   longer wants the event's type.
 //! - A hook holds at most a share of the replica's senders ([`InFlight`]): a receiver that
-//!   answers slowly slows the other hooks' deliveries, and never stops them.
+//!   answers slowly leaves a sender to the other hooks (two slow ones at once may take
+//!   them all: 3 + 1).
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -61,23 +61,17 @@ pub const KEEP_SECS: i64 = 30 * 86_400;
 
 /// Events forgotten per write: each takes its recipients and deliveries with it, so a
 /// batch is some thousands of rows.
-const FORGET_BATCH: i64 = 1_000;
+pub const FORGET_BATCH: i64 = 1_000;
 
 /// Forgets the events older than [`KEEP_SECS`] (the hourly upkeep), a batch per write, so
 /// that a backlog (the first month of a busy marketplace, a long stop) never holds the
 /// writer for long; returns how many went.
 pub async fn forget_old(db: &Db, now: i64) -> Result<u64, DbError> {
     let before = now - KEEP_SECS;
-    let mut total = 0;
-    loop {
-        let gone = db
-            .write(move |conn| Box::pin(events::forget_before(conn, before, FORGET_BATCH)))
-            .await?;
-        total += gone;
-        if gone < FORGET_BATCH as u64 {
-            return Ok(total);
-        }
-    }
+    super::in_batches(db, FORGET_BATCH, move |conn| {
+        Box::pin(events::forget_before(conn, before, FORGET_BATCH))
+    })
+    .await
 }
 
 /// An event about an ad: placed, changed (from `previous`) or deleted.

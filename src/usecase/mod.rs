@@ -185,3 +185,27 @@ impl<R> From<FieldError> for Error<R> {
         Error::Invalid(vec![error])
     }
 }
+
+/// Runs `delete` (which deletes at most `batch` rows of each kind it deletes) in a write of
+/// its own, again and again until it deletes fewer: other writes get their turn between
+/// the batches, and SQLite's log stays small. Returns how many rows went.
+pub async fn in_batches(
+    db: &crate::store::Db,
+    batch: i64,
+    delete: impl for<'c> Fn(
+        &'c mut dyn crate::store::Conn,
+    ) -> crate::store::BoxFuture<'c, Result<u64, DbError>>
+    + Clone
+    + Send
+    + 'static,
+) -> Result<u64, DbError> {
+    let mut total = 0;
+    loop {
+        let delete = delete.clone();
+        let gone = db.write(move |conn| delete(conn)).await?;
+        total += gone;
+        if gone < batch.unsigned_abs() {
+            return Ok(total);
+        }
+    }
+}

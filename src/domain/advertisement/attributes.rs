@@ -136,12 +136,11 @@ pub fn check_attributes(
             checked.insert(key.clone(), value.clone());
             continue;
         }
-        // Judged as typed: a value the ad holds, sent back in another form (a number as
-        // text), is no change, even where the attribute may no longer be given.
-        let mut typing = Vec::new();
-        let typed = typed(definition, value, &mut typing);
-        if let Some(same) = typed.as_ref().filter(|typed| before == Some(*typed)) {
-            checked.insert(key.clone(), same.clone());
+        // Compared as its type reads it: a value the ad holds, sent back in another form
+        // (a number as text), is no change and is not judged again either (a bound that
+        // moved since), even where the attribute may no longer be given.
+        if let Some(same) = converted(definition, value).filter(|value| before == Some(value)) {
+            checked.insert(key.clone(), same);
             continue;
         }
         if !definition.writable {
@@ -153,7 +152,7 @@ pub fn check_attributes(
             ));
             continue;
         }
-        errors.append(&mut typing);
+        let typed = typed(definition, value, &mut errors);
         if let Some(typed) = typed {
             if !definition.updateable && before.is_some_and(|old| old != &typed) {
                 errors.push(not_updateable(key));
@@ -169,8 +168,19 @@ pub fn check_attributes(
     }
 }
 
-/// `value` read as the attribute's type (a number may come as text), or `None` with the
-/// reason in `errors`.
+/// `value` in the form its type stores, without judging it (a number may come as text);
+/// `None` if it cannot be read as the type at all.
+fn converted(definition: &AttributeDefinition, value: &Value) -> Option<Value> {
+    match definition.kind {
+        AttributeType::List => value.as_str().map(|option| json!(option)),
+        AttributeType::Number => integer(value).map(|n| json!(n)),
+        AttributeType::Double => decimal(value).map(|n| json!(n)),
+        AttributeType::String => value.as_str().map(|text| json!(text.trim())),
+    }
+}
+
+/// `value` read as the attribute's type and judged by its definition (options, bounds,
+/// length), or `None` with the reason in `errors`.
 fn typed(
     definition: &AttributeDefinition,
     value: &Value,

@@ -26,8 +26,9 @@ pub(super) fn map_error(e: tokio_postgres::Error) -> DbError {
         // `default_transaction_read_only`): the database's state, not a fault of the
         // request, and nothing was written.
         let code = db.code().code();
-        // A statement that ran past its `statement_timeout` (57014, a heavy read): the
-        // server stopped it; the request had its 408 already, or was cut off with it.
+        // A statement the server stopped (57014): past its `statement_timeout` (a heavy
+        // read, whose request had its 408 already), or cancelled by an operator
+        // (`pg_cancel_backend`). Nothing of the request's was written.
         if *db.code() == SqlState::QUERY_CANCELED {
             return DbError::Unavailable(format!("{code}: {}", db.message()));
         }

@@ -612,31 +612,117 @@ async fn one_image_deleted_twice_at_once_is_deleted_once(app: TestApp) {
 }
 
 /// Uploads take room in a budget of memory (`SOUK_UPLOAD_MEMORY_BYTES`) before their bodies
-/// are read, and wait for it: with a budget smaller than the bodies sent at once (and one
-/// smaller than a single body, which then takes all of it), each is taken in turn, with an
-/// `Idempotency-Key` (which reserves twice) or without.
+/// are read, and wait for it: while a first upload holds room for a body still coming, a
+/// second that does not fit beside it waits, and goes once the first is answered.
 #[tokio::test]
 async fn uploads_wait_their_turn_for_memory() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let settings = [("SOUK_UPLOAD_MEMORY_BYTES", "1048576")];
     let app =
         TestApp::start_with(crate::helpers::Backend::Sqlite, "upload_budget", &settings).await;
     let (seller, ad) = new_ad(&app).await;
-    let racing = (0..6_u32).map(|n| {
-        let (app, token, ad) = (&app, &seller.token, &ad);
-        async move {
-            // A megabyte and a half of noise each: larger than the whole budget.
-            let image = noise_png(700 + n, 700);
-            let mut request = app.post(&format!("{ad}/images")).token(token);
-            if n % 2 == 0 {
-                request = request.header("idempotency-key", format!("beeld-{n}"));
-            }
-            let answer = request.bytes("image/png", image).send().await;
-            answer.status().as_u16()
+    let reserved = || async {
+        let metrics = app.get("/metrics").await.text().await.unwrap();
+        let line = metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("souk_upload_memory_reserved_bytes "))
+            .expect("the gauge")
+            .to_owned();
+        line.parse::<usize>().unwrap()
+    };
+    let (first_image, second_image) = (noise_png(490, 490), noise_png(370, 370));
+    assert!(
+        first_image.len() + second_image.len() > 1 << 20,
+        "together past the budget"
+    );
+    // The first sends its head and a little of its body, and holds its room.
+    let address = app.url("").trim_start_matches("http://").to_owned();
+    let mut first = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST {ad}/images HTTP/1.1\r\nHost: souk\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: image/png\r\nContent-Length: {}\r\n\r\n",
+        seller.token,
+        first_image.len()
+    );
+    first.write_all(head.as_bytes()).await.unwrap();
+    first.write_all(&first_image[..1000]).await.unwrap();
+    let held = first_image.len().div_ceil(1024) * 1024;
+    let mut now = 0;
+    for _ in 0..100 {
+        now = reserved().await;
+        if now == held {
+            break;
         }
-    });
-    let statuses = futures_util::future::join_all(racing).await;
-    assert_eq!(statuses, [201; 6]);
-    assert_eq!(image_count(&app).await, 6);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        now, held,
+        "room for the first body, reserved before it is read"
+    );
+    // The second does not fit beside it: it waits, promised what room there is.
+    let second = {
+        let request = app
+            .post(&format!("{ad}/images"))
+            .token(&seller.token)
+            .bytes("image/png", second_image);
+        tokio::spawn(async move { request.send().await.status().as_u16() })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!second.is_finished(), "the second waits for room");
+    assert_eq!(reserved().await, 1 << 20, "the rest promised to the second");
+    // The rest of the first: it is answered, and the second goes.
+    first.write_all(&first_image[1000..]).await.unwrap();
+    let mut answer = [0; 12];
+    first.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 201");
+    assert_eq!(second.await.unwrap(), 201);
+    assert_eq!(image_count(&app).await, 2);
+    for _ in 0..100 {
+        if reserved().await == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("room still reserved after both uploads were answered");
+}
+
+/// The JSON form reserves room for its short list, gives it back once the list is read, and
+/// only then waits for room for the downloads: holding one while waiting for the other, a
+/// list sent chunked (its room the most a list may be) with a key (twice that) waited for
+/// itself until its request timed out.
+#[tokio::test]
+async fn an_import_by_url_never_waits_for_its_own_room() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let settings = [
+        ("SOUK_UPLOAD_MEMORY_BYTES", "1048576"),
+        ("SOUK_REQUEST_TIMEOUT_SECS", "5"),
+    ];
+    let app = TestApp::start_with(
+        crate::helpers::Backend::Sqlite,
+        "upload_import_room",
+        &settings,
+    )
+    .await;
+    let (seller, ad) = new_ad(&app).await;
+    let urls: Vec<String> = (0..4)
+        .map(|n| format!("http://127.0.0.1:9/{n}.jpg"))
+        .collect();
+    let body = json!({ "urls": urls }).to_string();
+    let address = app.url("").trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let request = format!(
+        "POST {ad}/images HTTP/1.1\r\nHost: souk\r\nAuthorization: Bearer {}\r\n\
+         Idempotency-Key: lijst\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        seller.token,
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    // Loopback is no address an import may reach: every URL is a field error, at once.
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("address-refused"), "{answer}");
 }
 
 /// A PNG of noise, which does not compress: about 3 bytes a pixel.
@@ -651,7 +737,5 @@ fn noise_png(width: u32, height: u32) -> Vec<u8> {
     });
     let mut out = std::io::Cursor::new(Vec::new());
     image.write_to(&mut out, image::ImageFormat::Png).unwrap();
-    let bytes = out.into_inner();
-    assert!(bytes.len() > 1 << 20, "{} bytes", bytes.len());
-    bytes
+    out.into_inner()
 }
