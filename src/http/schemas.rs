@@ -168,7 +168,7 @@ pub fn all(prefix: &str) -> Value {
                 "dealerPackage": {"type": "string", "enum": ["NONE", "BASIC", "PLUS", "PREMIUM"]},
                 "email": {"type": "string", "description": "Only to the user themself."},
                 "phoneNumber": {"type": ["string", "null"], "description": "Only to the user themself."},
-                "postcode": {"type": ["string", "null"], "maxLength": 6, "description": "Only to the user themself."},
+                "postcode": {"type": ["string", "null"], "maxLength": 6},
             }),
             &["userId", "name", "locale", "status", "dealerPackage"],
         ),

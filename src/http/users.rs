@@ -113,11 +113,12 @@ fn user_json(hal: &Hal, user: &User, private: bool) -> Value {
         "status": user.status.as_str(),
         "confirmDate": user.confirm_date.map(crate::domain::time::format_timestamp),
         "dealerPackage": user.dealer_package.as_str(),
+        "postcode": user.postcode,
     });
+    // api.md: "Email and phone only to the user themself".
     if private {
         body["email"] = json!(user.email.as_str());
         body["phoneNumber"] = json!(user.phone_number);
-        body["postcode"] = json!(user.postcode);
     }
     body
 }

@@ -220,6 +220,9 @@ async fn users_root_profile_and_me(app: TestApp) {
     .await;
     assert!(public.get("email").is_none() && public.get("phoneNumber").is_none());
     assert_eq!(public["status"], "confirmed");
+    // Only the address and the phone number are private (api.md).
+    assert_eq!(public["postcode"], own["postcode"]);
+    assert!(public.get("postcode").is_some());
     let by_client = app.get_json(&format!("/v1/users/{jan}"), 200).await;
     assert!(by_client.get("email").is_none());
     // Marie's token lacks `read`: her own private fields stay hidden.
