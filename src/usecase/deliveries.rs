@@ -87,7 +87,7 @@ pub struct InFlight {
     share: usize,
     /// One take at a time, so that two senders cannot both take a hook's last share.
     taking: tokio::sync::Mutex<()>,
-    making: std::sync::Mutex<HashMap<i64, usize>>,
+    making: parking_lot::Mutex<HashMap<i64, usize>>,
 }
 
 impl InFlight {
@@ -96,13 +96,13 @@ impl InFlight {
         InFlight {
             share: share.max(1),
             taking: tokio::sync::Mutex::default(),
-            making: std::sync::Mutex::default(),
+            making: parking_lot::Mutex::default(),
         }
     }
 
     /// The hooks that hold their share.
     fn full(&self) -> Vec<i64> {
-        let making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        let making = self.making.lock();
         making
             .iter()
             .filter(|(_, senders)| **senders >= self.share)
@@ -112,7 +112,7 @@ impl InFlight {
 
     /// Counts a sender on `hook` until the guard is dropped.
     fn start(&self, hook: i64) -> Making<'_> {
-        let mut making = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        let mut making = self.making.lock();
         *making.entry(hook).or_default() += 1;
         Making {
             in_flight: self,
@@ -129,11 +129,7 @@ struct Making<'a> {
 
 impl Drop for Making<'_> {
     fn drop(&mut self) {
-        let mut making = self
-            .in_flight
-            .making
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut making = self.in_flight.making.lock();
         if let Some(senders) = making.get_mut(&self.hook) {
             *senders -= 1;
             if *senders == 0 {
