@@ -10,6 +10,7 @@ use crate::domain::user::normalize_email;
 
 use super::records::BrowserSession;
 use super::scope::Scopes;
+use super::secret;
 
 /// A browser session lasts a day.
 pub const SESSION_SECONDS: i64 = 86_400;
@@ -23,6 +24,19 @@ pub const LOCK_AFTER: i64 = 5;
 /// Whether a stored session still counts at `now`.
 pub fn session_live(session: &BrowserSession, now: i64) -> bool {
     session.expires_at > now
+}
+
+/// The session of a visitor who has not signed in: their cookie alone, never stored, with a
+/// CSRF token derived from it (a double-submit token: a form counts only with the cookie it
+/// was issued with). Storing a session for every anonymous visit of the authorize page would
+/// let anyone fill the database; a session is stored from the sign-in on.
+pub fn visitor_session(cookie: &str, now: i64) -> BrowserSession {
+    BrowserSession {
+        // Not the cookie itself, nor its stored hash (`secret::hash(cookie)`).
+        csrf_token: secret::hash(&format!("csrf:{cookie}")),
+        user_id: None,
+        expires_at: now + SESSION_SECONDS,
+    }
 }
 
 /// Whether a form's CSRF token is the one issued to the session (compared in constant time).
@@ -150,6 +164,23 @@ mod tests {
         assert!(csrf_matches(Some("abc"), &session));
         assert!(!csrf_matches(Some("abd"), &session));
         assert!(!csrf_matches(None, &session));
+    }
+
+    #[test]
+    fn a_visitors_csrf_token_belongs_to_their_cookie_alone() {
+        let visitor = visitor_session("cookie-a", 0);
+        assert_eq!(visitor.user_id, None);
+        assert!(session_live(&visitor, SESSION_SECONDS - 1));
+        assert!(csrf_matches(
+            Some(&visitor.csrf_token),
+            &visitor_session("cookie-a", 9)
+        ));
+        assert!(!csrf_matches(
+            Some(&visitor.csrf_token),
+            &visitor_session("cookie-b", 0)
+        ));
+        assert_ne!(visitor.csrf_token, "cookie-a");
+        assert_ne!(visitor.csrf_token, secret::hash("cookie-a"));
     }
 
     #[test]

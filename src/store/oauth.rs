@@ -376,11 +376,13 @@ pub async fn insert_session(
     conn: &mut dyn Conn,
     session_hash: &str,
     csrf_token: &str,
+    user_id: i64,
     expires_at: i64,
 ) -> Result<(), DbError> {
     conn.run(
-        "INSERT INTO browser_sessions (session_hash, csrf_token, expires_at) VALUES ($1, $2, $3)",
-        params![session_hash, csrf_token, expires_at],
+        "INSERT INTO browser_sessions (session_hash, csrf_token, user_id, expires_at) \
+         VALUES ($1, $2, $3, $4)",
+        params![session_hash, csrf_token, user_id, expires_at],
     )
     .await
 }
@@ -391,18 +393,6 @@ pub async fn session(
 ) -> Result<Option<BrowserSession>, DbError> {
     conn.by_key("browser_sessions", "session_hash", session_hash)
         .await
-}
-
-pub async fn sign_in_session(
-    conn: &mut dyn Conn,
-    session_hash: &str,
-    user_id: i64,
-) -> Result<(), DbError> {
-    conn.run(
-        "UPDATE browser_sessions SET user_id = $2 WHERE session_hash = $1",
-        params![session_hash, user_id],
-    )
-    .await
 }
 
 /// Counts sign-in attempt `attempt` under `key` as a failure until it is taken back

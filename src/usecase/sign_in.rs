@@ -14,34 +14,32 @@ pub struct Session {
     pub record: BrowserSession,
 }
 
-/// The live session whose cookie is `id`, if any.
-pub async fn session(
-    conn: &mut dyn Conn,
-    id: &str,
-    now: i64,
-) -> Result<Option<BrowserSession>, DbError> {
-    Ok(store::session(conn, &secret::hash(id))
-        .await?
-        .filter(|record| session::session_live(record, now)))
+/// The session whose cookie is `id`: the stored one while it is live, else a visitor's
+/// (`oauth::session::visitor_session`, not stored).
+pub async fn session(conn: &mut dyn Conn, id: &str, now: i64) -> Result<BrowserSession, DbError> {
+    let stored = store::session(conn, &secret::hash(id)).await?;
+    Ok(stored
+        .filter(|record| session::session_live(record, now))
+        .unwrap_or_else(|| session::visitor_session(id, now)))
 }
 
-/// Opens a new session, signed in as `user_id` if given.
-pub async fn open_session(
-    conn: &mut dyn Conn,
-    user_id: Option<i64>,
-    now: i64,
-) -> Result<Session, DbError> {
+/// A new visitor's session: a fresh cookie, nothing stored.
+pub fn new_visitor(now: i64) -> Session {
+    let id = secret::new_token();
+    let record = session::visitor_session(&id, now);
+    Session { id, record }
+}
+
+/// Opens a new session signed in as `user_id`: the first one stored for the browser.
+async fn open_session(conn: &mut dyn Conn, user_id: i64, now: i64) -> Result<Session, DbError> {
     let id = secret::new_token();
     let record = BrowserSession {
         csrf_token: secret::new_token(),
-        user_id,
+        user_id: Some(user_id),
         expires_at: now + session::SESSION_SECONDS,
     };
     let hash = secret::hash(&id);
-    store::insert_session(conn, &hash, &record.csrf_token, record.expires_at).await?;
-    if let Some(user) = user_id {
-        store::sign_in_session(conn, &hash, user).await?;
-    }
+    store::insert_session(conn, &hash, &record.csrf_token, user_id, record.expires_at).await?;
     Ok(Session { id, record })
 }
 
@@ -128,7 +126,7 @@ pub async fn sign_in(
             Box::pin(async move {
                 take_back_in(conn, &keys, &attempt).await?;
                 store::clear_login_failures(conn, &keys.account).await?;
-                open_session(conn, Some(user_id), now).await
+                open_session(conn, user_id, now).await
             })
         })
         .await?;

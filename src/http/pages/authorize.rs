@@ -21,7 +21,8 @@ use super::{AUTHORIZE_PATH, Form, error_page, failure_page, page, redirect, t};
 
 const SESSION_COOKIE: &str = "souk_session";
 
-/// The browser session: its id (raw, from the cookie) and what the database holds.
+/// The browser session: its id (raw, from the cookie) and its record (stored once signed
+/// in, a visitor's before).
 struct Session {
     id: String,
     record: BrowserSession,
@@ -50,33 +51,19 @@ fn session_cookie(headers: &HeaderMap) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
-async fn existing_session(
-    state: &AppState,
-    headers: &HeaderMap,
-) -> Result<Option<Session>, ApiError> {
-    let Some(id) = session_cookie(headers) else {
-        return Ok(None);
-    };
+/// The session the browser's cookie `id` names: a stored one, or a visitor's.
+async fn cookie_session(state: &AppState, id: String) -> Result<Session, ApiError> {
     let now = state.clock.now();
     let lookup = id.clone();
     let record = state
         .db
         .read(move |conn| Box::pin(async move { sign_in::session(conn, &lookup, now).await }))
         .await?;
-    Ok(record.map(|record| Session {
+    Ok(Session {
         id,
         record,
         fresh: false,
-    }))
-}
-
-async fn new_session(state: &AppState) -> Result<Session, ApiError> {
-    let now = state.clock.now();
-    let opened = state
-        .db
-        .write(move |conn| Box::pin(async move { sign_in::open_session(conn, None, now).await }))
-        .await?;
-    Ok(Session::opened(opened))
+    })
 }
 
 fn with_cookie(state: &AppState, mut response: Response, session: &Session) -> Response {
@@ -125,13 +112,12 @@ pub(super) async fn authorize(
         Ok(a) => a,
         Err(response) => return response,
     };
-    let session = match existing_session(&state, &headers).await {
-        Ok(Some(session)) => session,
-        Ok(None) => match new_session(&state).await {
+    let session = match session_cookie(&headers) {
+        Some(id) => match cookie_session(&state, id).await {
             Ok(session) => session,
             Err(e) => return failure_page(&state, e),
         },
-        Err(e) => return failure_page(&state, e),
+        None => Session::opened(sign_in::new_visitor(state.clock.now())),
     };
     let response = match session.record.user_id {
         Some(user_id) => after_sign_in(&state, &authorization, &session, user_id, &uri).await,
@@ -282,11 +268,15 @@ pub(super) async fn submit(
     let form = Form::parse(&body);
     let field = |name: &str| form.field(name);
     let l = state.config.region.language();
-    let session = match existing_session(&state, &headers).await {
-        Ok(session) => session,
-        Err(e) => return failure_page(&state, e),
+    // The CSRF token must come with the session it was issued to (a form posted without
+    // a cookie has none).
+    let session = match session_cookie(&headers) {
+        Some(id) => match cookie_session(&state, id).await {
+            Ok(session) => Some(session),
+            Err(e) => return failure_page(&state, e),
+        },
+        None => None,
     };
-    // The CSRF token must come with the session it was issued to.
     let csrf_token = field("csrf_token");
     let Some(session) = session.filter(|s| policy::csrf_matches(csrf_token.as_deref(), &s.record))
     else {

@@ -64,6 +64,20 @@ impl TestApp {
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
+    /// How many rows `table` holds.
+    pub async fn count_rows(&self, table: &'static str) -> i64 {
+        self.db
+            .read(move |conn| {
+                Box::pin(async move {
+                    conn.query_one(&format!("SELECT COUNT(*) AS n FROM {table}"), &[])
+                        .await?
+                        .get::<i64>("n")
+                })
+            })
+            .await
+            .unwrap_or_else(|e| panic!("count {table}: {e}"))
+    }
+
     /// Runs the `souk` command line against this app's database and data folder.
     pub fn souk(&self, args: &[&str]) -> std::process::Output {
         std::process::Command::new(env!("CARGO_BIN_EXE_souk"))

@@ -16,6 +16,7 @@ both_backends!(
     authorize_redirects_errors_with_state_and_extras,
     authorize_defaults_scopes_and_honours_denial,
     consent_needs_csrf_and_session,
+    a_visit_stores_no_session_until_the_sign_in,
     sign_in_is_throttled_with_one_message,
     guesses_at_the_same_moment_meet_the_lockout,
     pages_carry_no_store_and_anti_framing,
@@ -257,6 +258,21 @@ async fn consent_needs_csrf_and_session(app: TestApp) {
         assert_eq!(response.status(), 403, "sign-in with {csrf:?}");
         assert!(response.headers().get("set-cookie").is_none(), "{csrf:?}");
     }
+    // Another visitor's token, or this one's with no cookie, is no token of this form.
+    let other = app.login_page(&query).await;
+    for cookie in [Some(cookie.as_str()), None] {
+        let form = [
+            ("username", EMAIL),
+            ("password", PASSWORD),
+            ("csrf_token", other.csrf.as_str()),
+        ];
+        let response = app.submit(&query, cookie, &form).await;
+        assert_eq!(
+            response.status(),
+            403,
+            "another visitor's token, {cookie:?}"
+        );
+    }
     let form = [
         ("username", EMAIL),
         ("password", PASSWORD),
@@ -281,6 +297,47 @@ async fn consent_needs_csrf_and_session(app: TestApp) {
         assert_eq!(response.status(), 403, "{cookie:?} {csrf:?}");
         assert!(response.headers().get("location").is_none());
     }
+}
+
+/// Anyone may open the sign-in page as often as they like: a visit stores nothing (its
+/// CSRF token is bound to its cookie), only a sign-in stores a session.
+async fn a_visit_stores_no_session_until_the_sign_in(app: TestApp) {
+    app.create_user(EMAIL, PASSWORD).await;
+    let query = authorize_query(&app.app_client, "");
+    for _ in 0..3 {
+        app.login_page(&query).await;
+    }
+    let login = app.login_page(&query).await;
+    // The visitor's cookie sent back is the same visitor: the same form token, no new cookie.
+    let again = app.submit(&query, Some(&login.cookie), &[]).await;
+    assert_eq!(again.status(), 403, "a form without its token");
+    let page = app
+        .request(
+            reqwest::Method::GET,
+            &format!("/accounts/oauth/authorize?{query}"),
+        )
+        .header("cookie", &login.cookie)
+        .send()
+        .await;
+    assert!(page.headers().get("set-cookie").is_none());
+    assert_eq!(
+        hidden_field(&page.text().await.unwrap(), "csrf_token"),
+        login.csrf
+    );
+    assert_eq!(app.count_rows("browser_sessions").await, 0);
+    let form = [
+        ("username", EMAIL),
+        ("password", PASSWORD),
+        ("csrf_token", login.csrf.as_str()),
+    ];
+    let consent = app.submit(&query, Some(&login.cookie), &form).await;
+    assert_eq!(consent.status(), 200, "the consent page");
+    assert_ne!(
+        session_cookie(&consent),
+        login.cookie,
+        "a new session at the sign-in"
+    );
+    assert_eq!(app.count_rows("browser_sessions").await, 1);
 }
 
 /// Case 11.
