@@ -274,12 +274,16 @@ pub struct Db {
     inner: Arc<Inner>,
     /// Bounds the heavy reads under way at once ([`Db::read_heavy`]).
     heavy: Arc<tokio::sync::Semaphore>,
+    /// How long a heavy read may run on SQLite (PostgreSQL's connections are told on
+    /// opening, [`DbOptions::heavy_read_timeout`]).
+    heavy_read_timeout: std::time::Duration,
     /// How many writes this process has finished ([`Db::writes`]).
     writes: Arc<AtomicU64>,
 }
 
 enum Inner {
-    Sqlite(sqlite::SqliteDb),
+    /// Shared with the blocking threads that run its heavy reads.
+    Sqlite(Arc<sqlite::SqliteDb>),
     Postgres(Box<postgres::PgDb>),
 }
 
@@ -288,7 +292,7 @@ impl Db {
     /// SQLite file if needed. Does not run migrations: see [`migrations::run`].
     pub async fn open(url: &str, options: &DbOptions) -> Result<Db, DbError> {
         let inner = if let Some(path) = sqlite_path(url) {
-            Inner::Sqlite(sqlite::SqliteDb::open(path, options.sqlite_sync)?)
+            Inner::Sqlite(Arc::new(sqlite::SqliteDb::open(path, options.sqlite_sync)?))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Inner::Postgres(Box::new(
                 postgres::PgDb::open(
@@ -308,6 +312,7 @@ impl Db {
         Ok(Db {
             inner: Arc::new(inner),
             heavy: Arc::new(tokio::sync::Semaphore::new(options.heavy_reads.max(1))),
+            heavy_read_timeout: options.heavy_read_timeout,
             writes: Arc::default(),
         })
     }
@@ -329,7 +334,7 @@ impl Db {
         E: From<DbError>,
     {
         match &*self.inner {
-            Inner::Sqlite(db) => db.read(f).await,
+            Inner::Sqlite(db) => db.read(f, None).await,
             Inner::Postgres(db) => db.read(f).await,
         }
     }
@@ -341,29 +346,41 @@ impl Db {
     /// connections do not queue behind it, and planned for the values bound
     /// (`postgres::PgDb::read_heavy`). On both, every statement of `f` reads one snapshot
     /// (a read-only `REPEATABLE READ` transaction on PostgreSQL). At most
-    /// [`DbOptions::heavy_reads`] at once.
+    /// [`DbOptions::heavy_reads`] at once; one that runs past
+    /// [`DbOptions::heavy_read_timeout`] is stopped and fails as `Unavailable`.
     pub async fn read_heavy<T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>> + Send + 'static,
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
     {
-        let _permit = self
+        let permit = self
             .heavy
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|e| E::from(DbError::Other(format!("heavy reads are closed: {e}"))))?;
         match &*self.inner {
-            Inner::Sqlite(_) => {
-                let db = self.clone();
+            Inner::Sqlite(db) => {
+                let db = db.clone();
                 let runtime = tokio::runtime::Handle::current();
-                // SQLite's futures are ready at once: block_on runs the closure to its end
-                // on this thread.
-                tokio::task::spawn_blocking(move || runtime.block_on(db.read(f)))
-                    .await
-                    .map_err(|e| E::from(DbError::Other(format!("a heavy read stopped: {e}"))))?
+                let deadline = std::time::Instant::now() + self.heavy_read_timeout;
+                // A request that gives up stops waiting, not the blocking thread: the read
+                // keeps its place among the heavy reads until it ends, which its deadline
+                // bounds (as PostgreSQL's `statement_timeout` bounds one there).
+                tokio::task::spawn_blocking(move || {
+                    let _permit = permit;
+                    // SQLite's futures are ready at once: block_on runs the closure to its
+                    // end on this thread.
+                    runtime.block_on(db.read(f, Some(deadline)))
+                })
+                .await
+                .map_err(|e| E::from(DbError::Other(format!("a heavy read stopped: {e}"))))?
             }
-            Inner::Postgres(db) => db.read_heavy(f).await,
+            Inner::Postgres(db) => {
+                let _permit = permit;
+                db.read_heavy(f).await
+            }
         }
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -20,6 +20,8 @@ use super::{Backend, BoxFuture, Conn, DbError, DbFuture, PoolStats, Row, SqliteS
 const MAX_BATCH: usize = 512;
 /// How long a connection waits on a lock held by another process before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Virtual machine steps between two looks at a read's deadline.
+const DEADLINE_CHECK_STEPS: i32 = 10_000;
 /// Read connections kept open when idle; more are opened under load and closed after.
 const MAX_IDLE_READERS: usize = 16;
 /// WAL pages after which the checkpointer thread copies the WAL into the database (the
@@ -107,7 +109,9 @@ impl SqliteDb {
         })
     }
 
-    pub(super) async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    /// Runs `f` in a read transaction; one of its statements still running at `deadline`
+    /// is interrupted (and fails as `Unavailable`).
+    pub(super) async fn read<T, E, F>(&self, f: F, deadline: Option<Instant>) -> Result<T, E>
     where
         F: for<'c> FnOnce(&'c mut dyn Conn) -> BoxFuture<'c, Result<T, E>>,
         E: From<DbError>,
@@ -120,6 +124,14 @@ impl SqliteDb {
                 SqliteConn::open(&self.path, self.sync, true)?
             }
         };
+        if let Some(deadline) = deadline {
+            // Asked every so many virtual machine steps: a clock read is a few nanoseconds
+            // against the microseconds those steps take.
+            let past = move || Instant::now() >= deadline;
+            conn.conn
+                .progress_handler(DEADLINE_CHECK_STEPS, Some(past))
+                .map_err(map_error)?;
+        }
         // One read transaction for all the closure's statements: they see one snapshot (an
         // ad and its images agree), and the WAL read lock is taken once, not per statement.
         conn.control("BEGIN")?;
@@ -127,8 +139,9 @@ impl SqliteDb {
         // SQLite's futures are ready at once: this runs to its end without suspending.
         let result = f(&mut conn).await;
         // Ending a read transaction cannot lose anything; a failure is the connection's
-        // problem, so it is not pooled again.
-        let ended = conn.control("COMMIT").is_ok();
+        // problem, so it is not pooled again (nor one whose deadline stays on it).
+        let ended = conn.control("COMMIT").is_ok()
+            && (deadline.is_none() || conn.conn.progress_handler(0, None::<fn() -> bool>).is_ok());
         self.readers_in_use.fetch_sub(1, Ordering::Relaxed);
         if !ended {
             return result;
@@ -554,9 +567,13 @@ fn map_error(e: rusqlite::Error) -> DbError {
             }
             _ => {}
         }
+        // Interrupted: a read past its deadline (`SqliteDb::read`), as PostgreSQL's 57014.
         if matches!(
             failure.code,
-            ErrorCode::DatabaseBusy | ErrorCode::CannotOpen | ErrorCode::DiskFull
+            ErrorCode::DatabaseBusy
+                | ErrorCode::CannotOpen
+                | ErrorCode::DiskFull
+                | ErrorCode::OperationInterrupted
         ) {
             return DbError::Unavailable(e.to_string());
         }
