@@ -104,9 +104,17 @@ fn reader(caller: &Caller) -> Option<i64> {
         .filter(|_| caller.scopes.contains(Scope::Read))
 }
 
+/// A bid as the caller who placed or deleted it sees it in the answer: under the readers'
+/// rule, so a token without `read` learns no bidder's identity from a write either.
+fn as_answered(caller: &Caller, mut shown: Shown) -> Shown {
+    shown.identified &= reader(caller).is_some();
+    shown
+}
+
 async fn place(
     Context { state, hal }: Context,
     UserWith(bidder, _): UserWith<need::Write>,
+    caller: Caller,
     ItemPath(item): ItemPath,
     body: Result<JsonBody<BidRequest>, ApiError>,
 ) -> Result<Json, ApiError> {
@@ -116,6 +124,7 @@ async fn place(
         .db
         .write(move |conn| Box::pin(bids::place(conn, bidder, item, request, now)))
         .await?;
+    let placed = as_answered(&caller, placed);
     let location = hal.path(&format!("/advertisements/{item}/bids/{}", placed.bid.id));
     Ok(Json::created(
         location,
@@ -175,6 +184,7 @@ async fn one_bid(
 async fn withdraw(
     Context { state, hal }: Context,
     UserWith(user, _): UserWith<need::Write>,
+    caller: Caller,
     BidPath(item, id): BidPath,
 ) -> Result<Json, ApiError> {
     let now = state.clock.now();
@@ -182,6 +192,7 @@ async fn withdraw(
         .db
         .write(move |conn| Box::pin(bids::withdraw(conn, item, id, user, now)))
         .await?;
+    let withdrawn = as_answered(&caller, withdrawn);
     Ok(Json::ok(bid_json(&state, &hal, item, &withdrawn)))
 }
 

@@ -214,6 +214,11 @@ async fn who_sees_the_bidder(app: TestApp) {
     let write_only = app.token_of(&seller, Some("write")).await;
     let listed = expect_json(app.get_with(&list, &write_only).await, 200).await;
     assert!(listed["_embedded"]["svc:bid"][0]["bidder"]["id"].is_null());
+    // Nor does the answer to a bid placed with such a token.
+    let write_only = app.token_of(&bidder, Some("write")).await;
+    let placed = expect_json(bid(&app, &write_only, &item, json!(2500)).await, 201).await;
+    assert_eq!(placed["bidder"], json!({"nickName": "Anonieme bieder"}));
+    assert!(placed["_links"].get("svc:bidder").is_none());
 }
 
 async fn bidding_rules_are_enforced(app: TestApp) {
@@ -368,6 +373,7 @@ async fn withdrawing_and_removing_bids(app: TestApp) {
     // The bidder withdraws: 200 with the bid as it was; then it is gone.
     let withdrawn = expect_json(app.delete(&high).token(&bidder.token).send().await, 200).await;
     assert_eq!(withdrawn["amount"], 3000);
+    assert_eq!(withdrawn["bidder"]["id"], bidder.id, "the bidder's own bid");
     for token in [&bidder.token, &seller.token] {
         let again = expect_json(app.delete(&high).token(token).send().await, 404).await;
         assert_eq!(again["code"], "bid-not-found");
@@ -394,8 +400,13 @@ async fn withdrawing_and_removing_bids(app: TestApp) {
     let path = low.replace(&item, &elsewhere);
     let wrong_ad = expect_json(app.delete(&path).token(&other.token).send().await, 404).await;
     assert_eq!(wrong_ad["code"], "bid-not-found");
-    // The seller removes a bid.
-    expect_json(app.delete(&low).token(&seller.token).send().await, 200).await;
+    // The seller removes a bid; with a token without `read` the answer does not say whose
+    // it was, as no read with that token would.
+    let write_only = app.token_of(&seller, Some("write")).await;
+    let removed = expect_json(app.delete(&low).token(&write_only).send().await, 200).await;
+    assert_eq!(removed["amount"], 1000);
+    assert_eq!(removed["bidder"], json!({"nickName": "Anonieme bieder"}));
+    assert!(removed["_links"].get("svc:bidder").is_none());
     assert!(stored_bids(&app, &item).await.is_empty());
     // Bids placed still count in the statistics.
     assert_eq!(statistics(&app, &seller, &item).await["numberOfBids"], 2);
