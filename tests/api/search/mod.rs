@@ -312,14 +312,40 @@ async fn price_orders_and_ranges(app: TestApp) {
     let mut free = minimal("Lamp gratis");
     free["priceModel"] = json!({"modelType": "to be discussed"});
     created(&app, &seller.token, &free).await;
+    // A bidding ad counts at its minimal bid, or at its asking price when it has one.
+    for (title, model) in [
+        ("Lamp bod", json!({"modelType": "bidding", "minimalBid": 1500})),
+        (
+            "Lamp veiling",
+            json!({"modelType": "bidding", "minimalBid": 500, "askingPrice": 2500}),
+        ),
+    ] {
+        let mut body = minimal(title);
+        body["priceModel"] = model;
+        created(&app, &seller.token, &body).await;
+    }
     assert_eq!(
         titles(&app, "query=lamp&sortBy=price").await,
-        ["Lamp twee", "Lamp drie", "Lamp een", "Lamp gratis"],
+        [
+            "Lamp twee",
+            "Lamp bod",
+            "Lamp drie",
+            "Lamp veiling",
+            "Lamp een",
+            "Lamp gratis"
+        ],
         "cheapest first, no price last"
     );
     assert_eq!(
         titles(&app, "query=lamp&sortBy=price&sortOrder=descending").await,
-        ["Lamp een", "Lamp drie", "Lamp twee", "Lamp gratis"]
+        [
+            "Lamp een",
+            "Lamp veiling",
+            "Lamp drie",
+            "Lamp bod",
+            "Lamp twee",
+            "Lamp gratis"
+        ]
     );
     assert_eq!(
         titles(
@@ -327,7 +353,12 @@ async fn price_orders_and_ranges(app: TestApp) {
             "query=lamp&price.from=1500&price.to=3000&sortBy=price"
         )
         .await,
-        ["Lamp drie", "Lamp een"]
+        ["Lamp bod", "Lamp drie", "Lamp veiling", "Lamp een"]
+    );
+    assert_eq!(
+        titles(&app, "query=lamp&price.to=1000&sortBy=price").await,
+        ["Lamp twee"],
+        "a bidding ad with an asking price is not in range by its minimal bid"
     );
 }
 
