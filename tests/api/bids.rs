@@ -15,7 +15,48 @@ both_backends!(
     the_seller_asks_a_bidder_by_mail,
     many_bidders_at_once_lose_nothing_and_break_no_rule,
     a_minimal_bid_raised_past_the_bids_is_the_bar,
+    bidders_keep_sight_of_their_bids_on_an_ad_gone_offline,
 );
+
+/// An ad that is no longer online shows its bids to its seller and its bidders only: a
+/// bidder still reads the list and their bid (with their identity, and no minimum next
+/// bid, as the ad takes none) and may withdraw it; anyone else finds no ad.
+async fn bidders_keep_sight_of_their_bids_on_an_ad_gone_offline(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let bidder = app.user("bieder@souk.test").await;
+    let other = app.user("ander@souk.test").await;
+    let item = bidding_ad(&app, &seller).await;
+    let placed = expect_json(bid(&app, &bidder.token, &item, json!(2000)).await, 201).await;
+    let one = format!("/v1/advertisements/{item}/bids/{}", placed["bidId"]);
+    let list = format!("/v1/advertisements/{item}/bids");
+    let response = app
+        .patch(&format!("/v1/advertisements/{item}"))
+        .token(&seller.token)
+        .json_patch(&json!([{"op": "replace", "path": "/status", "value": "paused"}]))
+        .send()
+        .await;
+    assert_eq!(response.status(), 200);
+    for reader in [&bidder, &seller] {
+        let listed = expect_json(app.get_with(&list, &reader.token).await, 200).await;
+        assert_eq!(amounts(&listed), [2000], "{}", reader.email);
+        assert!(listed.get("minimumNextBid").is_none(), "{}", reader.email);
+        let shown = expect_json(app.get_with(&one, &reader.token).await, 200).await;
+        assert_eq!(shown["bidder"]["id"], bidder.id, "{}", reader.email);
+    }
+    for token in [other.token.as_str(), app.token.as_str()] {
+        for path in [&list, &one] {
+            let hidden = expect_json(app.get_with(path, token).await, 404).await;
+            assert_eq!(hidden["code"], "advertisement-not-found", "{path}");
+        }
+    }
+    let refused = expect_json(app.delete(&one).token(&other.token).send().await, 404).await;
+    assert_eq!(refused["code"], "advertisement-not-found");
+    let withdrawn = expect_json(app.delete(&one).token(&bidder.token).send().await, 200).await;
+    assert_eq!(withdrawn["amount"], 2000);
+    // Without a bid left, the former bidder has no part in the ad any more.
+    let hidden = expect_json(app.get_with(&list, &bidder.token).await, 404).await;
+    assert_eq!(hidden["code"], "advertisement-not-found");
+}
 
 /// An online ad of `seller` with this price model; its item id.
 async fn ad_with(app: &TestApp, seller: &User, price_model: Value) -> String {
