@@ -314,7 +314,10 @@ async fn price_orders_and_ranges(app: TestApp) {
     created(&app, &seller.token, &free).await;
     // A bidding ad counts at its minimal bid, or at its asking price when it has one.
     for (title, model) in [
-        ("Lamp bod", json!({"modelType": "bidding", "minimalBid": 1500})),
+        (
+            "Lamp bod",
+            json!({"modelType": "bidding", "minimalBid": 1500}),
+        ),
         (
             "Lamp veiling",
             json!({"modelType": "bidding", "minimalBid": 500, "askingPrice": 2500}),
