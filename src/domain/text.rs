@@ -7,14 +7,49 @@ use serde_json::Value;
 use super::field_error::FieldError;
 use super::locale::Text;
 
-/// The text a required field of a JSON body holds, trimmed: `missing` when it is absent or
-/// null, `invalid-value` when it is not text.
+/// The text a required field of a JSON body holds, trimmed ([`trimmed`]): `missing` when it
+/// is absent or null, `invalid-value` when it is not text.
 pub fn required_text(field: &str, value: Option<&Value>) -> Result<String, FieldError> {
     match value {
         None | Some(Value::Null) => Err(FieldError::missing(field)),
-        Some(Value::String(s)) => Ok(s.trim().to_owned()),
+        Some(Value::String(s)) => Ok(trimmed(s).to_owned()),
         Some(other) => Err(FieldError::not_text(field, other.clone())),
     }
+}
+
+/// Text without what shows nothing at its ends: white space, and the characters that take
+/// no room (a zero-width space, a word joiner, a byte order mark...), which `str::trim`
+/// keeps. A name, brand or title made of them alone would show as nothing, yet count as
+/// given; trimmed, it is empty and refused as such. (Within text they stay: emoji
+/// sequences and some scripts need joiners.)
+pub fn trimmed(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || takes_no_room(c))
+}
+
+/// Characters drawn as nothing: Unicode's invisible format characters and the fillers
+/// and blanks that render empty.
+fn takes_no_room(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{2800}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
 }
 
 /// A positive whole number written as Souk writes its ids: digits only, no sign and no

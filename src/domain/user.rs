@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
-use crate::domain::text::is_one_line;
+use crate::domain::text::{is_one_line, trimmed};
 use crate::domain::text_enum;
 
 pub const NAME_MAX: usize = 30;
@@ -163,8 +163,9 @@ pub fn check_new_account(account: &NewAccount) -> Result<Account, Vec<FieldError
         };
         errors.push(FieldError::new("password", "input-invalid", message))
     }
-    if let Some(name) = account.name.as_deref()
-        && (name.trim().is_empty() || name.chars().count() > NAME_MAX || !is_one_line(name))
+    let name = account.name.as_deref().map(trimmed);
+    if let Some(name) = name
+        && (name.is_empty() || name.chars().count() > NAME_MAX || !is_one_line(name))
     {
         errors.push(
             FieldError::new(
@@ -209,7 +210,7 @@ pub fn check_new_account(account: &NewAccount) -> Result<Account, Vec<FieldError
     match email {
         Some(email) if errors.is_empty() => Ok(Account {
             email,
-            name: account.name.clone().unwrap_or_default(),
+            name: name.unwrap_or_default().to_owned(),
             postcode: account.postcode.clone(),
             phone_number: account.phone_number.clone(),
         }),
@@ -236,9 +237,9 @@ pub fn check_brands(brands: &[String]) -> Result<Vec<String>, Vec<FieldError>> {
     }
     let mut errors = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut trimmed = Vec::new();
+    let mut checked = Vec::new();
     for (i, brand) in brands.iter().enumerate() {
-        let brand = brand.trim();
+        let brand = trimmed(brand);
         let field = format!("brands[{i}]");
         if brand.is_empty() || brand.chars().count() > BRAND_LENGTH_MAX || !is_one_line(brand) {
             errors.push(
@@ -267,11 +268,11 @@ pub fn check_brands(brands: &[String]) -> Result<Vec<String>, Vec<FieldError>> {
                 .with_value(brand),
             );
         } else {
-            trimmed.push(brand.to_owned());
+            checked.push(brand.to_owned());
         }
     }
     if errors.is_empty() {
-        Ok(trimmed)
+        Ok(checked)
     } else {
         Err(errors)
     }
@@ -300,6 +301,8 @@ mod tests {
         let codes: Vec<&str> = errors.iter().map(|e| e.code).collect();
         assert_eq!(codes, ["duplicate", "input-invalid"]);
         assert_eq!(errors[0].fields, ["brands[1]"]);
+        let blank = check_brands(&["\u{200B}".into()]).unwrap_err();
+        assert_eq!(blank[0].code, "input-invalid", "a brand that shows nothing");
         let control = check_brands(&["Fo\u{0}rd".into(), "Alfa\nRomeo".into()]).unwrap_err();
         assert_eq!(control.len(), 2, "no NUL, no line break");
         let many: Vec<String> = (0..51).map(|i| format!("b{i}")).collect();
@@ -393,5 +396,33 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(nul[1].fields, ["name"]);
+    }
+
+    /// A name is stored without what shows nothing at its ends, and one of nothing visible
+    /// is no name.
+    #[test]
+    fn names_are_trimmed_of_the_invisible() {
+        let account = |name: &str| {
+            check_new_account(&NewAccount {
+                email: Some("a@b.nl".into()),
+                password: Some("long enough".into()),
+                name: Some(name.into()),
+                postcode: None,
+                phone_number: None,
+            })
+        };
+        assert_eq!(
+            account(" \u{FEFF}Jan Smit\u{200B} ").unwrap().name,
+            "Jan Smit"
+        );
+        for blank in ["\u{200B}\u{200B}", " \u{2060} ", "\u{3164}", "\u{00AD}"] {
+            let errors = account(blank).unwrap_err();
+            assert_eq!(errors[0].fields, ["name"], "{blank:?}");
+        }
+        // Within a name, a joiner stays (emoji and some scripts need them).
+        assert_eq!(account("Jan\u{200D}Smit").unwrap().name, "Jan\u{200D}Smit");
+        // 30 visible characters with invisible ones around them fit.
+        let long = format!("\u{200B}{}\u{200B}", "x".repeat(NAME_MAX));
+        assert_eq!(account(&long).unwrap().name.chars().count(), NAME_MAX);
     }
 }

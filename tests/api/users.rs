@@ -763,6 +763,18 @@ async fn control_characters_are_refused_in_accounts_and_brands(app: TestApp) {
     let refused = expect_json(set(json!(["Alfa\u{0}Romeo", "Fiat\nPunto"])).await, 400).await;
     assert_eq!(fields(&refused), ["brands[0]", "brands[1]"]);
     assert_eq!(app.get_json(&path, 200).await["brands"], json!(["Ford"]));
+    // What shows nothing is no name and no brand; at a name's ends it is trimmed away.
+    let blank = expect_json(set(json!(["\u{200B}"])).await, 400).await;
+    assert_eq!(fields(&blank), ["brands[0]"]);
+    let nameless = json!({"email": "leeg@souk.test", "name": "\u{200B}\u{2060}"});
+    let blank = expect_json(post_user(&app, nameless).await, 400).await;
+    assert_eq!(fields(&blank), ["name"]);
+    let padded = json!({"email": "piet@souk.test", "name": " \u{FEFF}Piet\u{200B} "});
+    let created = expect_json(post_user(&app, padded).await, 201).await;
+    let shown = app
+        .get_json(&format!("/v1/users/{}", created["userId"]), 200)
+        .await;
+    assert_eq!(shown["name"], "Piet");
 }
 
 /// A replica that stops between claiming a key and keeping the answer leaves the claim
