@@ -183,8 +183,12 @@ pub fn client_json(client: &Client) -> Value {
 pub struct UserSpec {
     #[arg(long)]
     pub email: String,
-    #[arg(long)]
-    pub password: String,
+    /// The password (visible to anyone who lists the processes: see --password-stdin).
+    #[arg(long, required_unless_present = "password_stdin")]
+    pub password: Option<String>,
+    /// Read the password from the first line of standard input.
+    #[arg(long, conflicts_with = "password")]
+    pub password_stdin: bool,
     /// The public name (none: an empty one).
     #[arg(long)]
     pub name: Option<String>,
@@ -198,9 +202,10 @@ pub struct UserSpec {
 
 /// Creates a confirmed user (the operator vouches for the address); returns the id.
 pub async fn create_user(db: &Db, spec: UserSpec, now: i64) -> Result<i64, AccountError> {
+    let password = spec.password.unwrap_or_default();
     let account = check_new_account(&NewAccount {
         email: Some(spec.email),
-        password: Some(spec.password.clone()),
+        password: Some(password.clone()),
         name: spec.name,
         postcode: spec.postcode,
         phone_number: spec.phone_number,
@@ -208,7 +213,7 @@ pub async fn create_user(db: &Db, spec: UserSpec, now: i64) -> Result<i64, Accou
     .map_err(|problems| AccountError::Invalid(describe(&problems)))?;
     let locale = Locale::parse(&spec.locale)
         .ok_or_else(|| AccountError::Invalid(format!("unknown locale `{}`", spec.locale)))?;
-    let hash = password::hash(spec.password).await;
+    let hash = password::hash(password).await;
     let registered = db
         .write(move |conn| {
             Box::pin(async move {

@@ -266,11 +266,10 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
             db,
             UserSpec {
                 email: email.into(),
-                password: password.into(),
+                password: Some(password.into()),
                 name: Some(name.into()),
-                postcode: None,
-                phone_number: None,
                 locale: config.region.as_str().into(),
+                ..UserSpec::default()
             },
             now,
         )

@@ -215,9 +215,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::User(UserCommand::Create(spec)) => {
+            let password = match spec.password_stdin {
+                true => Some(first_line_of_stdin()?),
+                false => spec.password.clone(),
+            };
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let spec = accounts::UserSpec {
                 locale: config.region.as_str().to_owned(),
+                password,
                 ..spec
             };
             let id = accounts::create_user(&db, spec, Clock::default().now()).await?;
@@ -319,6 +324,16 @@ async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Resu
         }
     }
     Ok(())
+}
+
+/// The first line of standard input, without its line ending (a password piped in, so that
+/// it is not on the command line, which anyone on the machine can list).
+fn first_line_of_stdin() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| anyhow::anyhow!("cannot read the password from standard input: {e}"))?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_owned())
 }
 
 fn parse_item(text: &str) -> anyhow::Result<crate::domain::advertisement::ItemId> {

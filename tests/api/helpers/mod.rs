@@ -80,13 +80,28 @@ impl TestApp {
 
     /// Runs the `souk` command line against this app's database and data folder.
     pub fn souk(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_souk"))
+        self.souk_with_input(args, "")
+    }
+
+    /// Runs the `souk` command line with `input` on its standard input.
+    pub fn souk_with_input(&self, args: &[&str], input: &str) -> std::process::Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_souk"))
             .args(args)
             .env("SOUK_DATABASE_URL", &self.database_url)
             .env("SOUK_DATA_DIR", self.config.data_dir.as_os_str())
             .env("RUST_LOG", "warn")
-            .output()
-            .expect("run souk")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run souk");
+        let mut stdin = child.stdin.take().expect("souk's standard input");
+        // A command that reads nothing may have ended already: its input is not needed.
+        let _ = stdin.write_all(input.as_bytes());
+        drop(stdin);
+        child.wait_with_output().expect("souk's output")
     }
 
     /// Starts Souk on `backend`. PostgreSQL needs `SOUK_TEST_POSTGRES_URL`: its variants are
@@ -195,7 +210,7 @@ impl TestApp {
             &self.db,
             UserSpec {
                 email: email.into(),
-                password: password.into(),
+                password: Some(password.into()),
                 locale: "nl-NL".into(),
                 ..UserSpec::default()
             },

@@ -136,7 +136,7 @@ pub async fn user_with_token(env: &[(&str, &str)]) -> (Db, String) {
         &db,
         UserSpec {
             email: "served@souk.test".into(),
-            password: "password of served".into(),
+            password: Some("password of served".into()),
             locale: "nl-NL".into(),
             ..UserSpec::default()
         },
