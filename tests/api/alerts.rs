@@ -8,6 +8,7 @@ use crate::ads::{car, created, json_patch, minimal, path_of};
 use crate::both_backends;
 use crate::helpers::{TestApp, User, expect_json};
 use crate::storage::{import_categories, move_ladies_bikes_under_a_new_parent};
+use souk::accounts::{UserSpec, create_user};
 use souk::domain::search::request::SearchRequest;
 use souk::mail::Mailer;
 use souk::params;
@@ -27,6 +28,10 @@ both_backends!(
     an_ad_online_before_the_search_is_news_only_when_search_sees_it_change,
     an_ads_first_image_is_news_to_a_search_with_images,
     a_digest_leaves_out_an_ad_that_changed_out_of_the_search,
+    renewing_a_running_ad_is_no_news,
+    an_ad_renewed_after_it_expired_is_news_once,
+    a_resumed_ad_is_news_once,
+    a_mail_lists_twenty_ads_and_how_many_more_in_the_owners_language,
 );
 
 const DAY: i64 = 86_400;
@@ -579,5 +584,251 @@ async fn a_digest_leaves_out_an_ad_that_changed_out_of_the_search(app: TestApp) 
         mails[0].contains("Audi A4") && !mails[0].contains("Audi A6"),
         "{}",
         mails[0]
+    );
+}
+
+/// Renews the ad at `path` for its seller (in the sandbox the order is paid, and the
+/// renewal done, at once).
+async fn renew(app: &TestApp, token: &str, path: &str) {
+    let order = app
+        .post(&format!("{path}/renew"))
+        .token(token)
+        .json(&json!({"pay": true}))
+        .send()
+        .await;
+    assert_eq!(expect_json(order, 201).await["status"], "paid");
+}
+
+/// Sets the close date of `ad` (as `created` answers it) to `close`, where the passing of
+/// time would bring it (the app's clock also drives its workers, and tokens live a day).
+/// Done before any search is saved, so that the write itself queues nothing.
+async fn close_at(app: &TestApp, ad: &Value, close: i64) {
+    let number: i64 = ad["itemId"].as_str().unwrap()[1..].parse().unwrap();
+    app.execute(
+        "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+        params![close, number].to_vec(),
+    )
+    .await;
+}
+
+/// The ads a mail lists, a line each (`- title: page`).
+fn listed(mail: &str) -> Vec<String> {
+    mail.lines()
+        .filter(|line| line.starts_with("- "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A confirmed user of `locale` (`TestApp::user` makes them nl-NL), signed in.
+async fn user_in(app: &TestApp, email: &str, locale: &str) -> User {
+    let password = format!("password of {email}");
+    let spec = UserSpec {
+        email: email.into(),
+        password: Some(password.clone()),
+        locale: locale.into(),
+        ..UserSpec::default()
+    };
+    let id = create_user(&app.db, spec, app.clock.now()).await.unwrap();
+    let (token, _) = app
+        .user_token(&app.app_client, email, &password, None)
+        .await;
+    User {
+        id,
+        email: email.into(),
+        password,
+        token,
+    }
+}
+
+/// A renewal of an ad that still runs moves only its close date, which no search looks at:
+/// it queues nothing, so an ad that was online before the search was saved is not mailed
+/// as new (docs/API.md "Saved searches"; migration 0060: renewals used to queue the ad).
+async fn renewing_a_running_ad_is_no_news(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let a4 = created(&app, &seller.token, &car("Audi A4")).await;
+    let now = app.clock.now();
+    // In its last week, where it may be renewed.
+    close_at(&app, &a4, now + 3 * DAY).await;
+    save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    assert_eq!(queued(&app).await, 0);
+
+    let path = path_of(&a4);
+    renew(&app, &seller.token, &path).await;
+    let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(
+        read["closeDate"],
+        souk::domain::time::format_timestamp(now + 3 * DAY + 56 * DAY),
+        "renewed from its old close date"
+    );
+    assert_eq!(read["status"], "online");
+    assert_eq!(
+        queued(&app).await,
+        0,
+        "a renewal of a running ad is no news"
+    );
+    assert_eq!(alert_round(&app, now + 10).await, Round::default());
+    assert!(mails_to(&app, "zoeker@souk.test").await.is_empty());
+}
+
+/// An ad renewed in its grace period after it expired is back in search: news to a saved
+/// search made while it was away, mailed once. (Its old close date lies before the
+/// renewal's moment, so it is news also before the minute's sweep has stored it
+/// `expired`.)
+async fn an_ad_renewed_after_it_expired_is_news_once(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let a4 = created(&app, &seller.token, &car("Audi A4")).await;
+    let now = app.clock.now();
+    close_at(&app, &a4, now - DAY).await;
+    let path = path_of(&a4);
+    let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(read["status"], "expired");
+    save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    assert_eq!(queued(&app).await, 0);
+
+    renew(&app, &seller.token, &path).await;
+    let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(read["status"], "online");
+    assert_eq!(queued(&app).await, 1, "back from expiry: news");
+    assert_eq!(alert_round(&app, now + 10).await, ONE_MAILED);
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let item = a4["itemId"].as_str().unwrap();
+    assert!(
+        mails[0].contains(&format!("- Audi A4: {}/a/{item}", app.config.base_url)),
+        "{}",
+        mails[0]
+    );
+    assert_eq!(
+        alert_round(&app, now + 20).await,
+        Round::default(),
+        "mailed once"
+    );
+    assert_eq!(mails_to(&app, "zoeker@souk.test").await.len(), 1);
+}
+
+/// A paused ad leaves search and a resumed one enters it again: news to a search saved
+/// while it was online before (it had not matched, as the search did not exist). Once it
+/// has been mailed, pausing and resuming it again is no news: each ad is news once per
+/// saved search.
+async fn a_resumed_ad_is_news_once(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let a4 = created(&app, &seller.token, &car("Audi A4")).await;
+    let path = path_of(&a4);
+    save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    let now = app.clock.now();
+    assert_eq!(
+        queued(&app).await,
+        0,
+        "placed before the search: not queued"
+    );
+
+    let paused = crate::ads::status(&app, &seller.token, &path, "paused").await;
+    expect_json(paused, 200).await;
+    assert_eq!(queued(&app).await, 0, "a paused ad leaves search");
+    let resumed = crate::ads::status(&app, &seller.token, &path, "online").await;
+    expect_json(resumed, 200).await;
+    assert_eq!(queued(&app).await, 1, "resumed, it enters search again");
+    assert_eq!(alert_round(&app, now + 10).await, ONE_MAILED);
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let item = a4["itemId"].as_str().unwrap();
+    assert!(
+        mails[0].contains(&format!("- Audi A4: {}/a/{item}", app.config.base_url)),
+        "{}",
+        mails[0]
+    );
+
+    for state in ["paused", "online"] {
+        let changed = crate::ads::status(&app, &seller.token, &path, state).await;
+        expect_json(changed, 200).await;
+    }
+    assert_eq!(
+        alert_round(&app, now + 20).await,
+        Round::default(),
+        "mailed once: a second return is no news"
+    );
+    assert_eq!(mails_to(&app, "zoeker@souk.test").await.len(), 1);
+}
+
+/// A mail lists at most 20 ads (`LISTED`), the first to match in the order they matched,
+/// and then says how many more there are, in its owner's language: a Dutch owner's list
+/// ends with "en 3 meer.", a fr-BE owner's mail has the French subject and text and ends
+/// its list with "et 3 de plus.".
+async fn a_mail_lists_twenty_ads_and_how_many_more_in_the_owners_language(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let dutch = app.user("zoeker@souk.test").await;
+    let french = user_in(&app, "chercheur@souk.test", "fr-BE").await;
+    let dutch_id = save(&app, &dutch, json!({"query": "audi"}), "immediate").await;
+    let french_id = save(&app, &french, json!({"query": "audi"}), "immediate").await;
+    let mut items = Vec::new();
+    for n in 1..=23 {
+        let ad = created(&app, &seller.token, &car(&format!("Audi nr. {n:02}"))).await;
+        items.push(ad["itemId"].as_str().unwrap().to_owned());
+    }
+    let now = app.clock.now();
+    assert_eq!(
+        alert_round(&app, now).await,
+        Round {
+            matched: 46,
+            mailed: 2
+        },
+        "23 ads for each of two searches, one mail each"
+    );
+    let base = &app.config.base_url;
+    // The first twenty placed (they matched in one round, so in the order of their numbers).
+    let first_twenty: Vec<String> = items
+        .iter()
+        .take(20)
+        .enumerate()
+        .map(|(n, item)| format!("- Audi nr. {:02}: {base}/a/{item}", n + 1))
+        .collect();
+
+    let mails = mails_to(&app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let mail = &mails[0];
+    assert!(
+        mail.contains("Subject: Nieuwe advertenties voor \"audi\"\n"),
+        "{mail}"
+    );
+    assert!(
+        mail.contains("\n23 nieuwe advertenties passen bij je zoekopdracht:\n"),
+        "{mail}"
+    );
+    assert_eq!(listed(mail), first_twenty);
+    assert!(
+        mail.contains(&format!("{}\nen 3 meer.\n", first_twenty[19])),
+        "the list ends with how many more: {mail}"
+    );
+    assert!(
+        mail.contains(&format!(
+            "\nJe bewaarde zoekopdracht: {base}/v1/savedsearches/{dutch_id}\n"
+        )),
+        "{mail}"
+    );
+
+    let mails = mails_to(&app, "chercheur@souk.test").await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let mail = &mails[0];
+    assert!(
+        mail.contains("Subject: Nouvelles annonces pour « audi »\n"),
+        "{mail}"
+    );
+    assert!(
+        mail.contains("\n23 nouvelles annonces répondent à votre recherche :\n"),
+        "{mail}"
+    );
+    assert_eq!(listed(mail), first_twenty);
+    assert!(
+        mail.contains(&format!("{}\net 3 de plus.\n", first_twenty[19])),
+        "the list ends with how many more: {mail}"
+    );
+    assert!(
+        mail.contains(&format!(
+            "\nVotre recherche enregistrée : {base}/v1/savedsearches/{french_id}\n"
+        )),
+        "{mail}"
     );
 }

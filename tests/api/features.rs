@@ -15,9 +15,45 @@ both_backends!(
     buying_is_refused_as_documented_and_changes_nothing,
     the_url_feature_shows_the_sellers_website,
     features_bought_at_the_same_moment_each_add_their_days,
+    a_second_bump_ranks_the_ad_again_from_its_own_payment,
+    the_longer_top_features_and_the_homepage_run_for_their_days,
+    purchased_features_come_newest_first_with_their_payment,
+);
+
+/// Like `both_backends!`, in production: an order waits for `souk orders pay`, so a
+/// purchase can meet a new price list before it is paid, and an open order takes more
+/// products.
+macro_rules! in_production {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            use crate::helpers::{Backend, TestApp};
+
+            async fn start(backend: Backend) -> TestApp {
+                let production = [("SOUK_ENVIRONMENT", "production")];
+                TestApp::start_with(backend, module_path!(), &production).await
+            }
+
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(start(Backend::Sqlite).await).await;
+            }
+
+            #[tokio::test]
+            #[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+            async fn postgres() {
+                super::$name(start(Backend::Postgres).await).await;
+            }
+        }
+    )+};
+}
+
+in_production!(
+    a_feature_runs_for_the_days_it_was_bought_for,
+    an_order_of_several_products_costs_their_sum,
 );
 
 const DAY: i64 = 86_400;
+const HOUR: i64 = 3_600;
 
 /// A room to let in category 1903 (the default prices); its path.
 async fn room(app: &TestApp, seller: &User, title: &str) -> String {
@@ -66,6 +102,49 @@ async fn features(app: &TestApp, ad: &str) -> Vec<Value> {
         .as_array()
         .unwrap()
         .clone()
+}
+
+/// A car in category 101 (its L1, 1, has its own top-of-the-day prices and sells the
+/// homepage spot; no insertion fee); its path.
+async fn car(app: &TestApp, seller: &User, title: &str) -> String {
+    let body = json!({"title": title, "description": "Nette auto.", "categoryId": 101,
+                      "fuel": "diesel", "location": {"postcode": "9000"},
+                      "priceModel": {"modelType": "fixed", "askingPrice": 1250000}});
+    let created = app
+        .post("/v1/advertisements")
+        .token(&seller.token)
+        .json(&body)
+        .send()
+        .await;
+    expect_json(created, 201).await["_links"]["self"]["href"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// What the shipped price list (data/features.json, which a new database loads) asks for
+/// `feature`, as `(price, days)`: the entry of the first of `categories` (the leaf, then
+/// its L1) that has one, else the default. Read here as plain JSON, so that the server's
+/// own reading of the list is what the tests hold to it.
+fn shipped(categories: &[&str], feature: &str) -> (i64, i64) {
+    let list: Value = serde_json::from_str(souk::app::DEFAULT_FEATURE_PRICES).unwrap();
+    let entry = categories
+        .iter()
+        .find_map(|category| list["categories"][*category].get(feature))
+        .unwrap_or(&list["default"][feature]);
+    let number = |key: &str| {
+        entry[key]
+            .as_i64()
+            .unwrap_or_else(|| panic!("data/features.json does not sell {feature}: {entry}"))
+    };
+    (number("price"), number("days"))
+}
+
+/// The VAT included in `price` at the default rate of 21%, to the nearest cent (docs/API.md,
+/// "Money"; at 21% no price falls on half a cent).
+fn vat_of(price: i64) -> i64 {
+    let (cents, rest) = (price * 21 / 121, price * 21 % 121);
+    cents + i64::from(2 * rest > 121)
 }
 
 fn named<'a>(features: &'a [Value], name: &str) -> &'a Value {
@@ -403,6 +482,175 @@ async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     );
 }
 
+/// A second bump ranks the ad again, after every ad placed since the first, and runs its
+/// days from its own payment: a bump starts again, it does not add onto what was left of
+/// the first (as every other feature does).
+async fn a_second_bump_ranks_the_ad_again_from_its_own_payment(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let (_, days) = shipped(&[], "omhoogplaatsen");
+    let first = room(&app, &seller, "Kamer bij de vuurtoren 1").await;
+    let bump = buy(
+        &app,
+        &seller.token,
+        &first,
+        "omhoogplaatsen",
+        json!({"pay": true}),
+    )
+    .await;
+    expect_json(bump, 201).await;
+    let second = room(&app, &seller, "Kamer bij de vuurtoren 2").await;
+    let (a, b) = (item(&first), item(&second));
+    let (a, b) = (a.as_str(), b.as_str());
+    let by_word = "query=vuurtoren";
+    // Placed after the first bump, B comes above A.
+    assert_eq!(found(&app, by_word).await, [b, a]);
+
+    // Three days on (more than one, fewer than the bump's days) A is bumped again: it now
+    // sorts as if placed after B.
+    advance(&mut app, 3 * DAY, &mut [&mut seller]).await;
+    let again = buy(
+        &app,
+        &seller.token,
+        &first,
+        "omhoogplaatsen",
+        json!({"pay": true}),
+    )
+    .await;
+    expect_json(again, 201).await;
+    assert_eq!(found(&app, by_word).await, [a, b]);
+    assert_eq!(found(&app, "categoryId=1903").await, [a, b]);
+    assert_eq!(
+        active_features(&app, &first).await,
+        json!(["omhoogplaatsen"])
+    );
+    // A day before the second bump's days are over it still runs, though the first's
+    // ended two days ago...
+    advance(&mut app, (days - 1) * DAY, &mut [&mut seller]).await;
+    assert_eq!(found(&app, by_word).await, [a, b]);
+    // ... and just after them it is over: its days were not added to the first's, which
+    // would have run it 4 days more.
+    advance(&mut app, DAY + 1, &mut [&mut seller]).await;
+    assert_eq!(found(&app, by_word).await, [b, a]);
+    assert_eq!(active_features(&app, &first).await, json!([]));
+}
+
+/// The longer top-of-the-day features and the homepage spot, bought for cars (whose L1
+/// has its own prices and sells the spot): each top ad comes first in search and shows
+/// `dagtopper` for its own days (`dagtopper3` ends before `dagtopper7`); the homepage spot
+/// shows in `activeFeatures` for its days and moves no ad in search.
+async fn the_longer_top_features_and_the_homepage_run_for_their_days(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let cars = ["101", "1"];
+    let (week_price, week) = shipped(&cars, "dagtopper7");
+    let (three_price, three) = shipped(&cars, "dagtopper3");
+    let (_, homepage) = shipped(&cars, "homepaginaAdvertentie");
+    let mut ads = Vec::new();
+    for title in ["Audi A4 Avant", "Audi A6 Avant", "Audi Q5"] {
+        ads.push(car(&app, &seller, title).await);
+    }
+    let [a, b, c] = [item(&ads[0]), item(&ads[1]), item(&ads[2])];
+    let (a, b, c) = (a.as_str(), b.as_str(), c.as_str());
+    let audis = "categoryId=101";
+    assert_eq!(found(&app, audis).await, [c, b, a]);
+
+    // The oldest for 7 days, the one after it for 3, each at its category's price.
+    for (ad, feature, price) in [
+        (&ads[0], "dagtopper7", week_price),
+        (&ads[1], "dagtopper3", three_price),
+    ] {
+        let order = expect_json(
+            buy(&app, &seller.token, ad, feature, json!({"pay": true})).await,
+            201,
+        )
+        .await;
+        let product = &order["_embedded"]["svc:order-products"][0];
+        assert_eq!(
+            (&product["feature"], &product["price"]),
+            (&json!(feature), &json!(price))
+        );
+    }
+    // The newest gets the homepage spot, which is no top of the day: it stays behind both.
+    let spot = buy(
+        &app,
+        &seller.token,
+        &ads[2],
+        "homepaginaAdvertentie",
+        json!({"pay": true}),
+    )
+    .await;
+    expect_json(spot, 201).await;
+    assert_eq!(found(&app, audis).await, [b, a, c]);
+    assert_eq!(active_features(&app, &ads[0]).await, json!(["dagtopper"]));
+    assert_eq!(active_features(&app, &ads[1]).await, json!(["dagtopper"]));
+    assert_eq!(
+        active_features(&app, &ads[2]).await,
+        json!(["homepaginaAdvertentie"])
+    );
+    let offered = features(&app, &ads[0]).await;
+    assert_eq!(named(&offered, "dagtopper7")["active"], true);
+    // What C shows `elapsed` seconds after its spot was bought.
+    let spot_shown = |elapsed: i64| {
+        if homepage * DAY > elapsed {
+            json!(["homepaginaAdvertentie"])
+        } else {
+            json!([])
+        }
+    };
+
+    // Past the 3 days B is an ad like the others again; A still comes first.
+    let mut elapsed = three * DAY + 1;
+    advance(&mut app, elapsed, &mut [&mut seller]).await;
+    assert_eq!(found(&app, audis).await, [a, c, b]);
+    assert_eq!(active_features(&app, &ads[1]).await, json!([]));
+    assert_eq!(active_features(&app, &ads[2]).await, spot_shown(elapsed));
+    // An hour before its 7 days A still comes first...
+    advance(&mut app, week * DAY - HOUR - elapsed, &mut [&mut seller]).await;
+    elapsed = week * DAY - HOUR;
+    assert_eq!(found(&app, audis).await, [a, c, b]);
+    assert_eq!(active_features(&app, &ads[0]).await, json!(["dagtopper"]));
+    assert_eq!(active_features(&app, &ads[2]).await, spot_shown(elapsed));
+    // ... and just after them nothing runs any more: the order of their placing.
+    advance(&mut app, HOUR + 1, &mut [&mut seller]).await;
+    elapsed = week * DAY + 1;
+    assert_eq!(found(&app, audis).await, [c, b, a]);
+    assert_eq!(active_features(&app, &ads[0]).await, json!([]));
+    assert_eq!(active_features(&app, &ads[2]).await, spot_shown(elapsed));
+}
+
+/// The purchased features come newest first, each with the moment its order was paid:
+/// three purchases a day apart (`url`, the sticker, `url` again) are listed from the last,
+/// which neither the oldest first nor an order by name would give.
+async fn purchased_features_come_newest_first_with_their_payment(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    let mut paid = Vec::new();
+    for (n, feature) in ["url", "opvalsticker", "url"].into_iter().enumerate() {
+        if n > 0 {
+            advance(&mut app, DAY, &mut [&mut seller]).await;
+        }
+        let order = expect_json(
+            buy(&app, &seller.token, &ad, feature, json!({"pay": true})).await,
+            201,
+        )
+        .await;
+        paid.push((json!(feature), order["paidDate"].clone()));
+    }
+    let bought = expect_json(
+        app.get_with(&format!("{ad}/purchased-features"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    let listed: Vec<(Value, Value)> = bought["_embedded"]["svc:advertisement-purchased-feature"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].clone(), f["purchaseDate"].clone()))
+        .collect();
+    paid.reverse();
+    assert_eq!(listed, paid);
+}
+
 async fn buying_is_refused_as_documented_and_changes_nothing(app: TestApp) {
     let seller = app.user("verhuurder@souk.test").await;
     let other = app.user("ander@souk.test").await;
@@ -645,6 +893,188 @@ async fn the_url_feature_shows_the_sellers_website(mut app: TestApp) {
         .send()
         .await;
     assert!(expect_json(changed, 200).await.get("websiteUrl").is_none());
+}
+
+/// A feature runs for the days the price list gave it when it was bought, not when its
+/// order is paid (docs/API.md: "The price and days of a purchase are those of the moment
+/// it was bought"): a sticker bought for 7 days, cut to 2 days by `souk features import`
+/// before the operator confirms the payment, runs its 7 days, at the price it was bought at.
+async fn a_feature_runs_for_the_days_it_was_bought_for(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    crate::orders::pay_insertion(&app, &seller, &ad).await;
+    let (price, days) = shipped(&[], "opvalsticker");
+    let order = expect_json(
+        buy(
+            &app,
+            &seller.token,
+            &ad,
+            "opvalsticker",
+            json!({"pay": true}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(order["status"], "payment required");
+    let id = order["orderId"].to_string();
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    std::fs::write(
+        &file,
+        r#"{"default": {"opvalsticker": {"price": 100, "days": 2}}}"#,
+    )
+    .unwrap();
+    let imported = app.souk(&["features", "import", file.to_str().unwrap()]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    // The new list is in force: a sticker bought now costs 100 cents for 2 days...
+    let offered = features(&app, &ad).await;
+    let sticker = named(&offered, "opvalsticker");
+    assert_eq!(
+        (&sticker["price"], &sticker["days"]),
+        (&json!(100), &json!(2))
+    );
+    // ... but the order still asks what the sticker cost when it was bought.
+    let waiting = expect_json(
+        app.get_with(&format!("/v1/orders/{id}"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(waiting["price"], price);
+    let paid = crate::orders::confirm_payment(&app, &seller, &id).await;
+    assert!(
+        paid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+    assert_eq!(active_features(&app, &ad).await, json!(["opvalsticker"]));
+    // A day before its 7 days are over it runs (2 days would have ended it)...
+    advance(&mut app, (days - 1) * DAY, &mut [&mut seller]).await;
+    assert_eq!(active_features(&app, &ad).await, json!(["opvalsticker"]));
+    // ... and just after them it is over.
+    advance(&mut app, DAY + 1, &mut [&mut seller]).await;
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+}
+
+/// An order of several products: each is numbered within the order and keeps its type,
+/// feature, price and VAT; the order costs their sum, and its VAT is the sum of theirs,
+/// each rounded to a cent (not the VAT of the sum). Paid, every product takes effect, and
+/// each is listed as purchased, the later product first.
+async fn an_order_of_several_products_costs_their_sum(app: TestApp) {
+    let seller = app.user("verhuurder@souk.test").await;
+    let ad = room(&app, &seller, "Kamer in Gent").await;
+    crate::orders::pay_insertion(&app, &seller, &ad).await;
+    // With the shipped prices (495 and 245 cents) each product's VAT rounds up (86 + 43
+    // cents), so the VAT of the sum (740 cents: 128) would be a cent less.
+    let (url, _) = shipped(&[], "url");
+    let (sticker, _) = shipped(&[], "opvalsticker");
+    let first = expect_json(
+        buy(&app, &seller.token, &ad, "url", json!({"pay": true})).await,
+        201,
+    )
+    .await;
+    let answer = buy(
+        &app,
+        &seller.token,
+        &ad,
+        "opvalsticker",
+        json!({"pay": true, "orderId": first["orderId"]}),
+    )
+    .await;
+    let address = location(&answer);
+    let order = expect_json(answer, 201).await;
+    assert_eq!(order["orderId"], first["orderId"]);
+    assert_eq!(order["status"], "payment required");
+    let embedded = &order["_embedded"]["svc:order-products"];
+    let products: Vec<(Value, Value, Value, Value, Value)> = embedded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["productId"].clone(),
+                p["type"].clone(),
+                p["feature"].clone(),
+                p["price"].clone(),
+                p["vat"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        products,
+        [
+            (
+                json!(1),
+                json!("feature"),
+                json!("url"),
+                json!(url),
+                json!(vat_of(url))
+            ),
+            (
+                json!(2),
+                json!("feature"),
+                json!("opvalsticker"),
+                json!(sticker),
+                json!(vat_of(sticker))
+            ),
+        ]
+    );
+    assert_eq!(
+        (&order["price"], &order["vat"]),
+        (&json!(url + sticker), &json!(vat_of(url) + vat_of(sticker)))
+    );
+    // Its address and its products' list read the same.
+    assert_eq!(
+        expect_json(app.get_with(&address, &seller.token).await, 200).await,
+        order
+    );
+    let listed = expect_json(
+        app.get_with(&format!("{address}/products"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        listed["_embedded"]["svc:order-products"],
+        order["_embedded"]["svc:order-products"]
+    );
+    assert_eq!(active_features(&app, &ad).await, json!([]));
+
+    let id = order["orderId"].to_string();
+    let paid = crate::orders::confirm_payment(&app, &seller, &id).await;
+    assert!(
+        paid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paid.stderr)
+    );
+    assert_eq!(
+        active_features(&app, &ad).await,
+        json!(["opvalsticker", "url"])
+    );
+    let paid = expect_json(app.get_with(&address, &seller.token).await, 200).await;
+    assert_eq!(
+        (&paid["status"], &paid["price"]),
+        (&json!("paid"), &json!(url + sticker))
+    );
+    let bought = expect_json(
+        app.get_with(&format!("{ad}/purchased-features"), &seller.token)
+            .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        bought["_embedded"]["svc:advertisement-purchased-feature"],
+        json!([
+            {"name": "opvalsticker", "purchaseDate": paid["paidDate"]},
+            {"name": "url", "purchaseDate": paid["paidDate"]},
+        ])
+    );
 }
 
 /// In production a feature waits for its payment; `souk orders pay` starts it. And the

@@ -14,6 +14,7 @@ both_backends!(
     only_the_buyer_sees_an_order,
     the_insertion_fee_is_charged_when_an_ad_first_goes_online,
     renewals_at_once_charge_one_period,
+    the_grace_period_ends_thirty_days_after_the_close_to_the_second,
 );
 
 const DAY: i64 = 86_400;
@@ -219,6 +220,67 @@ async fn an_expired_ad_comes_back_within_its_grace_period(mut app: TestApp) {
     assert_eq!(expect_json(late, 400).await["code"], "invalid-expiration");
 }
 
+/// Renews `ad` when its `closeDate` lies `ago` seconds back, to the second: at the start of
+/// a second the close date is set `ago` seconds before it (in the database: the clock
+/// follows the system's seconds, so moving it cannot aim at one), and the renewal is sent.
+/// Tried again while the second ran out before the answer came, as the moment the server
+/// judged the renewal at is then unknown. The answer, and that moment.
+async fn renew_closed_ago(
+    app: &TestApp,
+    seller: &User,
+    ad: &str,
+    ago: i64,
+) -> (reqwest::Response, i64) {
+    let number = item_number(ad);
+    for _ in 0..10 {
+        let into_second = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let to_next = u64::from(1_000_000_000 - into_second) + 2_000_000;
+        tokio::time::sleep(std::time::Duration::from_nanos(to_next)).await;
+        let now = app.clock.now();
+        app.execute(
+            "UPDATE advertisements SET close_date = $1 WHERE item_number = $2",
+            souk::params![now - ago, number].to_vec(),
+        )
+        .await;
+        let answer = renew(app, &seller.token, ad, json!({"pay": true})).await;
+        if app.clock.now() == now {
+            return (answer, now);
+        }
+    }
+    panic!("no renewal of {ad} was answered within the second it began in");
+}
+
+/// The grace period's edges (docs/API.md "Orders": renewable for 30 days after
+/// `closeDate`): an ad renewed exactly 30 days after its close comes back online for a
+/// whole period from that moment; one renewed a second later is 400 `invalid-expiration`,
+/// and keeps its date and state.
+async fn the_grace_period_ends_thirty_days_after_the_close_to_the_second(app: TestApp) {
+    let seller = app.user("verhuurder@souk.test").await;
+    let on_the_edge = room(&app, &seller).await;
+    let (answer, at) = renew_closed_ago(&app, &seller, &on_the_edge, 30 * DAY).await;
+    let order = expect_json(answer, 201).await;
+    assert_eq!(order["status"], "paid");
+    assert_eq!(
+        close_date(&app, &on_the_edge, &seller.token).await,
+        (timestamp(at + 28 * DAY), "online".to_owned()),
+        "28 days from the renewal"
+    );
+
+    let too_late = room(&app, &seller).await;
+    let (answer, at) = renew_closed_ago(&app, &seller, &too_late, 30 * DAY + 1).await;
+    assert_eq!(expect_json(answer, 400).await["code"], "invalid-expiration");
+    assert_eq!(
+        close_date(&app, &too_late, &seller.token).await,
+        (timestamp(at - 30 * DAY - 1), "expired".to_owned()),
+        "a refused renewal changes nothing"
+    );
+    let read = expect_json(app.get_with(&too_late, &seller.token).await, 200).await;
+    assert_eq!(read["renewPossible"], false);
+}
+
 async fn renewal_is_refused_as_documented_and_changes_nothing(mut app: TestApp) {
     let mut seller = app.user("verhuurder@souk.test").await;
     let mut other = app.user("ander@souk.test").await;
@@ -232,7 +294,7 @@ async fn renewal_is_refused_as_documented_and_changes_nothing(mut app: TestApp) 
     let without_purchase = app.token_of(&seller, Some("read write")).await;
     for token in [&without_purchase, &app.token, &other.token] {
         let refused = renew(&app, token, &ad, json!({"pay": true})).await;
-        assert_eq!(refused.status(), 403);
+        assert_eq!(expect_json(refused, 403).await["code"], "unauthorized");
     }
     let refused = expect_json(
         renew(&app, &seller.token, &ad, json!({"pay": false})).await,
@@ -296,7 +358,11 @@ async fn only_the_buyer_sees_an_order(mut app: TestApp) {
             "{path}"
         );
         let client = app.get_with(&path, &app.token).await;
-        assert_eq!(client.status(), 403, "{path}");
+        assert_eq!(
+            expect_json(client, 403).await["code"],
+            "unauthorized",
+            "{path}"
+        );
         expect_json(app.get_with(&path, &seller.token).await, 200).await;
     }
     let unknown = app.get_with("/v1/orders/999999", &seller.token).await;

@@ -13,6 +13,8 @@ both_backends!(
     bad_reviews_are_field_errors_and_store_nothing,
     a_deleted_ad_keeps_its_sales_and_their_review,
     averages_and_pages_over_every_review,
+    a_review_shows_its_writers_name_as_it_is_now_and_the_rest_as_it_was,
+    a_reviewer_without_a_known_place_has_an_empty_place,
 );
 
 /// An ad of `seller` with `sales` transactions to `buyer`, each completed; its path.
@@ -51,14 +53,14 @@ fn good_review() -> Value {
            "subScores": [{"key": "delivery", "score": 5}, {"key": "communication", "score": 3}]})
 }
 
-/// A confirmed user with a name and a postcode, signed in.
-async fn named_user(app: &TestApp, email: &str, name: &str, postcode: &str) -> User {
+/// A confirmed user with a name and maybe a postcode, signed in.
+async fn named_user(app: &TestApp, email: &str, name: &str, postcode: Option<&str>) -> User {
     let password = format!("password of {email}");
     let spec = UserSpec {
         email: email.into(),
-        password: password.clone(),
+        password: Some(password.clone()),
         name: Some(name.into()),
-        postcode: Some(postcode.into()),
+        postcode: postcode.map(str::to_owned),
         locale: "nl-NL".into(),
         ..UserSpec::default()
     };
@@ -76,7 +78,7 @@ async fn named_user(app: &TestApp, email: &str, name: &str, postcode: &str) -> U
 
 async fn reviews_as_documented(app: TestApp) {
     let seller = app.user("verkoper@souk.test").await;
-    let buyer = named_user(&app, "koper@souk.test", "Jan uit Gent", "9000").await;
+    let buyer = named_user(&app, "koper@souk.test", "Jan uit Gent", Some("9000")).await;
     let ad = completed_sales(&app, &seller, &buyer, 1).await;
     let answer = review(
         &app,
@@ -369,4 +371,81 @@ async fn a_deleted_ad_keeps_its_sales_and_their_review(app: TestApp) {
         expect_json(refused, 404).await["code"],
         "advertisement-not-found"
     );
+}
+
+/// A review shows its writer's `name` as it is now (read from the user at every read), but
+/// its `reason` (the ad's title) and `place` (the town of the writer's postcode) as they
+/// were when it was written: a later title, name or postcode changes the name alone.
+async fn a_review_shows_its_writers_name_as_it_is_now_and_the_rest_as_it_was(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = named_user(&app, "koper@souk.test", "Jan uit Gent", Some("9000")).await;
+    let ad = completed_sales(&app, &seller, &buyer, 1).await;
+    let sale = format!("{ad}/transactions/1");
+    let written = expect_json(review(&app, &buyer.token, &sale, good_review()).await, 201).await;
+    assert_eq!(
+        (&written["name"], &written["place"], &written["reason"]),
+        (
+            &json!("Jan uit Gent"),
+            &json!("Gent"),
+            &json!("Eikenhouten tafel")
+        )
+    );
+    // The seller retitles the ad; the reviewer moves to Brussels under another name (the
+    // API changes neither a name nor a postcode: SQL stands in for the way it will).
+    let title = "Eikenhouten tafel met zes stoelen";
+    let patch = json!([{"op": "replace", "path": "/title", "value": title}]);
+    let retitled = app
+        .patch(&ad)
+        .token(&seller.token)
+        .json_patch(&patch)
+        .send()
+        .await;
+    assert_eq!(expect_json(retitled, 200).await["title"], title);
+    app.execute(
+        "UPDATE users SET name = $2, postcode = $3 WHERE user_id = $1",
+        souk::params![buyer.id, "Jan uit Brussel", "1000"].to_vec(),
+    )
+    .await;
+    let user = app.get_json(&format!("/v1/users/{}", buyer.id), 200).await;
+    assert_eq!(
+        (&user["name"], &user["postcode"]),
+        (&json!("Jan uit Brussel"), &json!("1000"))
+    );
+    let list = format!("/v1/users/{}/reviews", seller.id);
+    let one = app
+        .get_json(&format!("{list}/{}", written["reviewId"]), 200)
+        .await;
+    let listed = app.get_json(&list, 200).await;
+    for shown in [&one, &listed["_embedded"]["svc:user-review"][0]] {
+        assert_eq!(shown["reviewId"], written["reviewId"]);
+        assert_eq!(shown["name"], "Jan uit Brussel", "the name as it is now");
+        assert_eq!(
+            shown["place"], "Gent",
+            "the town of the postcode when it was written, not Bruxelles"
+        );
+        assert_eq!(
+            shown["reason"], "Eikenhouten tafel",
+            "the title when it was written"
+        );
+    }
+}
+
+/// A reviewer whose town Souk does not know, having no postcode or one that the locations
+/// table lacks, is shown with an empty `place` (not null, not a guess), under their name.
+async fn a_reviewer_without_a_known_place_has_an_empty_place(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    for (email, name, postcode) in [
+        ("zonder@souk.test", "Els zonder postcode", None),
+        ("onbekend@souk.test", "Piet van nergens", Some("1000AA")),
+    ] {
+        let buyer = named_user(&app, email, name, postcode).await;
+        let ad = completed_sales(&app, &seller, &buyer, 1).await;
+        let sale = format!("{ad}/transactions/1");
+        let written =
+            expect_json(review(&app, &buyer.token, &sale, good_review()).await, 201).await;
+        assert_eq!(written["place"], "", "postcode {postcode:?}");
+        assert_eq!(written["name"], name);
+        let address = format!("/v1/users/{}/reviews/{}", seller.id, written["reviewId"]);
+        assert_eq!(app.get_json(&address, 200).await, written);
+    }
 }
