@@ -153,6 +153,19 @@ impl Refusal {
 /// Checks an upload; `declared` is the content type the client gave (a multipart part's,
 /// or the request's), if it named an image type.
 pub fn check(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Checked, Refusal> {
+    unreadable_if_it_panics(|| check_bytes(bytes, declared, limits))
+}
+
+/// The image crate's decoders read untrusted bytes: one that panics on some input has met
+/// an image it cannot read, which is the uploader's 400, not a server error. (The
+/// renditions catch their decoder's panics the same way.)
+fn unreadable_if_it_panics(
+    check: impl FnOnce() -> Result<Checked, Refusal> + std::panic::UnwindSafe,
+) -> Result<Checked, Refusal> {
+    std::panic::catch_unwind(check).unwrap_or(Err(Refusal::NotAnImage))
+}
+
+fn check_bytes(bytes: &[u8], declared: Option<&str>, limits: Limits) -> Result<Checked, Refusal> {
     if bytes.len() > limits.max_bytes {
         return Err(Refusal::TooLarge {
             max: limits.max_bytes,
@@ -303,6 +316,14 @@ fn webp_is_complete(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_that_panics_refuses_the_image() {
+        let refused = unreadable_if_it_panics(|| panic!("a decoder's bug"));
+        assert!(matches!(refused, Err(Refusal::NotAnImage)), "{refused:?}");
+        let kept = unreadable_if_it_panics(|| Err(Refusal::Truncated));
+        assert!(matches!(kept, Err(Refusal::Truncated)), "{kept:?}");
+    }
 
     fn encoded(format: ImageFormat, width: u32, height: u32) -> Vec<u8> {
         let image = image::RgbImage::from_fn(width, height, |x, y| {
