@@ -5,6 +5,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::feature::parse_price_list;
 use crate::domain::taxonomy::parse_taxonomy;
+use crate::images::blobs::Blobs;
 use crate::state::AppState;
 use crate::store::oauth::FORGET_BATCH;
 use crate::store::{Db, DbOptions, categories, features, migrations};
@@ -74,6 +75,14 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
     Ok(db)
 }
 
+/// Opens the image store of the configuration, and makes sure it is the one the database's
+/// images are in (`usecase::image_store`): a server with another does not start.
+pub async fn open_blobs(config: &Config, db: &Db) -> anyhow::Result<Blobs> {
+    let blobs = Blobs::open(&crate::state::blob_config(config))?;
+    crate::usecase::image_store::own_store(db, &blobs).await?;
+    Ok(blobs)
+}
+
 /// Gives the ads whose search terms are outdated (made by an older tokenizer, before search
 /// existed, or before their category moved to another parent) their terms again, 1,000 per
 /// write so that the writer never stalls for long; returns how many. Those ads are missing
@@ -121,10 +130,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     for doubt in config.doubts() {
         tracing::warn!("{doubt}");
     }
+    let blobs = open_blobs(&config, &db).await?;
     if config.environment == crate::config::Environment::Sandbox {
-        create_sandbox_demo(&config, &db, clock.now()).await?;
+        create_sandbox_demo(&config, &db, &blobs, clock.now()).await?;
     }
-    let state = AppState::new(config.clone(), db, clock)?;
+    let state = AppState::new(config.clone(), db, blobs, clock)?;
     let minute = std::time::Duration::from_secs(60);
     // Not waited for at the stop: each batch of the re-indexing is a transaction of its
     // own, and the last view counts are written at exit.
@@ -226,7 +236,12 @@ const DEMO_ADS: u64 = 40;
 /// In a new sandbox database (no clients, no users): a demo client and two demo users, and
 /// how to use them, printed and written to `<data dir>/sandbox.txt`. Production never
 /// comes here.
-pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::Result<()> {
+pub async fn create_sandbox_demo(
+    config: &Config,
+    db: &Db,
+    blobs: &Blobs,
+    now: i64,
+) -> anyhow::Result<()> {
     use crate::accounts::{ClientSpec, UserSpec, create_client, create_user};
     use crate::store::{oauth, users};
 
@@ -279,10 +294,9 @@ pub async fn create_sandbox_demo(config: &Config, db: &Db, now: i64) -> anyhow::
     // Something to look at: online ads of both demo users, valid for their categories,
     // each with three pictures.
     let leaves = crate::seed::open_leaves(db).await?;
-    let blobs = crate::images::blobs::Blobs::open(&crate::state::blob_config(config))?;
     crate::seed::seed_ads(
         db,
-        &blobs,
+        blobs,
         &leaves,
         &sellers,
         DEMO_ADS,

@@ -166,7 +166,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Seed { ads, users } => {
             let db = app::prepare_database(&config, &Clock::default()).await?;
             let users = users.unwrap_or(ads / 20 + 1).max(1);
-            let blobs = crate::images::blobs::Blobs::open(&crate::state::blob_config(&config))?;
+            let blobs = app::open_blobs(&config, &db).await?;
             let till = crate::state::till(&config);
             crate::seed::seed(&db, &blobs, ads, users, till, Clock::default().now()).await
         }

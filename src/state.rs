@@ -66,14 +66,15 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(config: Config, db: Db, clock: Clock) -> anyhow::Result<AppState> {
+    /// The state of a server on `db`, with `blobs`, the database's image store
+    /// (`app::open_blobs`).
+    pub fn new(config: Config, db: Db, blobs: Blobs, clock: Clock) -> anyhow::Result<AppState> {
         let hal = Hal::new(&config.curie_prefix, &config.base_url, "v1");
         let mailer = Mailer::new(
             config.smtp_url.as_deref(),
             &config.mail_from,
             &config.data_dir,
         )?;
-        let blobs = Blobs::open(&blob_config(&config))?;
         let uploads = UploadBudget::new(config.upload_memory_bytes);
         Ok(AppState(Arc::new(Shared {
             uploads,

@@ -19,6 +19,8 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 /// The folder of the originals, kept until their image's renditions exist.
 const ORIGINALS: &str = "originals";
+/// The object in which a store keeps its id (`Blobs::mark`).
+const STORE_ID: &str = "souk-store-id";
 
 /// Where blobs are kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,13 +213,34 @@ impl Blobs {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The keys of everything stored (`originals/...`, `blobs/...`), sorted: for an operator's
-    /// check, and for the tests that show an action stored nothing.
+    /// The id this store keeps of itself ([`Blobs::mark`]), if it was given one.
+    pub async fn store_id(&self) -> Result<Option<String>, BlobError> {
+        match self.store.get(&Key::from(STORE_ID)).await {
+            Ok(got) => {
+                let bytes = got.bytes().await?;
+                Ok(Some(String::from_utf8_lossy(&bytes).trim().to_owned()))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Gives the store the id `id`, which the database records: a server whose store holds
+    /// another id, or none, is not using the store the database's images are in.
+    pub async fn mark(&self, id: &str) -> Result<(), BlobError> {
+        let bytes = Bytes::copy_from_slice(id.as_bytes());
+        self.store.put(&Key::from(STORE_ID), bytes.into()).await?;
+        Ok(())
+    }
+
+    /// The keys of the images' files (`originals/...`, `blobs/...`), sorted: for an
+    /// operator's check, and for the tests that show an action stored nothing.
     pub async fn keys(&self) -> Result<Vec<String>, BlobError> {
         let mut keys: Vec<String> = self
             .store
             .list(None)
             .map_ok(|meta| meta.location.to_string())
+            .try_filter(|key| std::future::ready(key != STORE_ID))
             .try_collect()
             .await?;
         keys.sort();

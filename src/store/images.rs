@@ -229,3 +229,26 @@ pub async fn reorder(
     }
     Ok(())
 }
+
+/// The id of the image store this database's images are in, once a server recorded one
+/// (migration 0061).
+pub async fn store_id(conn: &mut dyn Conn) -> Result<Option<String>, DbError> {
+    let ids: Vec<String> = conn
+        .column("SELECT store_id FROM image_store WHERE only_row = 1", &[])
+        .await?;
+    Ok(ids.into_iter().next())
+}
+
+/// Records `id` as the image store's unless one is recorded already; returns the one
+/// recorded (of servers starting at once, the first to commit wins).
+pub async fn record_store_id(conn: &mut dyn Conn, id: &str) -> Result<String, DbError> {
+    conn.run(
+        "INSERT INTO image_store (only_row, store_id) VALUES (1, $1) \
+         ON CONFLICT (only_row) DO NOTHING",
+        params![id],
+    )
+    .await?;
+    store_id(conn)
+        .await?
+        .ok_or_else(|| DbError::Other("the image store's id was not recorded".into()))
+}

@@ -81,6 +81,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(58, "0058_mail_link_minted_at_sending"),
     migration!(59, "0059_order_product_days"),
     migration!(60, "0060_alerts_news_only"),
+    migration!(61, "0061_image_store"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how

@@ -20,6 +20,7 @@ pub mod deliveries;
 pub mod events;
 pub mod features;
 pub mod hooks;
+pub mod image_store;
 pub mod images;
 pub mod mail_queue;
 pub mod moderation;

@@ -139,7 +139,10 @@ impl TestApp {
         .expect("test configuration");
         let clock = Clock::default();
         let db = prepare_database(&config, &clock).await.expect("database");
-        let state = AppState::new(config.clone(), db.clone(), clock.clone()).expect("state");
+        let blobs = souk::app::open_blobs(&config, &db)
+            .await
+            .expect("image store");
+        let state = AppState::new(config.clone(), db.clone(), blobs, clock.clone()).expect("state");
         let blobs = state.blobs.clone();
         souk::app::start_workers(&state).await.expect("workers");
         let limits = souk::http::ServeLimits::of(&config);

@@ -11,8 +11,74 @@ use souk::store::{Backend, Conn, DbError};
 use souk::usecase::renditions::drop_image;
 
 use super::{available_image, new_ad};
-use crate::both_backends;
 use crate::helpers::{TestApp, expect_json};
+use crate::{both_backends, every_store};
+
+every_store!(every_server_of_a_database_uses_its_image_store);
+
+/// Replicas on one database share one image store. A second server with a folder of its
+/// own (unmarked, or marked as another store) does not start: it would have answered 201
+/// for images the others could not find. On S3 every server shares the bucket, so another
+/// data folder is no other store. After the operator deletes the database's record, a
+/// store is adopted.
+async fn every_server_of_a_database_uses_its_image_store(app: TestApp) {
+    use souk::images::blobs::Blobs;
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = souk::config::Config {
+        data_dir: elsewhere.path().to_owned(),
+        ..app.config.clone()
+    };
+    // The store the first server started with, again: as after a restart.
+    souk::app::open_blobs(&app.config, &app.db).await.unwrap();
+    let second = souk::app::open_blobs(&other, &app.db).await;
+    if !app.config.s3_bucket.is_empty() {
+        second.expect("every server shares the bucket");
+        return;
+    }
+    let refused = second.map(drop).unwrap_err().to_string();
+    assert!(
+        refused.contains("not the one this database's images are in"),
+        "{refused}"
+    );
+    assert!(refused.contains("without an id"), "{refused}");
+    assert!(
+        Blobs::local(elsewhere.path())
+            .unwrap()
+            .store_id()
+            .await
+            .unwrap()
+            .is_none(),
+        "the refused server marked nothing"
+    );
+    // A folder that another database's server marked is refused at once.
+    Blobs::local(elsewhere.path())
+        .unwrap()
+        .mark("another-store")
+        .await
+        .unwrap();
+    let refused = souk::app::open_blobs(&other, &app.db)
+        .await
+        .map(drop)
+        .unwrap_err();
+    assert!(refused.to_string().contains("`another-store`"), "{refused}");
+    // The first server's store keeps working, and keeps its images out of the listing.
+    assert_eq!(app.blobs.keys().await.unwrap(), Vec::<String>::new());
+    // Moved deliberately: the operator deletes the record, and the next store is adopted.
+    app.execute("DELETE FROM image_store", vec![]).await;
+    souk::app::open_blobs(&other, &app.db).await.unwrap();
+    let adopted = app
+        .db
+        .read(|conn| Box::pin(souk::store::images::store_id(conn)))
+        .await
+        .unwrap();
+    assert_eq!(adopted.as_deref(), Some("another-store"));
+    let refused = souk::app::open_blobs(&app.config, &app.db)
+        .await
+        .map(drop)
+        .unwrap_err();
+    assert!(refused.to_string().contains("not the one"), "{refused}");
+}
 
 both_backends!(
     jobs_are_claimed_once_and_again_after_their_lease,
