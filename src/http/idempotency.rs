@@ -64,20 +64,21 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
         }
     }
     let limit = if upload {
-        let limit = super::images::upload_body_limit(&state.config);
         // Two copies of the body: the one read here, kept for the replay's fingerprint,
         // and the files the handler reads out of it.
-        let room = state
-            .uploads
-            .reserve(super::images::expected_bytes(&parts.headers, limit).saturating_mul(2))
-            .await;
+        let expected = super::images::expected_bytes(&parts.headers, &state.config);
+        let room = state.uploads.reserve(expected.saturating_mul(2)).await;
         parts.extensions.insert(room);
-        limit
+        // Read no further than the handler would: the room reserved is for that much.
+        super::images::body_limit(&parts.headers, &state.config)
     } else {
         state.config.max_body_bytes
     };
     let bytes = match to_bytes(body, limit).await {
         Ok(bytes) => bytes,
+        Err(e) if is_too_large(&e) && upload => {
+            return super::images::body_too_large(&parts.headers, &state.config).into_response();
+        }
         Err(e) if is_too_large(&e) => {
             return ApiError::new(ErrorCode::PayloadTooLarge).into_response();
         }

@@ -122,26 +122,53 @@ pub fn routes(api: Api) -> Api {
     )
 }
 
-/// The largest body an image upload may send: every image an ad holds at the largest size,
-/// and room for the multipart framing. What a single image may be is checked per file.
-pub fn upload_body_limit(config: &Config) -> usize {
-    config
-        .max_image_bytes
-        .saturating_mul(config.max_images_per_ad)
-        .saturating_add(64 * 1024)
-}
-
 /// The largest body of the JSON form (a list of URLs).
 const URL_LIST_MAX_BYTES: usize = 256 * 1024;
 
-/// The bytes an upload's body will take: its `Content-Length`, else (chunked) the most it
-/// may be, the limit of its form.
-pub fn expected_bytes(headers: &HeaderMap, limit: usize) -> usize {
-    let limit = if is_json(headers) {
-        URL_LIST_MAX_BYTES
+/// The most an upload's body may be, by its form: a list of URLs 256 KiB; a form of files
+/// every image an ad holds at the largest size, and room for the multipart framing (what
+/// one image may be is checked per file); one image (or a body the operation refuses
+/// unread) the largest image. The handler and the `Idempotency-Key` middleware, which
+/// reads the body first, read no further.
+pub fn body_limit(headers: &HeaderMap, config: &Config) -> usize {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(media_type)
+        .unwrap_or_default();
+    match content_type.as_str() {
+        "application/json" => URL_LIST_MAX_BYTES,
+        "multipart/form-data" => config
+            .max_image_bytes
+            .saturating_mul(config.max_images_per_ad)
+            .saturating_add(64 * 1024),
+        _ => config.max_image_bytes,
+    }
+}
+
+/// The answer to an upload whose body is past [`body_limit`]: 413, naming the image when
+/// the body is one.
+pub fn body_too_large(headers: &HeaderMap, config: &Config) -> ApiError {
+    let one_image = !is_json(headers) && body_limit(headers, config) == config.max_image_bytes;
+    if one_image {
+        image_too_large(config, "image")
     } else {
-        limit
+        ApiError::new(ErrorCode::PayloadTooLarge)
+    }
+}
+
+/// 413 for the file `field`, past the largest image.
+fn image_too_large(config: &Config, field: &str) -> ApiError {
+    let refusal = Refusal::TooLarge {
+        max: config.max_image_bytes,
     };
+    ApiError::new(ErrorCode::PayloadTooLarge).with_details(vec![refusal.field_error(field)])
+}
+
+/// The bytes an upload's body will take: its `Content-Length`, else (chunked) the most it
+/// may be, [`body_limit`].
+pub fn expected_bytes(headers: &HeaderMap, config: &Config) -> usize {
+    let limit = body_limit(headers, config);
     headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -179,12 +206,12 @@ async fn upload(
     images::check_seller::<ApiError>(&state.db, seller, item, now).await?;
     let mut replace_all = replace_all?;
     // The route lifts the general body limit; this is its own, for the whole body.
-    let limit = upload_body_limit(&state.config);
+    let limit = body_limit(request.headers(), &state.config);
     // Room in memory for the body (reserved already where an Idempotency-Key read it).
     let room = match request.extensions().get::<UploadRoom>() {
         Some(room) => room.clone(),
         None => {
-            let expected = expected_bytes(request.headers(), limit);
+            let expected = expected_bytes(request.headers(), &state.config);
             state.uploads.reserve(expected).await
         }
     };
@@ -316,12 +343,6 @@ async fn read_uploads(
         .unwrap_or_default()
         .to_owned();
     let essence = media_type(&content_type);
-    let too_large = |field: &str| {
-        let refusal = Refusal::TooLarge {
-            max: config.max_image_bytes,
-        };
-        ApiError::new(ErrorCode::PayloadTooLarge).with_details(vec![refusal.field_error(field)])
-    };
     if essence == "multipart/form-data" {
         let mut form = Multipart::from_request(request, &())
             .await
@@ -355,7 +376,7 @@ async fn read_uploads(
             let mut bytes = BytesMut::new();
             while let Some(chunk) = field.chunk().await.map_err(form_error)? {
                 if bytes.len() + chunk.len() > config.max_image_bytes {
-                    return Err(too_large(&field_name));
+                    return Err(image_too_large(config, &field_name));
                 }
                 bytes.extend_from_slice(&chunk);
             }
@@ -371,7 +392,7 @@ async fn read_uploads(
         let bytes: Bytes = to_bytes(request.into_body(), config.max_image_bytes)
             .await
             .map_err(|e| match is_too_large(&e) {
-                true => too_large("image"),
+                true => image_too_large(config, "image"),
                 false => body_cut_off(),
             })?;
         return Ok(vec![Upload {

@@ -19,6 +19,7 @@ every_store!(
     replace_all_is_true_or_false,
     only_the_seller_uploads,
     a_stranger_with_a_key_is_refused_before_the_body,
+    a_keyed_list_of_urls_is_read_no_further_than_a_list_may_be,
     a_body_cut_off_is_refused_as_such,
     the_seller_orders_the_images,
     uploads_at_the_same_moment_each_get_their_places,
@@ -384,6 +385,40 @@ async fn a_stranger_with_a_key_is_refused_before_the_body(app: TestApp) {
     assert_eq!(again.headers()["idempotency-replayed"], "true");
     assert_eq!(expect_json(again, 201).await, first);
     assert_eq!(image_count(&app).await, 1);
+}
+
+/// With an `Idempotency-Key` the body is read before the handler, for the key's
+/// fingerprint: no further than the handler would read it, the room reserved for it in
+/// the upload budget. A list of URLs that runs past 256 KiB is 413 at once, the rest of a
+/// body announced as 50 MB held back. (The key's reading went on to 480 MB, every
+/// image of an ad, against the 512 KiB reserved for a list.)
+async fn a_keyed_list_of_urls_is_read_no_further_than_a_list_may_be(app: TestApp) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (seller, ad) = new_ad(&app).await;
+    let address = app.url("").trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST {ad}/images HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\
+         Idempotency-Key: lange-lijst\r\nContent-Type: application/json\r\n\
+         Content-Length: 50000000\r\n\r\n",
+        seller.token
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(b"{\"urls\": [\"").await.unwrap();
+    stream.write_all(&[b'a'; 300 * 1024]).await.unwrap();
+    let mut answer = vec![0; 12];
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_exact(&mut answer),
+    )
+    .await;
+    assert!(
+        read.is_ok(),
+        "no answer while the rest of the body is held back"
+    );
+    assert_eq!(String::from_utf8_lossy(&answer), "HTTP/1.1 413");
+    assert_eq!(image_count(&app).await, 0);
 }
 
 /// An upload whose body stops short of its `Content-Length` (the client's connection
