@@ -2,11 +2,12 @@
 //! replays the first successful answer for 24 hours; with a different request it is 422
 //! `idempotency-key-reused`. Keys live in the database, so every replica honours them.
 
+use axum::body::Bytes;
 use axum::body::{Body, HttpBody, to_bytes};
 use axum::extract::FromRequestParts;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -28,6 +29,65 @@ use crate::usecase::{Error, images};
 pub const HEADER: &str = "idempotency-key";
 /// How long a key is remembered.
 pub const KEEP_SECONDS: i64 = 86_400;
+
+/// What a request is, for its key: its path and query, and its body. The query without an
+/// `access_token` (a client that refreshed its token sends the same request with another);
+/// a form by its parts in order (each one's name, file name, content type and bytes), not
+/// its bytes, whose boundary a client draws afresh for each request, so that no retry of
+/// an upload was the same request.
+async fn fingerprint(target: &str, boundary: Option<String>, body: Bytes) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(target.as_bytes());
+    hasher.update(b"\n");
+    let form = match boundary {
+        Some(boundary) => parts_digest(body.clone(), boundary).await,
+        None => None,
+    };
+    match form {
+        Some(parts) => hasher.update(parts),
+        // Not a form, or not a well-formed one (which the handler refuses, keeping nothing).
+        None => hasher.update(&body),
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// The digest of a form's parts, or none if the body is not a well-formed form.
+async fn parts_digest(body: Bytes, boundary: String) -> Option<[u8; 32]> {
+    let whole = futures_util::stream::once(std::future::ready(Ok::<_, std::io::Error>(body)));
+    let mut form = multer::Multipart::new(whole, boundary);
+    let mut hasher = Sha256::new();
+    while let Some(part) = form.next_field().await.ok()? {
+        let described = [
+            part.name().map(str::to_owned),
+            part.file_name().map(str::to_owned),
+            part.content_type().map(|mime| mime.to_string()),
+        ];
+        let bytes = part.bytes().await.ok()?;
+        for text in &described {
+            let text = text.as_deref().unwrap_or_default();
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Some(hasher.finalize().into())
+}
+
+/// The request's path and query, without an `access_token` parameter.
+fn without_access_token(uri: &Uri) -> String {
+    let Some(query) = uri.query() else {
+        return uri.path().to_owned();
+    };
+    let kept: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .filter(|(name, _)| name != "access_token")
+        .collect();
+    let query = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(kept)
+        .finish();
+    format!("{}?{query}", uri.path())
+}
 
 pub async fn idempotency(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
@@ -86,13 +146,15 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     };
     // On a blocking thread: an image upload's body may be hundreds of megabytes, whose
     // hashing would hold a runtime worker that other requests wait for.
-    let (uri, body_bytes) = (parts.uri.to_string(), bytes.clone());
+    let target = without_access_token(&parts.uri);
+    let boundary = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| multer::parse_boundary(v).ok());
+    let (body_bytes, runtime) = (bytes.clone(), tokio::runtime::Handle::current());
     let hashed = crate::usecase::on_blocking_thread(move || {
-        let mut hasher = Sha256::new();
-        hasher.update(uri.as_bytes());
-        hasher.update(b"\n");
-        hasher.update(&body_bytes);
-        hex::encode(hasher.finalize())
+        runtime.block_on(fingerprint(&target, boundary, body_bytes))
     })
     .await;
     let Some(fingerprint) = hashed else {

@@ -33,7 +33,14 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
 /// A `multipart/form-data` body of `(field, content type, bytes)`: its content type and
 /// bytes.
 pub fn multipart(parts: &[(&str, Option<&str>, Vec<u8>)]) -> (String, Vec<u8>) {
-    let boundary = "souk-test-boundary-7c1f";
+    multipart_with_boundary("souk-test-boundary-7c1f", parts)
+}
+
+/// A form of `parts` whose boundary is `boundary` (a client draws one for each request).
+pub fn multipart_with_boundary(
+    boundary: &str,
+    parts: &[(&str, Option<&str>, Vec<u8>)],
+) -> (String, Vec<u8>) {
     let mut body = Vec::new();
     for (n, (field, content_type, bytes)) in parts.iter().enumerate() {
         body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());

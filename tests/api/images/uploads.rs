@@ -20,6 +20,7 @@ every_store!(
     only_the_seller_uploads,
     a_stranger_with_a_key_is_refused_before_the_body,
     a_keyed_list_of_urls_is_read_no_further_than_a_list_may_be,
+    a_keyed_form_sent_again_with_another_boundary_is_the_same_request,
     a_body_cut_off_is_refused_as_such,
     the_seller_orders_the_images,
     uploads_at_the_same_moment_each_get_their_places,
@@ -419,6 +420,52 @@ async fn a_keyed_list_of_urls_is_read_no_further_than_a_list_may_be(app: TestApp
     );
     assert_eq!(String::from_utf8_lossy(&answer), "HTTP/1.1 413");
     assert_eq!(image_count(&app).await, 0);
+}
+
+/// A client draws a form's boundary afresh for each request: a retry of a keyed upload
+/// with the same files under another boundary is the same request, and is replayed (it was
+/// 422, every retry another request); other files under the key are another request. So
+/// is a retry whose token, sent as `access_token`, was refreshed meanwhile.
+async fn a_keyed_form_sent_again_with_another_boundary_is_the_same_request(app: TestApp) {
+    let (seller, ad) = new_ad(&app).await;
+    let files = |second: Vec<u8>| {
+        vec![
+            ("file", Some("image/jpeg"), jpeg(30, 20)),
+            ("file", Some("image/png"), second),
+        ]
+    };
+    let send = |boundary: &'static str,
+                parts: Vec<(&'static str, Option<&'static str>, Vec<u8>)>| {
+        let (content_type, body) = super::multipart_with_boundary(boundary, &parts);
+        app.post(&format!("{ad}/images"))
+            .token(&seller.token)
+            .header("idempotency-key", "formulier")
+            .bytes(&content_type, body)
+            .send()
+    };
+    let first = expect_json(send("grens-een", files(png(10, 10))).await, 201).await;
+    let again = send("grens-twee", files(png(10, 10))).await;
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert_eq!(expect_json(again, 201).await, first);
+    assert_eq!(image_count(&app).await, 2);
+    let other = expect_json(send("grens-drie", files(png(11, 10))).await, 422).await;
+    assert_eq!(other["code"], "idempotency-key-reused");
+    // The token in the query, refreshed between the two.
+    let path = |token: &str| format!("{ad}/images?access_token={token}&replaceAll=false");
+    let retry = |token: String| {
+        app.post(&path(&token))
+            .header("idempotency-key", "vernieuwd")
+            .bytes("image/jpeg", jpeg(8, 8))
+            .send()
+    };
+    let before = app.token_of(&seller, None).await;
+    let after = app.token_of(&seller, None).await;
+    assert_ne!(before, after);
+    let first = expect_json(retry(before).await, 201).await;
+    let again = retry(after).await;
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    assert_eq!(expect_json(again, 201).await, first);
+    assert_eq!(image_count(&app).await, 3);
 }
 
 /// An upload whose body stops short of its `Content-Length` (the client's connection
