@@ -101,6 +101,11 @@ fn refusal_v6(ip: Ipv6Addr) -> Option<Refused> {
         Some(Refused::CloudMetadata)
     } else if in_net([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7) {
         Some(Refused::Private)
+    } else if in_net([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48) {
+        // Local-use NAT64 (RFC 8215): a network's own gateway to IPv4, with the address at
+        // a place its prefix length sets (RFC 6052), so it cannot be judged by it. Such a
+        // gateway reaches the IPv4 network around it, private addresses and all.
+        Some(Refused::Private)
     } else if in_net([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10) {
         Some(Refused::LinkLocal)
     } else if in_net([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10) {
@@ -327,6 +332,9 @@ mod tests {
             ("::127.0.0.1", Loopback),
             ("64:ff9b::7f00:1", Loopback),
             ("64:ff9b::a9fe:a9fe", CloudMetadata),
+            // Local-use NAT64, whichever place its prefix gives the IPv4 address.
+            ("64:ff9b:1::a9fe:a9fe", Private),
+            ("64:ff9b:1:a9fe:a9:fe00::", Private),
             ("2002:7f00:1::", Loopback),
             ("2002:c0a8:101::1", Private),
         ] {
