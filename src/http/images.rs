@@ -243,7 +243,7 @@ async fn upload(
     .await?;
     state.renditions.notify_waiters();
     let location = hal.path(&format!("/images/{}", added.added[0].media_id));
-    Ok(Json::created(
+    Ok(Json::created_several(
         location,
         image_list(&hal, added.item, &added.added),
     ))

@@ -32,6 +32,9 @@ pub struct Json {
     /// The body, or why it could not be serialized (a bug: answered as a 500).
     body: Result<Bytes, String>,
     location: Option<String>,
+    /// The body is not the resource at `location` (a list of several created at once):
+    /// no `Content-Location`.
+    lists_created: bool,
     etag: Etag,
 }
 
@@ -55,6 +58,7 @@ impl Json {
                 .map(|()| Bytes::from(bytes))
                 .map_err(|e| e.to_string()),
             location: None,
+            lists_created: false,
             etag: Etag::None,
         }
     }
@@ -65,6 +69,15 @@ impl Json {
             status: StatusCode::CREATED,
             location: Some(location),
             ..Json::ok(body)
+        }
+    }
+
+    /// 201 whose body lists several new resources, the first of them at `location`:
+    /// `Location` only, as the body is not that resource's representation.
+    pub fn created_several(location: String, body: impl Serialize) -> Self {
+        Json {
+            lists_created: true,
+            ..Json::created(location, body)
         }
     }
 
@@ -87,6 +100,9 @@ struct StoredJson {
     status: u16,
     body: Box<RawValue>,
     location: Option<String>,
+    /// Absent in answers kept before it existed.
+    #[serde(default)]
+    lists_created: bool,
     etag: Etag,
 }
 
@@ -108,6 +124,7 @@ impl Json {
             status: self.status.as_u16(),
             body,
             location: self.location.clone(),
+            lists_created: self.lists_created,
             etag: self.etag.clone(),
         })
         .unwrap_or_default()
@@ -119,6 +136,7 @@ impl Json {
             status: StatusCode::from_u16(stored.status).ok()?,
             body: Ok(Bytes::from(String::from(stored.body.get()))),
             location: stored.location,
+            lists_created: stored.lists_created,
             etag: stored.etag,
         })
     }
@@ -231,8 +249,11 @@ fn finish(
         );
         if let Some(location) = json.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
             // The body of a 201 is the new resource's representation: it is at `Location`
-            // (clients of the original's purchases read `Content-Location`).
-            headers.insert(header::CONTENT_LOCATION, location.clone());
+            // (clients of the original's purchases read `Content-Location`), unless it
+            // lists several.
+            if !json.lists_created {
+                headers.insert(header::CONTENT_LOCATION, location.clone());
+            }
             headers.insert(header::LOCATION, location);
         }
         let tag = match json.etag {

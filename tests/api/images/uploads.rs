@@ -31,6 +31,8 @@ async fn an_upload_answers_with_the_new_images(app: TestApp) {
     let (seller, ad) = new_ad(&app).await;
     let response = upload(&app, &seller.token, &ad, "image/jpeg", jpeg(64, 48)).await;
     let location = response.headers()["location"].to_str().unwrap().to_owned();
+    // The body lists the new images: it is not the representation of the first.
+    assert!(response.headers().get("content-location").is_none());
     let body = expect_json(response, 201).await;
     let images = body["_embedded"]["svc:advertisement-image"]
         .as_array()
