@@ -102,14 +102,16 @@ fn links(hal: &Hal, pairs: &[(String, String)], request: &SearchRequest, total: 
     Value::Object(map)
 }
 
-/// A search whose `offset` or `limit` is wrong: `pagination-invalid`, unless what only the
-/// database can judge (a category, its attributes, a postcode) is wrong too; then every
-/// error at once, as one `validation-failure`.
-async fn paging_refused(
-    state: &crate::state::AppState,
-    paging: Vec<crate::domain::field_error::FieldError>,
-    request: SearchRequest,
-) -> ApiError {
+/// A search whose parameters are wrong: every error at once, what the parameters alone
+/// show and what only the database can judge (a category, its attributes, a postcode) of
+/// the rest, as one `validation-failure`; `pagination-invalid` if only `offset` or
+/// `limit` is wrong.
+async fn refused(state: &crate::state::AppState, refusal: Refusal) -> ApiError {
+    let Refusal {
+        mut errors,
+        paging,
+        request,
+    } = refusal;
     let checked = state
         .db
         .read(move |conn| {
@@ -117,11 +119,16 @@ async fn paging_refused(
         })
         .await;
     match checked {
-        Ok(()) => ApiError {
+        Ok(()) if errors.is_empty() => ApiError {
             details: paging,
             ..ApiError::new(ErrorCode::PaginationInvalid)
         },
-        Err(crate::usecase::Error::Invalid(mut errors)) => {
+        Ok(()) => {
+            errors.extend(paging);
+            ApiError::validation(errors)
+        }
+        Err(crate::usecase::Error::Invalid(found)) => {
+            errors.extend(found);
             errors.extend(paging);
             ApiError::validation(errors)
         }
@@ -133,10 +140,7 @@ async fn run(Context { state, hal }: Context, RawQuery(query): RawQuery) -> Resu
     let pairs = pairs(query.as_deref());
     let request = match SearchRequest::parse(&pairs) {
         Ok(request) => request,
-        Err(Refusal::Invalid(details)) => return Err(ApiError::validation(details)),
-        Err(Refusal::Pagination { errors, request }) => {
-            return Err(paging_refused(&state, errors, *request).await);
-        }
+        Err(refusal) => return Err(refused(&state, refusal).await),
     };
     let now = state.clock.now();
     let found = {

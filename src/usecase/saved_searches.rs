@@ -4,7 +4,8 @@
 
 use crate::domain::field_error::FieldError;
 use crate::domain::locale::Text;
-use crate::domain::search::saved::{MAX_PER_USER, SavedRequest, SavedSearchInput};
+use crate::domain::search::request::SearchRequest;
+use crate::domain::search::saved::{MAX_PER_USER, Refused, SavedRequest, SavedSearchInput};
 use crate::store::saved_searches::{self, SavedSearch};
 use crate::store::{Conn, alerts, users};
 
@@ -88,19 +89,40 @@ async fn checked<R>(
     conn: &mut dyn Conn,
     input: Result<SavedSearchInput, R>,
 ) -> Result<(SavedRequest, crate::domain::search::saved::Alert), Error<R>> {
-    let (request, alert) = input.map_err(Error::Request)?.check()?;
-    match search::check::<R>(conn, &request.request).await {
-        Err(Error::Invalid(errors)) => Err(Error::Invalid(
-            errors
-                .into_iter()
-                .map(|mut error| {
-                    for field in &mut error.fields {
-                        *field = SavedRequest::path_of(field);
-                    }
-                    error
-                })
-                .collect(),
-        )),
-        other => other.map(|()| (request, alert)),
+    let (request, alert) = match input.map_err(Error::Request)?.check() {
+        Ok(checked) => checked,
+        // What only the database can judge of the rest joins the errors: one answer
+        // lists them all.
+        Err(Refused { mut errors, rest }) => {
+            if let Some(rest) = rest {
+                errors.extend(found_by_the_database::<R>(conn, &rest).await?);
+            }
+            return Err(Error::Invalid(errors));
+        }
+    };
+    match found_by_the_database::<R>(conn, &request.request).await? {
+        errors if errors.is_empty() => Ok((request, alert)),
+        errors => Err(Error::Invalid(errors)),
+    }
+}
+
+/// The errors that only the database finds in a search request (a category, its
+/// attributes, a postcode), each field named by its path in `searchRequest`.
+async fn found_by_the_database<R>(
+    conn: &mut dyn Conn,
+    request: &SearchRequest,
+) -> Result<Vec<FieldError>, Error<R>> {
+    match search::check::<R>(conn, request).await {
+        Ok(()) => Ok(Vec::new()),
+        Err(Error::Invalid(errors)) => Ok(errors
+            .into_iter()
+            .map(|mut error| {
+                for field in &mut error.fields {
+                    *field = SavedRequest::path_of(field);
+                }
+                error
+            })
+            .collect()),
+        Err(other) => Err(other),
     }
 }

@@ -226,6 +226,15 @@ async fn bad_saved_searches_are_field_errors_and_store_nothing(app: TestApp) {
             ("searchRequest.filters.price.step", "unknown-parameter"),
             ("searchRequest.query", "invalid-value"),
             ("searchRequest.sortBy", "unknown-parameter"),
+            // The range the rest holds, on both its fields (no one `field`).
+            ("", "invalid-range"),
+        ])
+    );
+    assert_eq!(
+        shapes["details"][5]["fields"],
+        json!([
+            "searchRequest.filters.price.from",
+            "searchRequest.filters.price.to"
         ])
     );
     let reversed =
@@ -243,6 +252,20 @@ async fn bad_saved_searches_are_field_errors_and_store_nothing(app: TestApp) {
     assert_eq!(
         field_codes(&stored),
         pairs(&[
+            ("searchRequest.categoryId", "unknown-category"),
+            ("searchRequest.filters.colour", "unknown-parameter"),
+        ])
+    );
+    // With a member of the wrong kind beside them, the database's findings still come.
+    let with_more = refused(json!({"alert": "weekly",
+                                   "searchRequest": {"categoryId": 999, "withImages": "ja",
+                                                     "filters": {"colour": ["red"]}}}))
+    .await;
+    assert_eq!(
+        field_codes(&with_more),
+        pairs(&[
+            ("alert", "invalid-value"),
+            ("searchRequest.withImages", "invalid-value"),
             ("searchRequest.categoryId", "unknown-category"),
             ("searchRequest.filters.colour", "unknown-parameter"),
         ])

@@ -62,18 +62,17 @@ pub struct SearchRequest {
     pub distance: Option<i64>,
 }
 
-/// Why a request was refused.
+/// Why a request was refused: every error its parameters alone show, and the rest of it
+/// (each parameter at fault left out), for the checks that need the database (a category,
+/// its attributes, a postcode), whose errors then join these: one answer lists them all.
 #[derive(Debug, PartialEq)]
-pub enum Refusal {
-    /// Only `offset` and `limit` were wrong, as far as the parameters alone tell
-    /// (`pagination-invalid`): `request` is the rest, for the checks that need the database
-    /// (a category, its attributes, a postcode), whose errors then join these.
-    Pagination {
-        errors: Vec<FieldError>,
-        request: Box<SearchRequest>,
-    },
-    /// Something else was wrong (`validation-failure`), perhaps pagination too.
-    Invalid(Vec<FieldError>),
+pub struct Refusal {
+    /// The errors of the parameters but `offset` and `limit`.
+    pub errors: Vec<FieldError>,
+    /// Those of `offset` and `limit`: alone, `pagination-invalid` (unless the database's
+    /// checks find more); they come last in an answer.
+    pub paging: Vec<FieldError>,
+    pub request: Box<SearchRequest>,
 }
 
 fn invalid(field: &str, raw: &str, dutch: &str, french: &str) -> FieldError {
@@ -379,17 +378,14 @@ impl SearchRequest {
             }
         }
         request.ascending = sort_order.unwrap_or(request.sort_by != SortBy::Default);
-        match (errors.is_empty(), paging.is_empty()) {
-            (true, true) => Ok(request),
-            (true, false) => Err(Refusal::Pagination {
-                errors: paging,
-                request: Box::new(request),
-            }),
-            (false, _) => {
-                errors.extend(paging);
-                Err(Refusal::Invalid(errors))
-            }
+        if errors.is_empty() && paging.is_empty() {
+            return Ok(request);
         }
+        Err(Refusal {
+            errors,
+            paging,
+            request: Box::new(request),
+        })
     }
 }
 
@@ -406,11 +402,8 @@ mod tests {
     }
 
     fn fields(refusal: Refusal) -> Vec<String> {
-        match refusal {
-            Refusal::Pagination { errors, .. } | Refusal::Invalid(errors) => {
-                errors.into_iter().flat_map(|e| e.fields).collect()
-            }
-        }
+        let errors = refusal.errors.into_iter().chain(refusal.paging);
+        errors.flat_map(|e| e.fields).collect()
     }
 
     #[test]
@@ -486,13 +479,13 @@ mod tests {
             [("limit", "30"), ("offset", "-1")],
         ] {
             assert!(
-                matches!(parse(&bad), Err(Refusal::Pagination { .. })),
+                parse(&bad).is_err_and(|refusal| refusal.errors.is_empty()),
                 "{bad:?}"
             );
         }
         assert!(parse(&[("limit", "200"), ("offset", "4800")]).is_ok());
         let both = parse(&[("limit", "0"), ("withImages", "yes")]).unwrap_err();
-        assert!(matches!(both, Refusal::Invalid(_)));
+        assert!(!both.errors.is_empty());
         assert_eq!(fields(both), ["withImages", "limit"]);
     }
 

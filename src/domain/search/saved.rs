@@ -42,9 +42,18 @@ fn present<'de, D: serde::Deserializer<'de>>(member: D) -> Result<Option<Value>,
     serde::Deserialize::deserialize(member).map(Some)
 }
 
+/// Why a saved search was refused: its errors, each field named by its JSON path, and the
+/// search request of the rest when `searchRequest` could be read, for the checks that need
+/// the database (a category, its attributes, a postcode), whose errors join these.
+#[derive(Debug)]
+pub struct Refused {
+    pub errors: Vec<FieldError>,
+    pub rest: Option<Box<SearchRequest>>,
+}
+
 impl SavedSearchInput {
     /// The checked request and alert choice (`none` unless given); every problem at once.
-    pub fn check(&self) -> Result<(SavedRequest, Alert), Vec<FieldError>> {
+    pub fn check(&self) -> Result<(SavedRequest, Alert), Refused> {
         let mut errors = Vec::new();
         let alert = match &self.alert {
             None => Some(Alert::None),
@@ -66,18 +75,25 @@ impl SavedSearchInput {
                 alert
             }
         };
-        let request = match &self.search_request {
+        let (request, rest) = match &self.search_request {
             None => {
                 errors.push(FieldError::missing("searchRequest"));
-                None
+                (None, None)
             }
-            Some(value) => SavedRequest::read(value)
-                .map_err(|found| errors.extend(found))
-                .ok(),
+            Some(value) => match SavedRequest::read(value) {
+                Ok(request) => (Some(request), None),
+                Err(refused) => {
+                    errors.extend(refused.errors);
+                    (None, refused.rest)
+                }
+            },
         };
         match (request, alert) {
             (Some(request), Some(alert)) if errors.is_empty() => Ok((request, alert)),
-            _ => Err(errors),
+            (request, _) => Err(Refused {
+                errors,
+                rest: request.map(|saved| Box::new(saved.request)).or(rest),
+            }),
         }
     }
 }
@@ -116,13 +132,12 @@ pub struct SavedRequest {
 impl SavedRequest {
     /// Reads `searchRequest`; every problem at once, each field named by its JSON path
     /// (`searchRequest.filters.price.from`).
-    pub fn read(search_request: &Value) -> Result<SavedRequest, Vec<FieldError>> {
+    pub fn read(search_request: &Value) -> Result<SavedRequest, Refused> {
         let Some(object) = search_request.as_object() else {
-            return Err(vec![invalid(
-                "searchRequest",
-                search_request,
-                Shape::Object,
-            )]);
+            return Err(Refused {
+                errors: vec![invalid("searchRequest", search_request, Shape::Object)],
+                rest: None,
+            });
         };
         let mut reader = Reader::default();
         for (key, value) in object {
@@ -135,10 +150,13 @@ impl SavedRequest {
                 reader.errors.push(unknown(&path, value));
             }
         }
-        if !reader.errors.is_empty() {
-            return Err(reader.errors);
-        }
-        let Reader { pairs, paths, .. } = reader;
+        // The members of the wrong kind are errors already, and left out of the pairs: the
+        // rest is parsed as a search, so that its errors (and the database's) join them.
+        let Reader {
+            pairs,
+            paths,
+            mut errors,
+        } = reader;
         // Each parameter by the path it came from; one the client did not send (the
         // `postCode` that a `distance` needs) by where it belongs.
         let rename = |mut error: FieldError| {
@@ -150,12 +168,23 @@ impl SavedRequest {
             }
             error
         };
-        match SearchRequest::parse(&pairs) {
-            Ok(request) => Ok(SavedRequest { pairs, request }),
-            Err(Refusal::Invalid(errors) | Refusal::Pagination { errors, .. }) => {
-                Err(errors.into_iter().map(rename).collect())
+        let rest = match SearchRequest::parse(&pairs) {
+            Ok(request) if errors.is_empty() => return Ok(SavedRequest { pairs, request }),
+            Ok(request) => Box::new(request),
+            Err(refusal) => {
+                let Refusal {
+                    errors: found,
+                    paging,
+                    request,
+                } = refusal;
+                errors.extend(found.into_iter().chain(paging).map(rename));
+                request
             }
-        }
+        };
+        Err(Refused {
+            errors,
+            rest: Some(rest),
+        })
     }
 
     /// The JSON path of a search parameter of this request, for a field error found later
@@ -368,8 +397,8 @@ impl Reader {
 mod tests {
     use super::*;
 
-    fn fields(errors: Vec<FieldError>) -> Vec<String> {
-        errors.into_iter().flat_map(|e| e.fields).collect()
+    fn fields(refused: Refused) -> Vec<String> {
+        refused.errors.into_iter().flat_map(|e| e.fields).collect()
     }
 
     /// An attribute's range takes any number, as search does (an engine of 1.6 litres), and
@@ -461,6 +490,9 @@ mod tests {
                 "searchRequest.filters.price.step",
                 "searchRequest.offset",
                 "searchRequest.query",
+                // What the search finds in the rest joins what the reading found.
+                "searchRequest.filters.price.from",
+                "searchRequest.filters.price.to",
             ]
         );
         let reversed = json!({"filters": {"price": {"from": 500, "to": 100}}});

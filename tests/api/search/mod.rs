@@ -635,6 +635,18 @@ async fn bad_parameters_are_field_errors(app: TestApp) {
             ("offset", "out-of-range"),
         ])
     );
+    // So with any other bad parameter: a misspelt filter is not hidden behind it.
+    let answer = bad("withImages=yes&colour=red&postCode=9999&limit=0").await;
+    assert_eq!(answer["code"], "validation-failure");
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[
+            ("withImages", "invalid-value"),
+            ("colour", "unknown-parameter"),
+            ("postCode", "unknown-postcode"),
+            ("limit", "out-of-range"),
+        ])
+    );
     let answer = bad("limit=0&colour=red").await;
     assert_eq!(
         field_codes(&answer),
