@@ -236,7 +236,9 @@ pub(super) fn bind_point(point: Point, values: &mut Vec<Value>) -> [usize; 4] {
 }
 
 /// The keys of the areas within `metres` of the point bound as `[lat, lon, ky, kx]`, as a
-/// subquery; binds the squared radius and the radius. Only the areas in the box around the
+/// subquery; binds the squared radius and the radius. Within as results show distances:
+/// in whole metres, so an area shown at `metres` (up to half a metre more) is within, and
+/// one shown a metre further is not. Only the areas in the box around the
 /// circle are measured, read by `locations_point` in the box's band of latitude: 302 of
 /// the 5,217 areas for 5 km around Rotterdam (on SQLite, where each statement of a search
 /// runs the subquery again, R2's searches within a radius at a million ads one at a time
@@ -244,12 +246,14 @@ pub(super) fn bind_point(point: Point, values: &mut Vec<Value>) -> [usize; 4] {
 /// millionth wider than the circle, so that rounding never leaves out an area on its edge.
 pub(super) fn areas_within(point: [usize; 4], metres: i64, values: &mut Vec<Value>) -> String {
     let [lat, lon, ky, kx] = point;
-    values.push(Value::Real((metres as f64) * (metres as f64)));
+    // Shown rounded half away from zero: metres + 0.5 shows as a metre more.
+    let shown_as_metres = metres as f64 + 0.5;
+    values.push(Value::Real(shown_as_metres * shown_as_metres));
     let squared = values.len();
-    values.push(Value::Real(metres as f64 * 1.000_001 + 0.001));
+    values.push(Value::Real(shown_as_metres * 1.000_001 + 0.001));
     let radius = values.len();
     format!(
-        "SELECT {LOCATION_AREA_KEY} FROM locations a WHERE length(a.postcode) = 4 AND {} <= ${squared} \
+        "SELECT {LOCATION_AREA_KEY} FROM locations a WHERE length(a.postcode) = 4 AND {} < ${squared} \
          AND a.latitude BETWEEN ${lat} - ${radius} / ${ky} AND ${lat} + ${radius} / ${ky} \
          AND a.longitude BETWEEN ${lon} - ${radius} / ${kx} AND ${lon} + ${radius} / ${kx}",
         squared_distance("a", point),

@@ -171,6 +171,16 @@ async fn the_radius_keeps_what_is_within_it(app: TestApp) {
         ]),
         "newest first unless sortBy=location"
     );
+    // Within the radius as the results show it: areas a hair more than 22,239 m away,
+    // shown at 22,239 m, are within 22,239 m.
+    assert_eq!(
+        found(&app, "postCode=1003&distance=22239").await,
+        expected(&[
+            ("near", Some(22239)),
+            ("south", Some(0)),
+            ("here", Some(22239)),
+        ]),
+    );
 }
 
 /// Words within a radius, counted on SQLite in one of three ways (`store::search::count`):
