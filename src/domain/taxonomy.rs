@@ -3,14 +3,14 @@
 //! is stored. It lives apart from the category types because one of its rules is the
 //! advertisement's: an attribute may not take the key of a member of every ad.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
 use super::advertisement::{AMOUNT_MAX, PERIOD_MAX_DAYS, STANDARD_FIELDS};
 use super::category::{AttributeDefinition, AttributeType, Category, CategoryStatus, Fees, Leaf};
 use super::locale::Labels;
-use super::search::attribute_tag;
+use super::search::{attribute_key_tag, attribute_tag};
 use super::text::is_one_line;
 
 /// The taxonomy file: L1 categories with their L2 children.
@@ -94,6 +94,9 @@ pub fn parse_taxonomy(text: &str) -> Result<Vec<Category>, TaxonomyError> {
             labels: l1.labels,
             leaf: None,
         });
+        // A search under the L1 category filters its leaves' ads by an attribute's tag,
+        // which folds the key: `fuelType` and `fueltype` in two leaves would be one filter.
+        let mut key_tags: HashMap<String, String> = HashMap::new();
         for (j, l2) in l1.children.into_iter().enumerate() {
             let at = format!("{at}.children[{j}]");
             check_id(&at, l2.category_id, &mut seen)?;
@@ -108,6 +111,23 @@ pub fn parse_taxonomy(text: &str) -> Result<Vec<Category>, TaxonomyError> {
                         format!("{at}.key"),
                         format!("attribute `{}` is defined twice", attribute.key),
                     ));
+                }
+                let tag = attribute_key_tag(&attribute.key);
+                match key_tags.get(&tag) {
+                    Some(other) if *other != attribute.key => {
+                        return Err(refuse(
+                            format!("{at}.key"),
+                            format!(
+                                "attribute `{}` and `{other}` of the same L1 category differ \
+                                 only in case or punctuation, which search does not tell apart",
+                                attribute.key
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => {
+                        key_tags.insert(tag, attribute.key.clone());
+                    }
                 }
             }
             categories.push(Category {
@@ -367,6 +387,44 @@ mod tests {
                 .contains("categories[0].children[0].attributes[0].type"),
             "{err}"
         );
+    }
+
+    /// Under one L1 category, keys that search folds to one (`mileage`, `mileAge`) are
+    /// refused; one key in several leaves is one attribute, and fine.
+    #[test]
+    fn keys_that_search_cannot_tell_apart_are_refused() {
+        let leaf = |id: u32, key: &str| {
+            format!(
+                r#"{{"categoryId": {id},
+                "labels": {{"nl-NL": "Volvo", "nl-BE": "Volvo", "fr-BE": "Volvo"}},
+                "status": "open",
+                "fees": {{"insertionFee": 0, "runningDays": 56, "runningSubscriptions": []}},
+                "attributes": [{{"key": "{key}", "type": "NUMBER",
+                    "labels": {{"nl-NL": "Km", "nl-BE": "Km", "fr-BE": "Km"}},
+                    "minValue": 0, "maxValue": 2000000}}]}}"#
+            )
+        };
+        let taxonomy = |first: &str, second: &str| {
+            format!(
+                r#"{{"categories": [{{"categoryId": 1,
+                "labels": {{"nl-NL": "Auto's", "nl-BE": "Auto's", "fr-BE": "Voitures"}},
+                "status": "open", "children": [{}, {}]}}]}}"#,
+                leaf(101, first),
+                leaf(102, second)
+            )
+        };
+        assert_eq!(
+            parse_taxonomy(&taxonomy("mileage", "mileage"))
+                .unwrap()
+                .len(),
+            3
+        );
+        let refused = parse_taxonomy(&taxonomy("mileage", "mileAge")).unwrap_err();
+        assert_eq!(
+            refused.location,
+            "categories[0].children[1].attributes[0].key"
+        );
+        assert!(refused.problem.contains("`mileage`"), "{refused}");
     }
 
     #[test]

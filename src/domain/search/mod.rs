@@ -87,8 +87,14 @@ pub fn locale_tag(locale: Locale) -> String {
 /// and digits left out (`Brand: "Citroën"` -> `a_brand_citroen`). None when a part comes
 /// out empty or the value is long free text (never a filter value).
 pub fn attribute_tag(key: &str, value: &str) -> Option<String> {
-    let (key, value) = (compact(key), compact(value));
+    let (key, value) = (attribute_key_tag(key), compact(value));
     (!key.is_empty() && !value.is_empty() && value.len() <= 60).then(|| format!("a_{key}_{value}"))
+}
+
+/// The part of an attribute's tags that names its key: two keys with one such part are one
+/// attribute to search, so a taxonomy may not hold both under one L1 category.
+pub fn attribute_key_tag(key: &str) -> String {
+    compact(key)
 }
 
 /// Folded, letters and digits only.
