@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::ads::{created, path_of};
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, location, pairs};
 
@@ -60,16 +61,7 @@ async fn room(app: &TestApp, seller: &User, title: &str) -> String {
     let body = json!({"title": title, "description": "Gemeubelde studentenkamer.",
                       "categoryId": 1903, "surface": 14, "location": {"postcode": "9000"},
                       "priceModel": {"modelType": "fixed", "askingPrice": 45000}});
-    let created = app
-        .post("/v1/advertisements")
-        .token(&seller.token)
-        .json(&body)
-        .send()
-        .await;
-    expect_json(created, 201).await["_links"]["self"]["href"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    path_of(&created(app, &seller.token, &body).await)
 }
 
 async fn buy(
@@ -110,16 +102,7 @@ async fn car(app: &TestApp, seller: &User, title: &str) -> String {
     let body = json!({"title": title, "description": "Nette auto.", "categoryId": 101,
                       "fuel": "diesel", "location": {"postcode": "9000"},
                       "priceModel": {"modelType": "fixed", "askingPrice": 1250000}});
-    let created = app
-        .post("/v1/advertisements")
-        .token(&seller.token)
-        .json(&body)
-        .send()
-        .await;
-    expect_json(created, 201).await["_links"]["self"]["href"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    path_of(&created(app, &seller.token, &body).await)
 }
 
 /// What the shipped price list (data/features.json, which a new database loads) asks for

@@ -289,13 +289,7 @@ async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
         .expect("taken, as by a sender that then stopped");
 
     // The next start, on the same database.
-    let state = souk::state::AppState::new(
-        app.config.clone(),
-        app.db.clone(),
-        app.blobs.clone(),
-        app.clock.clone(),
-    )
-    .unwrap();
+    let state = app.another_state();
     souk::app::start_workers(&state).await.unwrap();
     let sent = app.outbox().await;
     assert_eq!(sent.len(), 1, "{sent:?}");

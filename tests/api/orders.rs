@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::ads::{created, path_of};
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, location, pairs};
 
@@ -24,16 +25,7 @@ async fn room(app: &TestApp, seller: &User) -> String {
     let body = json!({"title": "Kamer in Gent", "description": "Gemeubelde studentenkamer.",
                       "categoryId": 1903, "surface": 14, "location": {"postcode": "9000"},
                       "priceModel": {"modelType": "fixed", "askingPrice": 45000}});
-    let created = app
-        .post("/v1/advertisements")
-        .token(&seller.token)
-        .json(&body)
-        .send()
-        .await;
-    expect_json(created, 201).await["_links"]["self"]["href"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    path_of(&created(app, &seller.token, &body).await)
 }
 
 async fn renew(app: &TestApp, token: &str, ad: &str, body: Value) -> reqwest::Response {

@@ -2,7 +2,7 @@
 //! anyone with a token reads a seller's reviews and their averages.
 
 use serde_json::{Value, json};
-use souk::accounts::{UserSpec, create_user};
+use souk::accounts::UserSpec;
 
 use crate::both_backends;
 use crate::helpers::{TestApp, User, expect_json, field_codes, location, pairs};
@@ -55,25 +55,13 @@ fn good_review() -> Value {
 
 /// A confirmed user with a name and maybe a postcode, signed in.
 async fn named_user(app: &TestApp, email: &str, name: &str, postcode: Option<&str>) -> User {
-    let password = format!("password of {email}");
-    let spec = UserSpec {
+    app.user_with(UserSpec {
         email: email.into(),
-        password: Some(password.clone()),
         name: Some(name.into()),
         postcode: postcode.map(str::to_owned),
-        locale: "nl-NL".into(),
         ..UserSpec::default()
-    };
-    let id = create_user(&app.db, spec, app.clock.now()).await.unwrap();
-    let (token, _) = app
-        .user_token(&app.app_client, email, &password, None)
-        .await;
-    User {
-        id,
-        email: email.into(),
-        password,
-        token,
-    }
+    })
+    .await
 }
 
 async fn reviews_as_documented(app: TestApp) {

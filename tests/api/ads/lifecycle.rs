@@ -371,13 +371,7 @@ async fn the_upkeep_expires_ads_by_itself(app: TestApp) {
             .status
             .as_str()
     };
-    let state = souk::state::AppState::new(
-        app.config.clone(),
-        app.db.clone(),
-        app.blobs.clone(),
-        app.clock.clone(),
-    )
-    .unwrap();
+    let state = app.another_state();
     let upkeep = tokio::spawn(souk::app::sweep_periodically(
         state,
         std::time::Duration::from_millis(10),

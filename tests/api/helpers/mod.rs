@@ -78,6 +78,18 @@ impl TestApp {
             .unwrap_or_else(|e| panic!("count {table}: {e}"))
     }
 
+    /// The state of another server on this app's database and image store (a replica, or
+    /// the next start), its workers not started.
+    pub fn another_state(&self) -> AppState {
+        AppState::new(
+            self.config.clone(),
+            self.db.clone(),
+            self.blobs.clone(),
+            self.clock.clone(),
+        )
+        .expect("state")
+    }
+
     /// Runs the `souk` command line against this app's database and data folder.
     pub fn souk(&self, args: &[&str]) -> std::process::Output {
         self.souk_with_input(args, "")
@@ -225,14 +237,36 @@ impl TestApp {
 
     /// A confirmed user (password `password of <email>`) signed in to the app client.
     pub async fn user(&self, email: &str) -> User {
+        self.user_with(UserSpec {
+            email: email.into(),
+            ..UserSpec::default()
+        })
+        .await
+    }
+
+    /// A confirmed user as `spec` has them (a name, a postcode, a locale; `nl-NL` where it
+    /// names none), with the password `password of <email>`, signed in to the app client.
+    pub async fn user_with(&self, spec: UserSpec) -> User {
+        let email = spec.email.clone();
         let password = format!("password of {email}");
-        let id = self.create_user(email, &password).await;
+        let locale = match spec.locale.as_str() {
+            "" => "nl-NL".to_owned(),
+            given => given.to_owned(),
+        };
+        let spec = UserSpec {
+            password: Some(password.clone()),
+            locale,
+            ..spec
+        };
+        let id = create_user(&self.db, spec, self.clock.now())
+            .await
+            .expect("user");
         let (token, _) = self
-            .user_token(&self.app_client, email, &password, None)
+            .user_token(&self.app_client, &email, &password, None)
             .await;
         User {
             id,
-            email: email.to_owned(),
+            email,
             password,
             token,
         }
