@@ -78,6 +78,15 @@ async fn buy(
         .await
 }
 
+/// Buys `feature` for `ad`, paying at once (the sandbox): the order.
+async fn buy_paid(app: &TestApp, token: &str, ad: &str, feature: &str) -> Value {
+    expect_json(
+        buy(app, token, ad, feature, json!({"pay": true})).await,
+        201,
+    )
+    .await
+}
+
 /// Moves the clock; tokens live a day, so the app's and `users`' are issued again.
 async fn advance(app: &mut TestApp, seconds: i64, users: &mut [&mut User]) {
     app.clock.advance(seconds);
@@ -257,15 +266,7 @@ async fn a_feature_is_bought_into_a_paid_order_and_runs_for_its_days(mut app: Te
     assert_eq!(bought[0]["purchaseDate"], order["paidDate"]);
 
     // A second sticker adds its 7 days to what is left: 13 days on, it still runs...
-    let again = buy(
-        &app,
-        &seller.token,
-        &ad,
-        "opvalsticker",
-        json!({"pay": true}),
-    )
-    .await;
-    expect_json(again, 201).await;
+    buy_paid(&app, &seller.token, &ad, "opvalsticker").await;
     advance(&mut app, 13 * DAY, &mut [&mut seller]).await;
     assert_eq!(active_features(&app, &ad).await, json!(["opvalsticker"]));
     let etag = |response: &reqwest::Response| response.headers()["etag"].clone();
@@ -341,15 +342,7 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
     let by_category = "categoryId=1903";
     assert_eq!(found(&app, by_word).await, [c, b, a]);
 
-    let top = buy(
-        &app,
-        &seller.token,
-        &ads[0],
-        "dagtopper",
-        json!({"pay": true}),
-    )
-    .await;
-    expect_json(top, 201).await;
+    buy_paid(&app, &seller.token, &ads[0], "dagtopper").await;
     assert_eq!(found(&app, by_word).await, [a, c, b]);
     assert_eq!(found(&app, by_category).await, [a, c, b]);
     // Words in the description only, and in title and description: the featured ad is
@@ -370,15 +363,7 @@ async fn top_of_the_day_comes_first_in_search_and_a_bump_sorts_by_its_date(mut a
     );
 
     // The bump puts the oldest but one after the top ad, above the newest...
-    let bump = buy(
-        &app,
-        &seller.token,
-        &ads[1],
-        "omhoogplaatsen",
-        json!({"pay": true}),
-    )
-    .await;
-    expect_json(bump, 201).await;
+    buy_paid(&app, &seller.token, &ads[1], "omhoogplaatsen").await;
     assert_eq!(found(&app, by_word).await, [a, b, c]);
     // ... and an ad placed after the bump goes above it.
     let d = item(&room(&app, &seller, "Kamer bij de vuurtoren 4").await);
@@ -437,15 +422,7 @@ async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
         others.push(room(&app, &seller, title).await);
     }
     for featured in [&ads[0], &ads[1], &ads[3]].into_iter().chain(&others) {
-        let top = buy(
-            &app,
-            &seller.token,
-            featured,
-            "dagtopper",
-            json!({"pay": true}),
-        )
-        .await;
-        expect_json(top, 201).await;
+        buy_paid(&app, &seller.token, featured, "dagtopper").await;
     }
     let items: Vec<String> = ads.iter().map(|ad| item(ad)).collect();
     let [zolder, haven, station, _, park] = [0, 1, 2, 3, 4].map(|n| items[n].as_str());
@@ -472,15 +449,7 @@ async fn a_second_bump_ranks_the_ad_again_from_its_own_payment(mut app: TestApp)
     let mut seller = app.user("verhuurder@souk.test").await;
     let (_, days) = shipped(&[], "omhoogplaatsen");
     let first = room(&app, &seller, "Kamer bij de vuurtoren 1").await;
-    let bump = buy(
-        &app,
-        &seller.token,
-        &first,
-        "omhoogplaatsen",
-        json!({"pay": true}),
-    )
-    .await;
-    expect_json(bump, 201).await;
+    buy_paid(&app, &seller.token, &first, "omhoogplaatsen").await;
     let second = room(&app, &seller, "Kamer bij de vuurtoren 2").await;
     let (a, b) = (item(&first), item(&second));
     let (a, b) = (a.as_str(), b.as_str());
@@ -491,15 +460,7 @@ async fn a_second_bump_ranks_the_ad_again_from_its_own_payment(mut app: TestApp)
     // Three days on (more than one, fewer than the bump's days) A is bumped again: it now
     // sorts as if placed after B.
     advance(&mut app, 3 * DAY, &mut [&mut seller]).await;
-    let again = buy(
-        &app,
-        &seller.token,
-        &first,
-        "omhoogplaatsen",
-        json!({"pay": true}),
-    )
-    .await;
-    expect_json(again, 201).await;
+    buy_paid(&app, &seller.token, &first, "omhoogplaatsen").await;
     assert_eq!(found(&app, by_word).await, [a, b]);
     assert_eq!(found(&app, "categoryId=1903").await, [a, b]);
     assert_eq!(
@@ -553,15 +514,7 @@ async fn the_longer_top_features_and_the_homepage_run_for_their_days(mut app: Te
         );
     }
     // The newest gets the homepage spot, which is no top of the day: it stays behind both.
-    let spot = buy(
-        &app,
-        &seller.token,
-        &ads[2],
-        "homepaginaAdvertentie",
-        json!({"pay": true}),
-    )
-    .await;
-    expect_json(spot, 201).await;
+    buy_paid(&app, &seller.token, &ads[2], "homepaginaAdvertentie").await;
     assert_eq!(found(&app, audis).await, [b, a, c]);
     assert_eq!(active_features(&app, &ads[0]).await, json!(["dagtopper"]));
     assert_eq!(active_features(&app, &ads[1]).await, json!(["dagtopper"]));
