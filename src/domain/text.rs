@@ -21,7 +21,8 @@ pub fn required_text(field: &str, value: Option<&Value>) -> Result<String, Field
 /// no room (a zero-width space, a word joiner, a byte order mark...), which `str::trim`
 /// keeps. A name, brand or title made of them alone would show as nothing, yet count as
 /// given; trimmed, it is empty and refused as such. (Within text they stay: emoji
-/// sequences and some scripts need joiners.)
+/// sequences and some scripts need joiners. The variation selectors and tag characters
+/// that end an emoji, `❤️` or a flag, are no part of them.)
 pub fn trimmed(text: &str) -> &str {
     text.trim_matches(|c: char| c.is_whitespace() || takes_no_room(c))
 }
@@ -38,17 +39,15 @@ fn takes_no_room(c: char) -> bool {
             | '\u{1160}'
             | '\u{17B4}'
             | '\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
+            | '\u{180E}'
             | '\u{200B}'..='\u{200F}'
             | '\u{202A}'..='\u{202E}'
             | '\u{2060}'..='\u{206F}'
             | '\u{2800}'
             | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
             | '\u{FEFF}'
             | '\u{FFA0}'
             | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E007F}'
     )
 }
 

@@ -419,8 +419,15 @@ mod tests {
             let errors = account(blank).unwrap_err();
             assert_eq!(errors[0].fields, ["name"], "{blank:?}");
         }
-        // Within a name, a joiner stays (emoji and some scripts need them).
+        // Within a name, a joiner stays (emoji and some scripts need them); so does what
+        // ends an emoji at its end (a variation selector, a flag's tags).
         assert_eq!(account("Jan\u{200D}Smit").unwrap().name, "Jan\u{200D}Smit");
+        assert_eq!(
+            account("Jan \u{2764}\u{FE0F}").unwrap().name,
+            "Jan \u{2764}\u{FE0F}"
+        );
+        let scotland = "Jan \u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}";
+        assert_eq!(account(scotland).unwrap().name, scotland);
         // 30 visible characters with invisible ones around them fit.
         let long = format!("\u{200B}{}\u{200B}", "x".repeat(NAME_MAX));
         assert_eq!(account(&long).unwrap().name.chars().count(), NAME_MAX);
