@@ -51,35 +51,55 @@ async fn fingerprint(target: &str, boundary: Option<String>, body: Bytes) -> Str
     hex::encode(hasher.finalize())
 }
 
-/// The digest of a form's parts, or none if the body is not a well-formed form.
+/// How much of a form the parser is handed at a time: it copies what it is handed into a
+/// buffer of its own, which the whole body at once would double.
+const FORM_SLICE: usize = 64 * 1024;
+
+/// The digest of a form's parts, or none if the body is not a well-formed form. Each part
+/// is hashed as it is read, so that no more than a slice of the body is copied, whatever
+/// its parts' sizes (the room reserved for the body counts two copies of it).
 async fn parts_digest(body: Bytes, boundary: String) -> Option<[u8; 32]> {
-    let whole = futures_util::stream::once(std::future::ready(Ok::<_, std::io::Error>(body)));
-    let mut form = multer::Multipart::new(whole, boundary);
+    let slices = (0..body.len())
+        .step_by(FORM_SLICE)
+        .map(move |start| {
+            Ok::<_, std::io::Error>(body.slice(start..(start + FORM_SLICE).min(body.len())))
+        })
+        .collect::<Vec<_>>();
+    let mut form = multer::Multipart::new(futures_util::stream::iter(slices), boundary);
     let mut hasher = Sha256::new();
-    while let Some(part) = form.next_field().await.ok()? {
+    while let Some(mut part) = form.next_field().await.ok()? {
         let described = [
             part.name().map(str::to_owned),
             part.file_name().map(str::to_owned),
             part.content_type().map(|mime| mime.to_string()),
         ];
-        let bytes = part.bytes().await.ok()?;
         for text in &described {
             let text = text.as_deref().unwrap_or_default();
             hasher.update((text.len() as u64).to_le_bytes());
             hasher.update(text.as_bytes());
         }
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+        // The part's bytes, then where they end: framing that no other form shares.
+        let mut length = 0u64;
+        while let Some(chunk) = part.chunk().await.ok()? {
+            length += chunk.len() as u64;
+            hasher.update(&chunk);
+        }
+        hasher.update(length.to_le_bytes());
     }
     Some(hasher.finalize().into())
 }
 
-/// The request's path and query, without an `access_token` parameter.
+/// The request's path and query, without an `access_token` parameter (as it came when it
+/// has none, so that fingerprints kept before this rule still match).
 fn without_access_token(uri: &Uri) -> String {
     let Some(query) = uri.query() else {
-        return uri.path().to_owned();
+        return uri.to_string();
     };
-    let kept: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
+    let pairs = form_urlencoded::parse(query.as_bytes());
+    if !pairs.clone().any(|(name, _)| name == "access_token") {
+        return uri.to_string();
+    }
+    let kept: Vec<(String, String)> = pairs
         .into_owned()
         .filter(|(name, _)| name != "access_token")
         .collect();
