@@ -131,12 +131,7 @@ const URL_LIST_MAX_BYTES: usize = 256 * 1024;
 /// unread) the largest image. The handler and the `Idempotency-Key` middleware, which
 /// reads the body first, read no further.
 pub fn body_limit(headers: &HeaderMap, config: &Config) -> usize {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(media_type)
-        .unwrap_or_default();
-    match content_type.as_str() {
+    match body_type(headers).as_str() {
         "application/json" => URL_LIST_MAX_BYTES,
         "multipart/form-data" => config
             .max_image_bytes
@@ -149,8 +144,8 @@ pub fn body_limit(headers: &HeaderMap, config: &Config) -> usize {
 /// The answer to an upload whose body is past [`body_limit`]: 413, naming the image when
 /// the body is one.
 pub fn body_too_large(headers: &HeaderMap, config: &Config) -> ApiError {
-    let one_image = !is_json(headers) && body_limit(headers, config) == config.max_image_bytes;
-    if one_image {
+    let body_type = body_type(headers);
+    if is_one_image(&body_type) {
         image_too_large(config, "image")
     } else {
         ApiError::new(ErrorCode::PayloadTooLarge)
@@ -250,10 +245,21 @@ async fn upload(
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
+    body_type(headers) == "application/json"
+}
+
+/// The media type of a request's body (`image/png`), empty without one.
+fn body_type(headers: &HeaderMap) -> String {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| media_type(v) == "application/json")
+        .map(media_type)
+        .unwrap_or_default()
+}
+
+/// Whether a body of this media type is one image, as the upload takes it.
+fn is_one_image(media_type: &str) -> bool {
+    media_type.starts_with("image/") || media_type == "application/octet-stream"
 }
 
 /// The original's JSON form: images to fetch from the web.
@@ -388,7 +394,7 @@ async fn read_uploads(
         }
         return Ok(uploads);
     }
-    if essence.starts_with("image/") || essence == "application/octet-stream" {
+    if is_one_image(&essence) {
         let bytes: Bytes = to_bytes(request.into_body(), config.max_image_bytes)
             .await
             .map_err(|e| match is_too_large(&e) {
