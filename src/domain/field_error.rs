@@ -14,6 +14,13 @@ pub struct FieldError {
     pub value: Option<Value>,
 }
 
+/// Whether one of `errors` is about `field`.
+pub fn names_field(errors: &[FieldError], field: &str) -> bool {
+    errors
+        .iter()
+        .any(|error| error.fields.iter().any(|f| f == field))
+}
+
 impl FieldError {
     pub fn new(field: impl Into<String>, code: &'static str, message: Text) -> Self {
         FieldError {

@@ -5,6 +5,7 @@
 use axum::extract::RawQuery;
 use serde_json::{Map, Value, json};
 
+use crate::domain::field_error::names_field;
 use crate::domain::search::request::{MAX_DISTANCE, REACHABLE, Refusal, SearchRequest};
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Embedded, Hal, Rel, Resource};
@@ -112,6 +113,12 @@ async fn refused(state: &crate::state::AppState, refusal: Refusal) -> ApiError {
         paging,
         request,
     } = refusal;
+    // Without the category it meant, the rest's filters cannot be judged: each would be
+    // called unknown.
+    if names_field(&errors, "categoryId") {
+        errors.extend(paging);
+        return ApiError::validation(errors);
+    }
     let checked = state
         .db
         .read(move |conn| {

@@ -2,7 +2,7 @@
 //! hear of new matches). Only the owner may see or change one; to anyone else it does not
 //! exist.
 
-use crate::domain::field_error::FieldError;
+use crate::domain::field_error::{FieldError, names_field};
 use crate::domain::locale::Text;
 use crate::domain::search::request::SearchRequest;
 use crate::domain::search::saved::{MAX_PER_USER, Refused, SavedRequest, SavedSearchInput};
@@ -93,8 +93,10 @@ async fn checked<R>(
         Ok(checked) => checked,
         // What only the database can judge of the rest joins the errors: one answer
         // lists them all.
+        // (Not without the category it meant: the rest's filters would each be called
+        // unknown.)
         Err(Refused { mut errors, rest }) => {
-            if let Some(rest) = rest {
+            if let Some(rest) = rest.filter(|_| !names_field(&errors, "searchRequest.categoryId")) {
                 errors.extend(found_by_the_database::<R>(conn, &rest).await?);
             }
             return Err(Error::Invalid(errors));

@@ -270,6 +270,14 @@ async fn bad_saved_searches_are_field_errors_and_store_nothing(app: TestApp) {
             ("searchRequest.filters.colour", "unknown-parameter"),
         ])
     );
+    // A category that could not be read judges no filter: each would be called unknown.
+    let unread = refused(json!({"searchRequest": {"categoryId": "402",
+                                                  "filters": {"fuel": ["diesel"]}}}))
+    .await;
+    assert_eq!(
+        field_codes(&unread),
+        pairs(&[("searchRequest.categoryId", "invalid-value")])
+    );
     let not_of_category = refused(json!({"searchRequest": {"categoryId": 402,
                                                            "filters": {"fuel": ["diesel"]}}}))
     .await;

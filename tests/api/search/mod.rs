@@ -647,6 +647,12 @@ async fn bad_parameters_are_field_errors(app: TestApp) {
             ("limit", "out-of-range"),
         ])
     );
+    // But not against a category that could not be read: `colour` may be one of its.
+    let answer = bad("categoryId=auto&colour=red&limit=0").await;
+    assert_eq!(
+        field_codes(&answer),
+        pairs(&[("categoryId", "invalid-value"), ("limit", "out-of-range")])
+    );
     let answer = bad("limit=0&colour=red").await;
     assert_eq!(
         field_codes(&answer),
