@@ -225,12 +225,37 @@ impl Blobs {
         }
     }
 
-    /// Gives the store the id `id`, which the database records: a server whose store holds
-    /// another id, or none, is not using the store the database's images are in.
-    pub async fn mark(&self, id: &str) -> Result<(), BlobError> {
-        let bytes = Bytes::copy_from_slice(id.as_bytes());
-        self.store.put(&Key::from(STORE_ID), bytes.into()).await?;
-        Ok(())
+    /// Gives the store the id `id` unless it has one; returns the id it has then (of
+    /// servers marking one store at once, one wins). Where the store cannot create an
+    /// object only if it is absent (an S3 service without conditional writes), the mark
+    /// is written all the same.
+    pub async fn mark(&self, id: &str) -> Result<String, BlobError> {
+        let key = Key::from(STORE_ID);
+        let bytes = || Bytes::copy_from_slice(id.as_bytes()).into();
+        let create = object_store::PutOptions::from(object_store::PutMode::Create);
+        match self.store.put_opts(&key, bytes(), create).await {
+            Ok(_) => Ok(id.to_owned()),
+            Err(object_store::Error::AlreadyExists { .. }) => match self.store_id().await? {
+                Some(theirs) => Ok(theirs),
+                None => Err(BlobError::Store("the store's id vanished".into())),
+            },
+            Err(object_store::Error::NotImplemented { .. }) => {
+                self.store.put(&key, bytes()).await?;
+                Ok(id.to_owned())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether the store holds any image's file (anything but its id).
+    pub async fn holds_files(&self) -> Result<bool, BlobError> {
+        let mut listed = self.store.list(None);
+        while let Some(meta) = listed.try_next().await? {
+            if meta.location.as_ref() != STORE_ID {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The keys of the images' files (`originals/...`, `blobs/...`), sorted: for an

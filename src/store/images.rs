@@ -230,6 +230,12 @@ pub async fn reorder(
     Ok(())
 }
 
+/// Whether the database holds any image.
+pub async fn any(conn: &mut dyn Conn) -> Result<bool, DbError> {
+    let found: Vec<i64> = conn.column("SELECT 1 FROM images LIMIT 1", &[]).await?;
+    Ok(!found.is_empty())
+}
+
 /// The id of the image store this database's images are in, once a server recorded one
 /// (migration 0061).
 pub async fn store_id(conn: &mut dyn Conn) -> Result<Option<String>, DbError> {

@@ -6,17 +6,9 @@
 //! database records it (migration 0061), and a server whose store holds another id, or
 //! none while the database has one, does not start.
 
-use std::time::Duration;
-
 use crate::images::blobs::{BlobError, Blobs};
 use crate::oauth::secret;
 use crate::store::{Db, DbError, images};
-
-/// How long a server that finds the database's id recorded but its store unmarked waits
-/// for the server that recorded it to mark the store (both starting at once on one
-/// store, for the first time).
-const MARK_AWAITED: Duration = Duration::from_secs(5);
-const MARK_LOOKS: u32 = 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -29,38 +21,63 @@ pub enum StoreError {
          then start again (docs/OPERATIONS.md)"
     )]
     NotTheDatabasesStore { recorded: String, found: String },
+    #[error(
+        "the image store (`{found}`) holds images, and this database none: it is another \
+         database's store, whose images this server would delete as strays. Start it with \
+         its own store (SOUK_S3_BUCKET, or SOUK_DATA_DIR), or with that store's database"
+    )]
+    AnotherDatabasesStore { found: String },
     #[error(transparent)]
     Blobs(#[from] BlobError),
     #[error(transparent)]
     Db(#[from] DbError),
 }
 
-/// Makes sure that `blobs` is the store the database's images are in: records its id if
-/// the database has none yet (the first server to start with this database), and refuses
-/// a store that holds another id, or none while the database records one.
+/// Makes sure that `blobs` is the store the database's images are in: on the first start
+/// with this database, marks the store (unless it bears an id already) and records its
+/// id; after, refuses a store that bears another id, or none.
 pub async fn own_store(db: &Db, blobs: &Blobs) -> Result<(), StoreError> {
-    let marked = blobs.store_id().await?;
-    let recorded = match db.read(|conn| Box::pin(images::store_id(conn))).await? {
-        Some(recorded) => recorded,
-        None => {
-            // The first server to start with this database: a store in use keeps its id (a
-            // new database for it, restored or made again, adopts it), a new one gets one.
-            // Recorded before the store is marked: of servers starting at once, the one
-            // whose id the database keeps marks the store, and the others wait for it.
-            let candidate = marked.clone().unwrap_or_else(secret::new_token);
-            let recorded = record(db, candidate.clone()).await?;
-            if recorded == candidate && marked.is_none() {
-                blobs.mark(&recorded).await?;
-                return Ok(());
-            }
-            recorded
-        }
-    };
-    match marked {
-        Some(marked) if marked == recorded => Ok(()),
-        Some(marked) => Err(not_the_databases(recorded, &marked)),
-        None => await_mark(blobs, recorded).await,
+    let recorded = db.read(|conn| Box::pin(images::store_id(conn))).await?;
+    match (recorded, blobs.store_id().await?) {
+        (Some(recorded), Some(marked)) if marked == recorded => Ok(()),
+        (Some(recorded), Some(marked)) => Err(not_the_databases(recorded, &marked)),
+        // The first server marked its store before it recorded it: a store without a mark
+        // is another (a folder of this server's own).
+        (Some(recorded), None) => Err(StoreError::NotTheDatabasesStore {
+            recorded,
+            found: "one without an id (a folder of this server's own?)".into(),
+        }),
+        (None, marked) => first_start(db, blobs, marked).await,
     }
+}
+
+/// The first start with this database. The store is marked first (created only if absent:
+/// of servers starting at once on one store, one mark stays), then its id recorded (one
+/// record stays): a server whose store's id is not the one recorded has a store of its
+/// own. Stopped between the two, the next start finds the store marked and adopts it.
+async fn first_start(db: &Db, blobs: &Blobs, marked: Option<String>) -> Result<(), StoreError> {
+    let id = match marked {
+        // A store in use: adopted by a database that holds images (kept before migration
+        // 0061, or restored), or when it holds nothing but its mark; else it holds another
+        // database's images, which this server's upkeep would delete as strays.
+        Some(marked) => {
+            if !holds_images(db).await? && blobs.holds_files().await? {
+                return Err(StoreError::AnotherDatabasesStore { found: marked });
+            }
+            marked
+        }
+        None => blobs.mark(&secret::new_token()).await?,
+    };
+    let recorded = record(db, id.clone()).await?;
+    if recorded == id {
+        Ok(())
+    } else {
+        Err(not_the_databases(recorded, &id))
+    }
+}
+
+async fn holds_images(db: &Db) -> Result<bool, DbError> {
+    db.read(|conn| Box::pin(images::any(conn))).await
 }
 
 fn not_the_databases(recorded: String, marked: &str) -> StoreError {
@@ -73,21 +90,4 @@ fn not_the_databases(recorded: String, marked: &str) -> StoreError {
 async fn record(db: &Db, id: String) -> Result<String, DbError> {
     db.write(move |conn| Box::pin(async move { images::record_store_id(conn, &id).await }))
         .await
-}
-
-/// Waits for another server to mark the store with the recorded id: a store that stays
-/// unmarked is not the database's (a folder of this server's own).
-async fn await_mark(blobs: &Blobs, recorded: String) -> Result<(), StoreError> {
-    for _ in 0..MARK_LOOKS {
-        tokio::time::sleep(MARK_AWAITED / MARK_LOOKS).await;
-        match blobs.store_id().await? {
-            Some(marked) if marked == recorded => return Ok(()),
-            Some(marked) => return Err(not_the_databases(recorded, &marked)),
-            None => {}
-        }
-    }
-    Err(StoreError::NotTheDatabasesStore {
-        recorded,
-        found: "one without an id (a new store, or a folder of this server's own)".into(),
-    })
 }

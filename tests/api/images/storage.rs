@@ -78,6 +78,31 @@ async fn every_server_of_a_database_uses_its_image_store(app: TestApp) {
         .map(drop)
         .unwrap_err();
     assert!(refused.to_string().contains("not the one"), "{refused}");
+    // A database without images adopts no store that holds images: another database's,
+    // whose images its upkeep would delete as strays.
+    app.execute("DELETE FROM image_store", vec![]).await;
+    let used = tempfile::tempdir().unwrap();
+    let store = Blobs::local(used.path()).unwrap();
+    store.mark("in-use").await.unwrap();
+    store
+        .put_blob(&"ab".repeat(32), bytes::Bytes::from_static(b"an image"))
+        .await
+        .unwrap();
+    let third = souk::config::Config {
+        data_dir: used.path().to_owned(),
+        ..app.config.clone()
+    };
+    let refused = souk::app::open_blobs(&third, &app.db)
+        .await
+        .map(drop)
+        .unwrap_err();
+    assert!(refused.to_string().contains("holds images"), "{refused}");
+    let recorded = app
+        .db
+        .read(|conn| Box::pin(souk::store::images::store_id(conn)))
+        .await
+        .unwrap();
+    assert_eq!(recorded, None, "nothing recorded");
 }
 
 both_backends!(
