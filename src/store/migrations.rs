@@ -82,16 +82,20 @@ const MIGRATIONS: &[Migration] = &[
     migration!(59, "0059_order_product_days"),
     migration!(60, "0060_alerts_news_only"),
     migration!(61, "0061_image_store"),
+    migration!(62, "0062_saved_search_ids"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how
 /// many ran. Safe when several replicas start at once: on PostgreSQL they wait for each
 /// other on an advisory lock; on SQLite the single writer serializes them.
 pub async fn run(db: &Db) -> Result<usize, DbError> {
-    db.write(|conn| Box::pin(apply(conn))).await
+    db.write(|conn| Box::pin(apply_through(conn, latest_version())))
+        .await
 }
 
-async fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
+/// Applies the migrations the database lacks up to `last` (a test stops short of the
+/// latest to hold data as an older release stored it).
+async fn apply_through(conn: &mut dyn Conn, last: i64) -> Result<usize, DbError> {
     if conn.backend() == Backend::Postgres {
         // An arbitrary constant naming "souk migrations"; held until the commit.
         conn.execute("SELECT pg_advisory_xact_lock(7361202611)", &[])
@@ -109,7 +113,7 @@ async fn apply(conn: &mut dyn Conn) -> Result<usize, DbError> {
         .column("SELECT version FROM schema_migrations", &[])
         .await?;
     let mut count = 0;
-    for migration in MIGRATIONS {
+    for migration in MIGRATIONS.iter().take_while(|m| m.version <= last) {
         if applied.contains(&migration.version) {
             continue;
         }
@@ -157,4 +161,94 @@ pub async fn current_version(conn: &mut dyn Conn) -> Result<i64, DbError> {
         )
         .await?;
     row.get("version")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Migration 0062 remakes SQLite's saved searches with AUTOINCREMENT: the searches and
+    /// their matches stay, the matches still go with their search, nothing names the
+    /// tables' temporary names, and an id deleted after it is not given again.
+    #[tokio::test]
+    async fn saved_searches_keep_their_matches_when_remade() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+        let db = Db::open(&url, &super::super::DbOptions::default())
+            .await
+            .unwrap();
+        db.write(|conn| Box::pin(apply_through(conn, 61)))
+            .await
+            .unwrap();
+        db.write(|conn| {
+            Box::pin(async move {
+                conn.execute_batch(
+                    "INSERT INTO users (user_id, email, password_hash, name, locale, status,
+                                        created_at)
+                         VALUES (1, 'a@souk.test', 'x', 'A', 'nl', 'confirmed', 0);
+                     INSERT INTO saved_searches (user_id, request, alert, created_at,
+                                                 updated_at, alerted_at)
+                         VALUES (1, 'q=fiets', 'daily', 10, 11, 12),
+                                (1, 'q=auto', 'none', 20, 21, NULL);
+                     INSERT INTO saved_search_matches VALUES (1, 7, 30, NULL), (1, 8, 31, 32);",
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+
+        run(&db).await.unwrap();
+
+        let (searches, matches, temporary, next_id, cascaded) = db
+            .write::<_, DbError, _>(|conn| {
+                Box::pin(async move {
+                    let searches: Vec<String> = conn
+                        .column(
+                            "SELECT saved_search_id || ' ' || request || ' ' || alert || ' ' \
+                                    || created_at || ' ' || COALESCE(alerted_at, '-') \
+                             FROM saved_searches ORDER BY saved_search_id",
+                            &[],
+                        )
+                        .await?;
+                    let matches: Vec<String> = conn
+                        .column(
+                            "SELECT saved_search_id || ' ' || item_number || ' ' \
+                                    || COALESCE(mailed_at, '-') \
+                             FROM saved_search_matches ORDER BY item_number",
+                            &[],
+                        )
+                        .await?;
+                    let temporary: Vec<String> = conn
+                        .column(
+                            "SELECT name FROM sqlite_master WHERE sql LIKE '%\\_new%' ESCAPE '\\'",
+                            &[],
+                        )
+                        .await?;
+                    conn.execute("DELETE FROM saved_searches WHERE saved_search_id = 2", &[])
+                        .await?;
+                    let next_id: Vec<i64> = conn
+                        .column(
+                            "INSERT INTO saved_searches (user_id, request, alert, created_at, \
+                                                         updated_at) \
+                             VALUES (1, 'q=boot', 'none', 40, 40) RETURNING saved_search_id",
+                            &[],
+                        )
+                        .await?;
+                    conn.execute("DELETE FROM saved_searches WHERE saved_search_id = 1", &[])
+                        .await?;
+                    let cascaded: Vec<i64> = conn
+                        .column("SELECT COUNT(*) FROM saved_search_matches", &[])
+                        .await?;
+                    Ok((searches, matches, temporary, next_id, cascaded))
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(searches, ["1 q=fiets daily 10 12", "2 q=auto none 20 -"]);
+        assert_eq!(matches, ["1 7 -", "1 8 32"]);
+        assert!(temporary.is_empty(), "{temporary:?}");
+        assert_eq!(next_id, [3], "id 2 is not given again");
+        assert_eq!(cascaded, [0], "a search's matches go with it");
+    }
 }

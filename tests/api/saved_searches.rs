@@ -12,6 +12,7 @@ both_backends!(
     only_the_owner_knows_a_saved_search,
     bad_saved_searches_are_field_errors_and_store_nothing,
     a_user_keeps_at_most_a_hundred,
+    a_deleted_saved_search_id_is_never_given_again,
 );
 
 async fn save(app: &TestApp, token: &str, body: Value) -> reqwest::Response {
@@ -373,4 +374,38 @@ async fn a_user_keeps_at_most_a_hundred(app: TestApp) {
         201,
     )
     .await;
+}
+
+/// A client that deletes its newest saved search and saves another, then sends the first
+/// `DELETE` again (a retry, a second device), deletes nothing: the new search has an id of
+/// its own. On SQLite the id was the deleted one's, and the stale `DELETE` removed it.
+async fn a_deleted_saved_search_id_is_never_given_again(app: TestApp) {
+    let user = app.user("zoeker@souk.test").await;
+    let first = save(
+        &app,
+        &user.token,
+        json!({"searchRequest": {"query": "fiets"}}),
+    )
+    .await;
+    let first = expect_json(first, 201).await;
+    let first_path = first["_links"]["self"]["href"].as_str().unwrap().to_owned();
+    let deleted = app.delete(&first_path).token(&user.token).send().await;
+    assert_eq!(deleted.status(), 204);
+
+    let second = save(
+        &app,
+        &user.token,
+        json!({"searchRequest": {"query": "boot"}}),
+    )
+    .await;
+    let second = expect_json(second, 201).await;
+    assert_ne!(second["savedSearchId"], first["savedSearchId"]);
+
+    let stale = app.delete(&first_path).token(&user.token).send().await;
+    assert_eq!(
+        expect_json(stale, 404).await["code"],
+        "savedsearch-not-found"
+    );
+    let kept = second["savedSearchId"].as_i64().unwrap();
+    assert_eq!(listed(&app, &user).await, [kept]);
 }
