@@ -629,6 +629,28 @@ async fn user_in(app: &TestApp, email: &str, locale: &str) -> User {
     .await
 }
 
+/// The alert round at `at` finds the Audi A4 `ad` (as `created` answers it) for
+/// zoeker@souk.test's immediate search and mails it: one match, one mail, the only one in
+/// the outbox to them, which lists the ad with its page.
+async fn the_audi_is_mailed(app: &TestApp, ad: &Value, at: i64) {
+    assert_eq!(alert_round(app, at).await, ONE_MAILED);
+    let mails = mails_to(app, "zoeker@souk.test").await;
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    let item = ad["itemId"].as_str().unwrap();
+    assert!(
+        mails[0].contains(&format!("- Audi A4: {}/a/{item}", app.config.base_url)),
+        "{}",
+        mails[0]
+    );
+}
+
+/// The alert round at `at` finds no news (`why`), and zoeker@souk.test still has the one
+/// mail `the_audi_is_mailed` saw.
+async fn no_news_at(app: &TestApp, at: i64, why: &str) {
+    assert_eq!(alert_round(app, at).await, Round::default(), "{why}");
+    assert_eq!(mails_to(app, "zoeker@souk.test").await.len(), 1);
+}
+
 /// A renewal of an ad that still runs moves only its close date, which no search looks at:
 /// it queues nothing, so an ad that was online before the search was saved is not mailed
 /// as new (docs/API.md "Saved searches"; migration 0060: renewals used to queue the ad).
@@ -680,21 +702,8 @@ async fn an_ad_renewed_after_it_expired_is_news_once(app: TestApp) {
     let read = expect_json(app.get_with(&path, &seller.token).await, 200).await;
     assert_eq!(read["status"], "online");
     assert_eq!(queued(&app).await, 1, "back from expiry: news");
-    assert_eq!(alert_round(&app, now + 10).await, ONE_MAILED);
-    let mails = mails_to(&app, "zoeker@souk.test").await;
-    assert_eq!(mails.len(), 1, "{mails:?}");
-    let item = a4["itemId"].as_str().unwrap();
-    assert!(
-        mails[0].contains(&format!("- Audi A4: {}/a/{item}", app.config.base_url)),
-        "{}",
-        mails[0]
-    );
-    assert_eq!(
-        alert_round(&app, now + 20).await,
-        Round::default(),
-        "mailed once"
-    );
-    assert_eq!(mails_to(&app, "zoeker@souk.test").await.len(), 1);
+    the_audi_is_mailed(&app, &a4, now + 10).await;
+    no_news_at(&app, now + 20, "mailed once").await;
 }
 
 /// A paused ad leaves search and a resumed one enters it again: news to a search saved
@@ -720,26 +729,13 @@ async fn a_resumed_ad_is_news_once(app: TestApp) {
     let resumed = crate::ads::status(&app, &seller.token, &path, "online").await;
     expect_json(resumed, 200).await;
     assert_eq!(queued(&app).await, 1, "resumed, it enters search again");
-    assert_eq!(alert_round(&app, now + 10).await, ONE_MAILED);
-    let mails = mails_to(&app, "zoeker@souk.test").await;
-    assert_eq!(mails.len(), 1, "{mails:?}");
-    let item = a4["itemId"].as_str().unwrap();
-    assert!(
-        mails[0].contains(&format!("- Audi A4: {}/a/{item}", app.config.base_url)),
-        "{}",
-        mails[0]
-    );
+    the_audi_is_mailed(&app, &a4, now + 10).await;
 
     for state in ["paused", "online"] {
         let changed = crate::ads::status(&app, &seller.token, &path, state).await;
         expect_json(changed, 200).await;
     }
-    assert_eq!(
-        alert_round(&app, now + 20).await,
-        Round::default(),
-        "mailed once: a second return is no news"
-    );
-    assert_eq!(mails_to(&app, "zoeker@souk.test").await.len(), 1);
+    no_news_at(&app, now + 20, "mailed once: a second return is no news").await;
 }
 
 /// A mail lists at most 20 ads (`LISTED`), the first to match in the order they matched,

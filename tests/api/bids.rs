@@ -22,13 +22,14 @@ both_backends!(
 /// bidder still reads the list and their bid (with their identity, and no minimum next
 /// bid, as the ad takes none) and may withdraw it; anyone else finds no ad.
 async fn bidders_keep_sight_of_their_bids_on_an_ad_gone_offline(app: TestApp) {
-    let seller = app.user("verkoper@souk.test").await;
-    let bidder = app.user("bieder@souk.test").await;
-    let other = app.user("ander@souk.test").await;
-    let item = bidding_ad(&app, &seller).await;
-    let placed = expect_json(bid(&app, &bidder.token, &item, json!(2000)).await, 201).await;
-    let one = format!("/v1/advertisements/{item}/bids/{}", placed["bidId"]);
-    let list = format!("/v1/advertisements/{item}/bids");
+    let OneBid {
+        seller,
+        bidder,
+        other,
+        item,
+        one,
+        list,
+    } = one_bid(&app).await;
     let response = app
         .patch(&format!("/v1/advertisements/{item}"))
         .token(&seller.token)
@@ -83,6 +84,42 @@ async fn bidding_ad(app: &TestApp, seller: &User) -> String {
         json!({"modelType": "bidding", "minimalBid": 1000}),
     )
     .await
+}
+
+/// What `one_bid` sets up.
+struct OneBid {
+    /// verkoper@souk.test, who placed the ad.
+    seller: User,
+    /// bieder@souk.test, who placed the bid.
+    bidder: User,
+    /// ander@souk.test, who has no part in the ad.
+    other: User,
+    /// The ad's item id.
+    item: String,
+    /// The bid's path.
+    one: String,
+    /// The path of the ad's bids.
+    list: String,
+}
+
+/// Three users (a seller, a bidder and another), a bidding ad of the seller's (see
+/// `bidding_ad`) and the bidder's bid of 20 euro on it, placed with 201.
+async fn one_bid(app: &TestApp) -> OneBid {
+    let seller = app.user("verkoper@souk.test").await;
+    let bidder = app.user("bieder@souk.test").await;
+    let other = app.user("ander@souk.test").await;
+    let item = bidding_ad(app, &seller).await;
+    let placed = expect_json(bid(app, &bidder.token, &item, json!(2000)).await, 201).await;
+    let one = format!("/v1/advertisements/{item}/bids/{}", placed["bidId"]);
+    let list = format!("/v1/advertisements/{item}/bids");
+    OneBid {
+        seller,
+        bidder,
+        other,
+        item,
+        one,
+        list,
+    }
 }
 
 async fn bid(app: &TestApp, token: &str, item: &str, amount: Value) -> reqwest::Response {
@@ -221,13 +258,14 @@ async fn bids_as_documented(app: TestApp) {
 /// The seller and the bidder see who placed a bid; other users and client tokens see an
 /// anonymous bidder, without id or link.
 async fn who_sees_the_bidder(app: TestApp) {
-    let seller = app.user("verkoper@souk.test").await;
-    let bidder = app.user("bieder@souk.test").await;
-    let other = app.user("ander@souk.test").await;
-    let item = bidding_ad(&app, &seller).await;
-    let placed = expect_json(bid(&app, &bidder.token, &item, json!(2000)).await, 201).await;
-    let one = format!("/v1/advertisements/{item}/bids/{}", placed["bidId"]);
-    let list = format!("/v1/advertisements/{item}/bids");
+    let OneBid {
+        seller,
+        bidder,
+        other,
+        item,
+        one,
+        list,
+    } = one_bid(&app).await;
     for (who, token, identified) in [
         ("seller", seller.token.as_str(), true),
         ("bidder", bidder.token.as_str(), true),

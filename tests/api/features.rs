@@ -139,6 +139,26 @@ fn vat_of(price: i64) -> i64 {
     cents + i64::from(2 * rest > 121)
 }
 
+/// Writes the price list `prices` to a file of its own and runs `souk features import` on
+/// it: what the command did (the caller judges it).
+fn run_import(app: &TestApp, prices: Value) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("features.json");
+    std::fs::write(&file, prices.to_string()).unwrap();
+    app.souk(&["features", "import", file.to_str().unwrap()])
+}
+
+/// Puts the price list `prices` in force with `souk features import`, which must succeed
+/// (else the command's error output is the failure's message).
+fn import_prices(app: &TestApp, prices: Value) {
+    let imported = run_import(app, prices);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+}
+
 fn named<'a>(features: &'a [Value], name: &str) -> &'a Value {
     features.iter().find(|f| f["name"] == name).unwrap()
 }
@@ -855,18 +875,9 @@ async fn a_feature_runs_for_the_days_it_was_bought_for(mut app: TestApp) {
     assert_eq!(order["status"], "payment required");
     let id = order["orderId"].to_string();
 
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("features.json");
-    std::fs::write(
-        &file,
-        r#"{"default": {"opvalsticker": {"price": 100, "days": 2}}}"#,
-    )
-    .unwrap();
-    let imported = app.souk(&["features", "import", file.to_str().unwrap()]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
+    import_prices(
+        &app,
+        json!({"default": {"opvalsticker": {"price": 100, "days": 2}}}),
     );
     // The new list is in force: a sticker bought now costs 100 cents for 2 days...
     let offered = features(&app, &ad).await;
@@ -1065,19 +1076,11 @@ async fn production_and_the_price_list(backend: Backend, test: &str) {
         json!(["dagtopper", "url"])
     );
 
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("features.json");
-    std::fs::write(
-        &file,
-        r#"{"default": {"dagtopper": {"price": 100, "days": 2}},
-            "categories": {"1903": {"dagtopper": {"price": 150, "days": 2}, "url": {"price": 10, "days": 5}}}}"#,
-    )
-    .unwrap();
-    let imported = app.souk(&["features", "import", file.to_str().unwrap()]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
+    import_prices(
+        &app,
+        json!({"default": {"dagtopper": {"price": 100, "days": 2}},
+               "categories": {"1903": {"dagtopper": {"price": 150, "days": 2},
+                                       "url": {"price": 10, "days": 5}}}}),
     );
     let offered = features(&app, &ad).await;
     assert_eq!(
@@ -1088,8 +1091,10 @@ async fn production_and_the_price_list(backend: Backend, test: &str) {
         (&json!(150), &json!(10))
     );
     assert_eq!(named(&offered, "opvalsticker")["available"], false);
-    std::fs::write(&file, r#"{"default": {"gratis": {"price": 0, "days": 1}}}"#).unwrap();
-    let refused = app.souk(&["features", "import", file.to_str().unwrap()]);
+    let refused = run_import(
+        &app,
+        json!({"default": {"gratis": {"price": 0, "days": 1}}}),
+    );
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown feature"));
     assert_eq!(features(&app, &ad).await, offered);
