@@ -409,11 +409,9 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
     }
     spawn_worker(state, "blob sweeper", sweep_blobs);
     spawn_worker(state, "mail sender", send_mail);
-    // A hook holds all senders but one at most: a slow receiver leaves one to the others.
-    let in_flight = std::sync::Arc::new(crate::usecase::deliveries::InFlight::new(
-        WEBHOOK_SENDERS - 1,
-    ));
-    for _ in 0..WEBHOOK_SENDERS {
+    use crate::usecase::deliveries::{InFlight, SENDERS, SENDERS_PER_HOOK};
+    let in_flight = std::sync::Arc::new(InFlight::new(SENDERS_PER_HOOK));
+    for _ in 0..SENDERS {
         let in_flight = in_flight.clone();
         spawn_worker(state, "webhook sender", move |state| {
             deliver_webhooks(state, in_flight.clone())
@@ -525,12 +523,6 @@ async fn deliver_webhooks(
         }
     }
 }
-
-/// Webhook senders per replica, each making one delivery at a time. A hook holds all but
-/// one of them at most (`usecase::deliveries::InFlight`): a receiver that holds its
-/// deliveries for the whole timeout leaves one sender to the others (two such receivers
-/// at once can hold all four).
-const WEBHOOK_SENDERS: usize = 4;
 
 /// How often an idle webhook sender looks for deliveries.
 const DELIVERY_POLL: std::time::Duration = std::time::Duration::from_secs(1);

@@ -42,6 +42,22 @@ macro_rules! leased {
 }
 pub(crate) use leased;
 
+/// The condition that passes over the items whose column holds one of the values, with
+/// the values added to `values` (numbered after those already there); none without any.
+fn passing(passing_over: Option<(&str, &[i64])>, values: &mut Vec<Value>) -> String {
+    match passing_over {
+        Some((column, passed)) if !passed.is_empty() => {
+            let first = values.len() + 1;
+            values.extend(passed.iter().map(|value| Value::Int(*value)));
+            format!(
+                " AND {column} NOT IN ({})",
+                super::numbered(first, passed.len())
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 /// The queue in table `table`, whose key column is `key`, of records `R`.
 pub struct LeasedQueue<R> {
     table: &'static str,
@@ -58,13 +74,22 @@ impl<R: Leased> LeasedQueue<R> {
         }
     }
 
-    /// Whether an item is due at `now` (a read, so that an idle sender does not write).
-    pub async fn any_due(&self, conn: &mut dyn Conn, now: i64) -> Result<bool, DbError> {
+    /// Whether an item is due at `now` that [`take`](Self::take) would not pass over (a
+    /// read, so that an idle sender does not write, also while every item due is passed
+    /// over).
+    pub async fn any_due(
+        &self,
+        conn: &mut dyn Conn,
+        now: i64,
+        passing_over: Option<(&str, &[i64])>,
+    ) -> Result<bool, DbError> {
         let (table, key) = (self.table, self.key);
+        let mut values = params![now].to_vec();
+        let passed = passing(passing_over, &mut values);
         Ok(conn
             .query_opt(
-                &format!("SELECT {key} FROM {table} WHERE due_at <= $1 LIMIT 1"),
-                params![now],
+                &format!("SELECT {key} FROM {table} WHERE due_at <= $1{passed} LIMIT 1"),
+                &values,
             )
             .await?
             .is_some())
@@ -85,16 +110,7 @@ impl<R: Leased> LeasedQueue<R> {
         let (table, key) = (self.table, self.key);
         let skip_locked = conn.skip_locked();
         let mut values = params![now, until].to_vec();
-        let passed = match passing_over {
-            Some((column, passed)) if !passed.is_empty() => {
-                values.extend(passed.iter().map(|value| Value::Int(*value)));
-                format!(
-                    " AND {column} NOT IN ({})",
-                    super::numbered(3, passed.len())
-                )
-            }
-            _ => String::new(),
-        };
+        let passed = passing(passing_over, &mut values);
         conn.record(
             &format!(
                 "UPDATE {table} SET due_at = $2, attempts = attempts + 1 \

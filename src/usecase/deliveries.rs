@@ -16,9 +16,9 @@
 //!   before the queue forgets it leaves it to be made again once its lease runs out.
 //! - A hook deleted or made inactive meanwhile gets nothing more; nor does one that no
 //!   longer wants the event's type.
-//! - A hook holds at most a share of the replica's senders ([`InFlight`]): a receiver that
-//!   answers slowly leaves a sender to the other hooks (two slow ones at once may take
-//!   them all: 3 + 1).
+//! - A hook holds at most [`SENDERS_PER_HOOK`] of the replica's [`SENDERS`] ([`InFlight`]):
+//!   receivers that answer slowly, or not at all (each attempt the whole timeout), leave
+//!   senders to the other hooks; it takes four such hooks at once to hold them all.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -36,6 +36,15 @@ use crate::store::hooks::{self, DELIVERIES, Receiver};
 use crate::store::{Db, DbError};
 
 use super::queue::{Attempt, Backoff, Settled, forget, settle, take_due};
+
+/// Webhook senders per replica, each making one delivery at a time.
+pub const SENDERS: usize = 8;
+
+/// How many of a replica's senders one hook may hold at once: two, so that a receiver's
+/// round trip is not all its deliveries wait on, and no more, so that a receiver that holds
+/// its deliveries for the whole timeout holds no more than two senders (one that makes
+/// every attempt fail at once holds each only briefly).
+pub const SENDERS_PER_HOOK: usize = 2;
 
 /// How long a sender may take over one delivery before another sender may take it.
 const DELIVERY_LEASE_SECS: i64 = 120;

@@ -10,7 +10,7 @@ use crate::store::{Db, DbError};
 
 /// Takes the item of `queue` due first, if any, for `lease_secs`: no other sender takes it
 /// before then, and if this one stops without a word, another takes it then. An idle
-/// sender only reads.
+/// sender only reads, as does one that would pass over every item due (`passing_over`).
 pub async fn take_due<R: Leased>(
     db: &Db,
     clock: &Clock,
@@ -19,8 +19,14 @@ pub async fn take_due<R: Leased>(
     passing_over: Option<(&'static str, Vec<i64>)>,
 ) -> Result<Option<R>, DbError> {
     let now = clock.now();
+    let passing = passing_over.clone();
     let due = db
-        .read(move |conn| Box::pin(async move { queue.any_due(conn, now).await }))
+        .read(move |conn| {
+            Box::pin(async move {
+                let passing = passing.as_ref().map(|(c, v)| (*c, v.as_slice()));
+                queue.any_due(conn, now, passing).await
+            })
+        })
         .await?;
     if !due {
         return Ok(None);

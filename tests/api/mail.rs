@@ -227,7 +227,7 @@ async fn a_sender_that_lost_its_lease_changes_nothing(app: TestApp) {
                     at: now,
                 };
                 QUEUE.retry_at(conn, &late, now, &failure).await?;
-                let moved = QUEUE.any_due(conn, now + 599).await?;
+                let moved = QUEUE.any_due(conn, now + 599, None).await?;
                 QUEUE.forget(conn, &late).await?;
                 let after_late = QUEUE.waiting(conn).await?;
                 let after_late_note = noted(conn).await?;

@@ -569,7 +569,7 @@ with_receiver_allowed!(
     a_delivery_failing_for_three_days_is_given_up,
     only_active_hooks_that_want_the_event_get_it,
     a_hook_changed_while_a_delivery_waits_gets_it_no_more,
-    a_receiver_that_holds_its_deliveries_leaves_a_sender_to_the_others,
+    receivers_that_hold_their_deliveries_leave_senders_to_the_others,
 );
 
 async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
@@ -808,36 +808,42 @@ async fn holding_receiver() -> (String, Arc<AtomicUsize>, Arc<Semaphore>) {
     (format!("http://{address}/hook"), held, release)
 }
 
-/// A receiver that takes the connection and does not answer holds each sender it gets for
-/// the whole timeout; it gets all of a replica's senders but one, so another hook's
-/// deliveries still go out meanwhile.
-async fn a_receiver_that_holds_its_deliveries_leaves_a_sender_to_the_others(app: TestApp) {
+/// Receivers that take the connection and do not answer hold each sender they get for the
+/// whole timeout; each gets `SENDERS_PER_HOOK` of a replica's senders and no more, so three
+/// of them at once still leave senders to another hook, whose deliveries go out meanwhile.
+/// (Before, one hook held three of four senders and a second the last one.)
+async fn receivers_that_hold_their_deliveries_leave_senders_to_the_others(app: TestApp) {
+    use souk::usecase::deliveries::SENDERS_PER_HOOK;
     let name = "webhooks_holding_receiver";
     let settings = [
         ("SOUK_WEBHOOK_ALLOW", "127.0.0.0/8"),
         ("SOUK_WEBHOOK_TIMEOUT_SECS", "60"),
     ];
     let app = TestApp::start_with(app.backend, name, &settings).await;
-    let (slow_url, held, release) = holding_receiver().await;
-    let body = hook_body(&slow_url, &["advertisement.created"]);
-    expect_json(create_hook(&app, &app.token, &body).await, 201).await;
+    let mut slow = Vec::new();
+    for _ in 0..3 {
+        let (url, held, release) = holding_receiver().await;
+        let body = hook_body(&url, &["advertisement.created"]);
+        expect_json(create_hook(&app, &app.token, &body).await, 201).await;
+        slow.push((held, release));
+    }
     let seller = app.user("seller@example.com").await;
-    for title in [
-        "Racefiets",
-        "Stadsfiets",
-        "Bakfiets",
-        "Vouwfiets",
-        "Ligfiets",
-    ] {
+    for title in ["Racefiets", "Stadsfiets", "Bakfiets"] {
         crate::ads::created(&app, &seller.token, &crate::ads::minimal(title)).await;
     }
+    let held = || -> Vec<usize> {
+        slow.iter()
+            .map(|(held, _)| held.load(Ordering::SeqCst))
+            .collect()
+    };
+    let full = vec![SENDERS_PER_HOOK; 3];
     for _ in 0..100 {
-        if held.load(Ordering::SeqCst) >= 3 {
+        if held() == full {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(held.load(Ordering::SeqCst), 3, "all senders but one");
+    assert_eq!(held(), full, "each slow hook holds its share");
     let (url, received) = receiver(Vec::new()).await;
     let body = hook_body(&url, &["advertisement.created"]);
     expect_json(create_hook(&app, &app.token, &body).await, 201).await;
@@ -845,12 +851,10 @@ async fn a_receiver_that_holds_its_deliveries_leaves_a_sender_to_the_others(app:
     wait_for(&received, 1).await;
     let event: Value = serde_json::from_slice(&received.lock()[0].1).unwrap();
     assert_eq!(event["eventData"]["itemId"], tandem["itemId"]);
-    assert_eq!(
-        held.load(Ordering::SeqCst),
-        3,
-        "the slow hook got no fourth"
-    );
-    release.close();
+    assert_eq!(held(), full, "no slow hook got more");
+    for (_, release) in &slow {
+        release.close();
+    }
 }
 
 /// The hourly upkeep forgets events older than 30 days, in writes of a batch each: a

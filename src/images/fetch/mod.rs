@@ -348,6 +348,8 @@ pub(crate) async fn send_guarded(
             if let Some((address, why)) = guard.refused.lock().take() {
                 return Err(FetchError::Refused { address, why });
             }
+            // Without the URL: a hook's may hold a partner's credentials.
+            let error = error.without_url();
             tracing::debug!(%error, "outgoing request: no answer");
             return Err(if error.is_timeout() {
                 FetchError::TooSlow
