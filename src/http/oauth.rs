@@ -129,13 +129,23 @@ fn oauth_error(error: &OAuthError) -> Response {
 
 /// The parameters of a request: the query string, then a form body. A name given twice
 /// (in either place) is `invalid_request`, as RFC 6749 §3.2 asks.
+///
+/// The query is read at the token endpoint alone, where clients of the original send it
+/// (oauth.md's compatibility allowance); revocation and introspection take a form body, as
+/// RFC 7009 and 7662 say, and refuse a query: a token in a URL stays in the logs of every
+/// proxy it passes.
 fn parameters(
     uri: &Uri,
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Vec<(String, String)>, OAuthError> {
-    let mut pairs: Vec<(String, String)> = uri
-        .query()
+    let query = uri.query().filter(|query| !query.is_empty());
+    if query.is_some() && uri.path() != TOKEN_PATH {
+        return Err(OAuthError::InvalidRequest(
+            "parameters go in a form body: the query is read at the token endpoint only".into(),
+        ));
+    }
+    let mut pairs: Vec<(String, String)> = query
         .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default();
     let is_form = headers

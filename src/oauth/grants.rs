@@ -134,7 +134,12 @@ pub fn grant_of(client: &Client, request: &TokenRequest) -> Result<Grant, OAuthE
         Some(GRANT_CLIENT_CREDENTIALS) => (GRANT_CLIENT_CREDENTIALS, Grant::ClientCredentials),
         Some(_) => return Err(OAuthError::UnsupportedGrantType),
     };
-    if client.grants.iter().any(|g| g == name) {
+    // A public client has no secret, so anyone may present its id: it gets no token of
+    // its own, whatever its registration says (`souk client create` refuses to register
+    // one so; a row changed by hand does not get past this).
+    let public_client_credentials =
+        matches!(grant, Grant::ClientCredentials) && client.secret_hash.is_none();
+    if client.grants.iter().any(|g| g == name) && !public_client_credentials {
         Ok(grant)
     } else {
         Err(OAuthError::UnauthorizedClient)

@@ -168,6 +168,23 @@ async fn pkce(app: TestApp) {
         )
         .await;
     }
+    // A verifier whose challenge matches but that breaks RFC 7636 §4.1 (43 to 128
+    // characters of [A-Za-z0-9-._~]): refused for what it is, not for a mismatch.
+    for bad in [
+        "v".repeat(42),
+        "v".repeat(129),
+        format!("{}+", "v".repeat(42)),
+    ] {
+        let challenge = secret::s256(&bad);
+        let with_challenge = format!("&code_challenge={challenge}&code_challenge_method=S256");
+        let code = code_for(&app, &client, &with_challenge).await;
+        expect_oauth_error(
+            exchange(&app, &client, &code, &[("code_verifier", &bad)]).await,
+            400,
+            "invalid_grant",
+        )
+        .await;
+    }
     // A verifier without a challenge: downgrade protection.
     let code = code_for(&app, &client, "").await;
     expect_oauth_error(

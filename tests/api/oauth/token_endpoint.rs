@@ -13,6 +13,7 @@ both_backends!(
     grant_type_and_method_errors,
     client_credentials_tokens,
     token_responses_are_never_cached,
+    a_client_uses_only_the_grants_it_is_registered_for,
 );
 
 /// Sets a known secret on a client (for secrets with special characters).
@@ -327,4 +328,72 @@ async fn a_token_request_that_times_out_is_an_oauth_error(backend: Backend) {
         body,
         serde_json::json!({"error": "invalid_request", "error_description": "request-timeout"})
     );
+}
+
+/// Case 16 for each grant: a client uses the grants it is registered for and no other, and
+/// a public client never gets a token of its own, whatever its registration says.
+async fn a_client_uses_only_the_grants_it_is_registered_for(app: TestApp) {
+    let only_cc = app
+        .register_client(ClientSpec {
+            name: "Machine".into(),
+            grants: vec!["client_credentials".into()],
+            ..ClientSpec::default()
+        })
+        .await;
+    let code = [("grant_type", "authorization_code"), ("code", "x")];
+    let refused = app.token_request(&only_cc, &code).await;
+    expect_oauth_error(refused, 400, "unauthorized_client").await;
+
+    // A client of the authorization code alone: its code is exchanged, but the refresh
+    // token it got is not honoured, nor spent (it still introspects as active).
+    app.create_user(EMAIL, PASSWORD).await;
+    let only_code = app
+        .register_client(ClientSpec {
+            name: "Web".into(),
+            redirect_uris: vec!["https://web.example/cb".into()],
+            grants: vec!["authorization_code".into()],
+            ..ClientSpec::default()
+        })
+        .await;
+    let code = code_for(&app, &only_code, "").await;
+    let tokens = expect_json(exchange(&app, &only_code, &code, &[]).await, 200).await;
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let refused = super::refresh(&app, &only_code, refresh, None).await;
+    expect_oauth_error(refused, 400, "unauthorized_client").await;
+    let refused = app.token_request(&only_code, &[("grant_type", "client_credentials")]);
+    expect_oauth_error(refused.await, 400, "unauthorized_client").await;
+    let introspected = app
+        .post("/accounts/oauth/introspect")
+        .basic_auth(&only_code.id, only_code.secret.as_deref())
+        .form(&[("token", refresh)])
+        .send()
+        .await;
+    assert_eq!(expect_json(introspected, 200).await["active"], true);
+
+    // A public client registered by hand for client credentials: anyone may send its id.
+    let public = app
+        .register_client(ClientSpec {
+            name: "Mobile".into(),
+            redirect_uris: vec!["https://mobile.example/cb".into()],
+            scopes: Some("read create_account".into()),
+            public: true,
+            ..ClientSpec::default()
+        })
+        .await;
+    app.execute(
+        "UPDATE clients SET grants = 'authorization_code client_credentials' \
+         WHERE client_id = $1",
+        vec![souk::store::Value::Text(public.id.clone())],
+    )
+    .await;
+    let response = app
+        .post(TOKEN)
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", public.id.as_str()),
+            ("scope", "create_account"),
+        ])
+        .send()
+        .await;
+    expect_oauth_error(response, 400, "unauthorized_client").await;
 }

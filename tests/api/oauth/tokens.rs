@@ -13,6 +13,7 @@ both_backends!(
     bearer_tokens_on_the_resource_api,
     revocation_elsewhere_takes_effect_within_five_seconds,
     revocation_introspection_and_metadata,
+    revocation_and_introspection_take_no_query,
 );
 
 /// Case 29: a dump of every table holds no raw token, code, secret or password.
@@ -233,4 +234,31 @@ async fn revocation_introspection_and_metadata(app: TestApp) {
     .await;
     assert_eq!(metadata["token_endpoint"], app.url("/accounts/oauth/token"));
     assert_eq!(metadata["code_challenge_methods_supported"][0], "S256");
+}
+
+/// Revocation and introspection take their parameters in a form body (RFC 7009, 7662): a
+/// query is refused, and the token in it is left as it was. (Only the token endpoint reads
+/// a query, for clients of the original.)
+async fn revocation_and_introspection_take_no_query(app: TestApp) {
+    let client = app.app_client.clone();
+    let token = app.client_token(&client, None).await;
+    for path in ["/accounts/oauth/revoke", "/accounts/oauth/introspect"] {
+        let response = app
+            .post(&format!("{path}?token={token}"))
+            .basic_auth(&client.id, client.secret.as_deref())
+            .form(&[("unused", "")])
+            .send()
+            .await;
+        let refused = expect_oauth_error(response, 400, "invalid_request").await;
+        assert!(
+            refused["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("form body"),
+            "{refused}"
+        );
+    }
+    expect_json(app.get_with("/v1/categories", &token).await, 200).await;
+    expect_json(revoke(&app, &client, &token).await, 200).await;
+    expect_json(app.get_with("/v1/categories", &token).await, 401).await;
 }
