@@ -175,10 +175,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "Souk serves {base}/v1 (docs: {base}/docs). Try: curl {base}/v1",
         base = config.base_url
     );
+    if let Some(descriptors) = state.connections.lowered_by_descriptors {
+        tracing::warn!(
+            "SOUK_MAX_CONNECTIONS is {}, but the process may open {descriptors} files and \
+             sockets: it serves {} connections at once; raise its limit (LimitNOFILE, ulimit -n)",
+            config.max_connections,
+            state.connections.max()
+        );
+    }
     let limits = crate::http::ServeLimits::of(&config);
     crate::http::serve(
         listener,
         crate::http::router(state.clone()),
+        state.connections.clone(),
         shutdown,
         limits,
     )

@@ -64,6 +64,9 @@ pub struct Config {
     /// connection to start its next (`http::serve`): longer than a load balancer keeps an
     /// idle connection (60 s for many), which must close it first.
     pub header_timeout_secs: u64,
+    /// Client connections served at once (`state::Connections`): past it, new ones wait in
+    /// the listener's backlog. Lowered to what the process's descriptors allow.
+    pub max_connections: usize,
     /// SMTP server for outgoing mail; `None` writes mail to `data_dir/outbox`.
     pub smtp_url: Option<String>,
     pub mail_from: String,
@@ -133,6 +136,7 @@ impl Default for Config {
             max_body_bytes: 1024 * 1024,
             request_timeout_secs: 30,
             header_timeout_secs: 75,
+            max_connections: 10_000,
             smtp_url: None,
             mail_from: "Souk <no-reply@souk.localhost>".to_owned(),
             max_image_bytes: 20 * 1024 * 1024,
@@ -297,6 +301,7 @@ impl Config {
         for (name, value, least, most) in [
             ("request_timeout_secs", self.request_timeout_secs, 1, 3_600),
             ("header_timeout_secs", self.header_timeout_secs, 1, 3_600),
+            ("max_connections", self.max_connections as u64, 1, 1_000_000),
             (
                 "image_fetch_timeout_secs",
                 self.image_fetch_timeout_secs,
@@ -523,6 +528,7 @@ mod tests {
             ("SOUK_IMAGE_JOB_LEASE_SECS", "86401", "image_job_lease_secs"),
             ("SOUK_REQUEST_TIMEOUT_SECS", "3601", "request_timeout_secs"),
             ("SOUK_HEADER_TIMEOUT_SECS", "0", "header_timeout_secs"),
+            ("SOUK_MAX_CONNECTIONS", "0", "max_connections"),
             ("SOUK_MAX_IMAGE_BYTES", "1073741825", "max_image_bytes"),
             ("SOUK_MAX_BODY_BYTES", "0", "max_body_bytes"),
             ("SOUK_DATABASE_HEAVY_READS", "0", "database_heavy_reads"),
@@ -545,7 +551,7 @@ mod tests {
 
     #[test]
     fn every_setting_is_listed() {
-        assert_eq!(Config::keys().len(), 35);
+        assert_eq!(Config::keys().len(), 36);
         let printed = from(None, &[]).unwrap().to_redacted_toml();
         for key in Config::keys() {
             assert!(printed.contains(&format!("{key} = ")), "{key} missing");

@@ -15,6 +15,17 @@ const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
+/// What the process holds at a scrape, read from its state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Held {
+    pub pool: PoolStats,
+    /// Bytes reserved by image uploads (`state::UploadBudget`).
+    pub uploads_reserved: usize,
+    /// Client connections open, and the most served at once (`state::Connections`).
+    pub connections_open: usize,
+    pub connections_max: usize,
+}
+
 /// What waits in the background queues, read at each scrape.
 #[derive(Clone, Copy, Debug)]
 pub struct QueueDepths {
@@ -107,15 +118,15 @@ impl Metrics {
         all
     }
 
-    /// The Prometheus text exposition of everything recorded, plus the pool figures, the
-    /// queues' depths (left out when they could not be read) and the bytes reserved by
-    /// image uploads (`state::UploadBudget`).
-    pub fn render(
-        &self,
-        pool: PoolStats,
-        queues: Option<QueueDepths>,
-        uploads_reserved: usize,
-    ) -> String {
+    /// The Prometheus text exposition of everything recorded, plus what the process holds
+    /// and the queues' depths (left out when they could not be read).
+    pub fn render(&self, held: Held, queues: Option<QueueDepths>) -> String {
+        let Held {
+            pool,
+            uploads_reserved,
+            connections_open,
+            connections_max,
+        } = held;
         let mut out = String::new();
         let requests = self.requests.lock();
         let all = Metrics::ordered(&requests);
@@ -183,6 +194,14 @@ impl Metrics {
         );
         out.push_str("# TYPE souk_upload_memory_reserved_bytes gauge\n");
         let _ = writeln!(out, "souk_upload_memory_reserved_bytes {uploads_reserved}");
+        out.push_str("# HELP souk_http_connections Client connections open.\n");
+        out.push_str("# TYPE souk_http_connections gauge\n");
+        let _ = writeln!(out, "souk_http_connections {connections_open}");
+        out.push_str(
+            "# HELP souk_http_connections_max Most client connections served at once; more wait to be accepted.\n",
+        );
+        out.push_str("# TYPE souk_http_connections_max gauge\n");
+        let _ = writeln!(out, "souk_http_connections_max {connections_max}");
         if let Some(queues) = queues {
             for (name, what, depth) in [
                 (
@@ -245,16 +264,20 @@ mod tests {
                 lag_seconds: 0,
             },
         };
-        let text = metrics.render(
-            PoolStats {
+        let held = Held {
+            pool: PoolStats {
                 in_use: 1,
                 idle: 2,
                 max: 16,
                 opened: 7,
             },
-            Some(queues),
-            4096,
-        );
+            uploads_reserved: 4096,
+            connections_open: 5,
+            connections_max: 10_000,
+        };
+        let text = metrics.render(held, Some(queues));
+        assert!(text.contains("souk_http_connections 5\n"), "{text}");
+        assert!(text.contains("souk_http_connections_max 10000\n"), "{text}");
         assert!(
             text.contains("souk_db_connections_opened_total 7\n"),
             "{text}"
@@ -298,13 +321,7 @@ mod tests {
             metrics.record(made_up, "/v1/nothing", 404, Duration::from_millis(1));
         }
         metrics.record("PATCH", "/v1/nothing", 404, Duration::from_millis(1));
-        let pool = PoolStats {
-            in_use: 0,
-            idle: 0,
-            max: 1,
-            opened: 0,
-        };
-        let text = metrics.render(pool, None, 0);
+        let text = metrics.render(Held::default(), None);
         assert!(
             text.contains(
                 "souk_http_requests_total{method=\"OTHER\",route=\"/v1/nothing\",status=\"404\"} 3"

@@ -54,6 +54,8 @@ pub struct Shared {
     pub stopping: CancellationToken,
     /// Room for image uploads in memory ([`UploadBudget`]).
     pub uploads: UploadBudget,
+    /// The connections served at once ([`Connections`]).
+    pub connections: Connections,
     /// The names every representation's links use (see [`AppState::hal`]).
     hal: Hal,
 }
@@ -76,8 +78,10 @@ impl AppState {
             &config.data_dir,
         )?;
         let uploads = UploadBudget::new(config.upload_memory_bytes);
+        let connections = Connections::within_descriptors(config.max_connections);
         Ok(AppState(Arc::new(Shared {
             uploads,
+            connections,
             mailer,
             blobs,
             renditions: Arc::default(),
@@ -174,11 +178,113 @@ impl UploadBudget {
     }
 }
 
+/// The connections this process serves at once: `http::serve` takes a slot before it
+/// accepts a connection and gives it back when the connection closes. Past the bound, new
+/// connections wait in the listener's backlog, rather than take the descriptors that the
+/// database's connections, image files and outgoing requests need (a flood of idle
+/// connections would otherwise make those fail).
+#[derive(Clone, Debug)]
+pub struct Connections {
+    slots: Arc<tokio::sync::Semaphore>,
+    max: usize,
+    /// The process's descriptor limit, when it made the bound lower than configured.
+    pub lowered_by_descriptors: Option<u64>,
+}
+
+/// Descriptors kept for everything but client connections: the database's, blob files,
+/// outgoing requests, the listener, logs.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+impl Connections {
+    /// At most `max` connections at once (at least one).
+    pub fn new(max: usize) -> Connections {
+        let max = max.max(1);
+        Connections {
+            slots: Arc::new(tokio::sync::Semaphore::new(max)),
+            max,
+            lowered_by_descriptors: None,
+        }
+    }
+
+    /// At most `configured` connections, and no more than the process's descriptors allow
+    /// beside [`RESERVED_DESCRIPTORS`]. The soft descriptor limit is raised to the hard one
+    /// first, as a server that expects many connections needs (many systems start a
+    /// process with a soft limit of 1,024 under a far higher hard one).
+    pub fn within_descriptors(configured: usize) -> Connections {
+        let Some(limit) = raised_descriptor_limit() else {
+            return Connections::new(configured);
+        };
+        let allowed = usize::try_from(limit.saturating_sub(RESERVED_DESCRIPTORS).max(1))
+            .unwrap_or(usize::MAX);
+        if allowed >= configured {
+            return Connections::new(configured);
+        }
+        Connections {
+            lowered_by_descriptors: Some(limit),
+            ..Connections::new(allowed)
+        }
+    }
+
+    /// Waits for a free slot; the connection holds it until the permit is dropped.
+    pub async fn slot(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the connection slots are never closed")
+    }
+
+    /// The connections open now (`souk_http_connections` on `/metrics`).
+    pub fn open(&self) -> usize {
+        self.max - self.slots.available_permits()
+    }
+
+    /// The most served at once.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
+/// The process's descriptor limit after raising its soft limit to its hard one; `None`
+/// when it has none.
+fn raised_descriptor_limit() -> Option<u64> {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, limit) {
+            tracing::debug!(error = %e, "cannot raise the descriptor limit");
+            limit = getrlimit(Resource::Nofile);
+        }
+    }
+    limit.current
+}
+
 #[cfg(test)]
 mod tests {
     use futures_util::FutureExt;
 
-    use super::UploadBudget;
+    use super::{Connections, RESERVED_DESCRIPTORS, UploadBudget};
+
+    /// A bound past what the descriptors allow is lowered to leave the reserve; the soft
+    /// limit is raised to the hard one on the way.
+    #[test]
+    fn connections_leave_descriptors_for_the_rest() {
+        use rustix::process::{Resource, getrlimit};
+        let connections = Connections::within_descriptors(usize::MAX);
+        let limit = getrlimit(Resource::Nofile);
+        assert_eq!(limit.current, limit.maximum, "raised");
+        match limit.current {
+            Some(descriptors) => {
+                assert_eq!(connections.lowered_by_descriptors, Some(descriptors));
+                let expected = descriptors.saturating_sub(RESERVED_DESCRIPTORS).max(1);
+                assert_eq!(connections.max() as u64, expected);
+            }
+            None => assert_eq!(connections.lowered_by_descriptors, None),
+        }
+        let few = Connections::within_descriptors(10);
+        assert_eq!((few.max(), few.lowered_by_descriptors), (10, None));
+    }
 
     #[tokio::test]
     async fn uploads_wait_for_room_and_give_it_back() {

@@ -135,9 +135,15 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     };
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state
-            .metrics
-            .render(state.db.pool_stats(), queues, state.uploads.reserved()),
+        state.metrics.render(
+            crate::metrics::Held {
+                pool: state.db.pool_stats(),
+                uploads_reserved: state.uploads.reserved(),
+                connections_open: state.connections.open(),
+                connections_max: state.connections.max(),
+            },
+            queues,
+        ),
     )
 }
 

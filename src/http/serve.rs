@@ -6,6 +6,8 @@
 //!   byte at a time (slowloris), or opens connections and sends nothing, holds a task and a
 //!   descriptor that long, not for good. (axum's own loop starts hyper without a timer,
 //!   which turns hyper's 30 s header timeout off.)
+//! - At most `Connections::max` connections are open at once: past it, the next waits in
+//!   the listener's backlog until one closes (`state::Connections`).
 //! - Once `stop` resolves, no connection is accepted; each open one finishes the request in
 //!   hand and closes, and those still open after `drain` (a client that does not read its
 //!   answer) are left behind, so that a stop cannot hang for good.
@@ -23,6 +25,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tower::{Service, ServiceExt};
+
+use crate::state::Connections;
 
 /// How long connections are given to close once the server stops, and each to send a head.
 #[derive(Clone, Copy, Debug)]
@@ -42,10 +46,12 @@ impl ServeLimits {
     }
 }
 
-/// Serves `router` on `listener` until `stop` resolves, then drains (see the module).
+/// Serves `router` on `listener`, at most `connections` at once, until `stop` resolves,
+/// then drains (see the module).
 pub async fn serve(
     listener: TcpListener,
     router: Router,
+    connections: Connections,
     stop: impl Future<Output = ()>,
     limits: ServeLimits,
 ) {
@@ -56,6 +62,10 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop);
     loop {
+        let slot = tokio::select! {
+            slot = connections.slot() => slot,
+            () = &mut stop => break,
+        };
         let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -82,6 +92,7 @@ pub async fn serve(
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            drop(slot);
         });
     }
     drop(listener);
@@ -103,4 +114,69 @@ fn is_connection_error(e: &std::io::Error) -> bool {
         e.kind(),
         ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::{Connections, ServeLimits, serve};
+
+    /// A request on a new connection, and the start of its answer (`None`: no answer
+    /// within `wait`).
+    async fn ask(stream: &mut TcpStream, wait: Duration) -> Option<String> {
+        let mut answer = vec![0; 1024];
+        let read = tokio::time::timeout(wait, stream.read(&mut answer))
+            .await
+            .ok()?
+            .unwrap();
+        Some(String::from_utf8_lossy(&answer[..read]).into_owned())
+    }
+
+    /// With the bound's connections open, the next one is not accepted (its request waits
+    /// unanswered) until one of them closes; then it is served.
+    #[tokio::test]
+    async fn connections_past_the_bound_wait_for_one_to_close() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        let connections = Connections::new(2);
+        let limits = ServeLimits {
+            header_timeout: Duration::from_secs(60),
+            drain: Duration::from_secs(1),
+        };
+        let served = connections.clone();
+        tokio::spawn(serve(
+            listener,
+            router,
+            served,
+            std::future::pending(),
+            limits,
+        ));
+        let request = b"GET / HTTP/1.1\r\nHost: souk\r\n\r\n";
+        let mut open = Vec::new();
+        for _ in 0..2 {
+            let mut stream = TcpStream::connect(address).await.unwrap();
+            stream.write_all(request).await.unwrap();
+            let answer = ask(&mut stream, Duration::from_secs(10)).await;
+            assert!(answer.unwrap().starts_with("HTTP/1.1 200"));
+            open.push(stream);
+        }
+        assert_eq!(connections.open(), 2);
+
+        let mut third = TcpStream::connect(address).await.unwrap();
+        third.write_all(request).await.unwrap();
+        let early = ask(&mut third, Duration::from_millis(500)).await;
+        assert_eq!(early, None, "the third connection was served at once");
+        drop(open.pop());
+        let answer = ask(&mut third, Duration::from_secs(10)).await;
+        assert!(
+            answer
+                .expect("served once one closed")
+                .starts_with("HTTP/1.1 200")
+        );
+    }
 }

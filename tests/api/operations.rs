@@ -443,3 +443,24 @@ async fn a_connection_slow_to_send_its_head_is_closed() {
         );
     }
 }
+
+/// `SOUK_MAX_CONNECTIONS` bounds the connections served at once (the bound itself is
+/// tested on `http::serve`), and `/metrics` shows it with the connections open.
+#[tokio::test]
+async fn metrics_show_the_connections_and_their_bound() {
+    let settings = [("SOUK_MAX_CONNECTIONS", "3")];
+    let app = TestApp::start_with(Backend::Sqlite, "max_connections", &settings).await;
+    let metrics = app.get_anonymous("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("souk_http_connections_max 3\n"),
+        "{metrics}"
+    );
+    let open = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("souk_http_connections "))
+        .and_then(|n| n.parse::<usize>().ok());
+    assert!(
+        open.is_some_and(|open| (1..=3).contains(&open)),
+        "at least this request's: {metrics}"
+    );
+}

@@ -158,10 +158,12 @@ impl TestApp {
         let blobs = state.blobs.clone();
         souk::app::start_workers(&state).await.expect("workers");
         let limits = souk::http::ServeLimits::of(&config);
+        let connections = state.connections.clone();
         let router = souk::http::router(state);
         tokio::spawn(souk::http::serve(
             listener,
             router,
+            connections,
             std::future::pending(),
             limits,
         ));
