@@ -132,13 +132,15 @@ pub async fn import(conn: &mut dyn Conn, list: &PriceList) -> Result<(), DbError
 }
 
 /// Until when `effect` lasts on `ad` once `days` more are bought at `now`: a bump starts
-/// again from now; the others add their days to what is left.
+/// again from now (it ranks the ad again), but never ends before the one it follows would
+/// have (a price list may sell the second for fewer days than the first has left); the
+/// others add their days to what is left.
 pub(super) fn until(ad: &AdRecord, effect: Effect, days: i64, now: i64) -> i64 {
-    let from = match effect {
-        Effect::Bump => now,
-        _ => ad.feature_until(effect).unwrap_or(now).max(now),
-    };
-    from + days * DAY
+    let left_until = ad.feature_until(effect).unwrap_or(now).max(now);
+    match effect {
+        Effect::Bump => (now + days * DAY).max(left_until),
+        _ => left_until + days * DAY,
+    }
 }
 
 async fn priced(

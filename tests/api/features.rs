@@ -17,6 +17,7 @@ both_backends!(
     the_url_feature_shows_the_sellers_website,
     features_bought_at_the_same_moment_each_add_their_days,
     a_second_bump_ranks_the_ad_again_from_its_own_payment,
+    a_shorter_second_bump_keeps_what_the_first_had_left,
     the_longer_top_features_and_the_homepage_run_for_their_days,
     purchased_features_come_newest_first_with_their_payment,
 );
@@ -493,6 +494,40 @@ async fn a_second_bump_ranks_the_ad_again_from_its_own_payment(mut app: TestApp)
     assert_eq!(found(&app, by_word).await, [a, b]);
     // ... and just after them it is over: its days were not added to the first's, which
     // would have run it 4 days more.
+    advance(&mut app, DAY + 1, &mut [&mut seller]).await;
+    assert_eq!(found(&app, by_word).await, [b, a]);
+    assert_eq!(active_features(&app, &first).await, json!([]));
+}
+
+/// A second bump that the price list now sells for fewer days than the first has left
+/// ranks the ad again, and does not cut the first short: it lasts until the later of
+/// the two ends.
+async fn a_shorter_second_bump_keeps_what_the_first_had_left(mut app: TestApp) {
+    let mut seller = app.user("verhuurder@souk.test").await;
+    let (_, days) = shipped(&[], "omhoogplaatsen");
+    let first = room(&app, &seller, "Kamer bij de vuurtoren 1").await;
+    buy_paid(&app, &seller.token, &first, "omhoogplaatsen").await;
+    let second = room(&app, &seller, "Kamer bij de vuurtoren 2").await;
+    let (a, b) = (item(&first), item(&second));
+    let (a, b) = (a.as_str(), b.as_str());
+    let by_word = "query=vuurtoren";
+    assert_eq!(found(&app, by_word).await, [b, a]);
+
+    advance(&mut app, DAY, &mut [&mut seller]).await;
+    import_prices(
+        &app,
+        json!({"default": {"omhoogplaatsen": {"price": 100, "days": 2}}}),
+    );
+    buy_paid(&app, &seller.token, &first, "omhoogplaatsen").await;
+    assert_eq!(found(&app, by_word).await, [a, b], "ranked again");
+    // Past the second bump's 2 days, within the first's: still bumped.
+    advance(&mut app, (days - 2) * DAY, &mut [&mut seller]).await;
+    assert_eq!(found(&app, by_word).await, [a, b]);
+    assert_eq!(
+        active_features(&app, &first).await,
+        json!(["omhoogplaatsen"])
+    );
+    // Past the first's days: over.
     advance(&mut app, DAY + 1, &mut [&mut seller]).await;
     assert_eq!(found(&app, by_word).await, [b, a]);
     assert_eq!(active_features(&app, &first).await, json!([]));
