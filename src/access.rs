@@ -1,8 +1,8 @@
 //! Who is calling: what an access token grants, and this process's cache of token lookups.
 //!
 //! Token lookups are cached per process for at most [`CACHE_SECONDS`], so a token revoked
-//! on another replica stops working within that bound; a revocation on this replica clears
-//! the cache at once. (`http::auth` resolves tokens into callers on every request.)
+//! on another replica stops working within that bound; a revocation on this replica forgets
+//! the revoking client's lookups at once. (`http::auth` resolves tokens into callers on every request.)
 
 use std::collections::HashMap;
 
@@ -72,10 +72,17 @@ impl TokenCache {
         entries.by_hash.insert(hash, (now, caller));
     }
 
-    /// Forgets every lookup, and any running now: called when this process revokes tokens.
-    pub fn clear(&self) {
+    /// Forgets the lookups of client `client_id`'s tokens, and any lookup running now:
+    /// called when this process revokes tokens of that client. The other clients' stay, so
+    /// that one client revoking its own tokens in a loop does not make every request of
+    /// the others read the database again.
+    pub fn forget_client(&self, client_id: &str) {
         let mut entries = self.entries.lock();
-        entries.by_hash.clear();
+        entries.by_hash.retain(|_, (_, caller)| {
+            caller
+                .as_ref()
+                .is_none_or(|caller| caller.client_id != client_id)
+        });
         entries.clears += 1;
     }
 }
@@ -94,10 +101,10 @@ mod tests {
     }
 
     #[test]
-    fn a_lookup_that_a_clear_overtook_is_not_kept() {
+    fn a_lookup_that_a_revocation_overtook_is_not_kept() {
         let cache = TokenCache::default();
         let before_revocation = cache.start_lookup();
-        cache.clear();
+        cache.forget_client("app");
         cache.put(before_revocation, "h".into(), 10, Some(caller()));
         assert_eq!(cache.get("h", 10), None);
 
@@ -105,5 +112,30 @@ mod tests {
         cache.put(after, "h".into(), 10, Some(caller()));
         assert_eq!(cache.get("h", 10), Some(Some(caller())));
         assert_eq!(cache.get("h", 10 + CACHE_SECONDS), None, "too old");
+    }
+
+    #[test]
+    fn a_revocation_forgets_its_clients_lookups_alone() {
+        let cache = TokenCache::default();
+        let other = Caller {
+            client_id: "other".into(),
+            ..caller()
+        };
+        for (hash, caller) in [
+            ("a", Some(caller())),
+            ("o", Some(other.clone())),
+            ("u", None),
+        ] {
+            let started = cache.start_lookup();
+            cache.put(started, hash.into(), 10, caller);
+        }
+        cache.forget_client("app");
+        assert_eq!(cache.get("a", 10), None, "the revoking client's");
+        assert_eq!(cache.get("o", 10), Some(Some(other)));
+        assert_eq!(
+            cache.get("u", 10),
+            Some(None),
+            "an unknown token stays unknown"
+        );
     }
 }

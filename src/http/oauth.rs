@@ -305,16 +305,17 @@ async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer 
         scope: optional(&pairs, "scope"),
     };
     let now = state.clock.now();
+    let client_id = client.id.clone();
     let issued = write(&state, move |conn| {
         Box::pin(async move { authorization::token(conn, &client, &request, now).await })
     })
     .await?
     .map_err(|refused| {
-        // A code or refresh token presented twice revoked its family. Only then: a refusal
-        // that revoked nothing leaves the cache be, so that a stream of bad grants cannot
-        // empty it and send every request to the database.
+        // A code or refresh token presented twice revoked its family (always one of the
+        // presenting client's). Only then: a refusal that revoked nothing leaves the cache
+        // be, so that a stream of bad grants cannot send requests to the database.
         if refused.revoked {
-            state.tokens.clear();
+            state.tokens.forget_client(&client_id);
         }
         oauth_error(&refused.error)
     })?;
@@ -351,12 +352,14 @@ async fn client_and_token(
 async fn revoke(State(state): State<AppState>, request: ClientRequest) -> Answer {
     let (client, token) = client_and_token(&state, request).await?;
     let now = state.clock.now();
+    let client_id = client.id.clone();
     let revoked = write(&state, move |conn| {
         Box::pin(async move { authorization::revoke(conn, &client, &token, now).await })
     })
     .await?;
+    // Revocation touches the client's own tokens alone (`authorization::revoke`).
     if revoked {
-        state.tokens.clear();
+        state.tokens.forget_client(&client_id);
     }
     Ok(no_store(StatusCode::OK, json!({})))
 }
