@@ -207,15 +207,17 @@ impl Connections {
     }
 
     /// At most `configured` connections, and no more than the process's descriptors allow
-    /// beside [`RESERVED_DESCRIPTORS`]. The soft descriptor limit is raised to the hard one
-    /// first, as a server that expects many connections needs (many systems start a
-    /// process with a soft limit of 1,024 under a far higher hard one).
+    /// beside [`RESERVED_DESCRIPTORS`] (or half of them, when they are few). The soft
+    /// descriptor limit is raised towards the hard one first, as far as `configured`
+    /// needs: many systems start a process with a soft limit of 1,024 (256 on macOS)
+    /// under a far higher hard one.
     pub fn within_descriptors(configured: usize) -> Connections {
-        let Some(limit) = raised_descriptor_limit() else {
+        let wanted = (configured as u64).saturating_add(RESERVED_DESCRIPTORS);
+        let Some(limit) = raised_descriptor_limit(wanted) else {
             return Connections::new(configured);
         };
-        let allowed = usize::try_from(limit.saturating_sub(RESERVED_DESCRIPTORS).max(1))
-            .unwrap_or(usize::MAX);
+        let allowed = limit.saturating_sub(RESERVED_DESCRIPTORS).max(limit / 2);
+        let allowed = usize::try_from(allowed).unwrap_or(usize::MAX);
         if allowed >= configured {
             return Connections::new(configured);
         }
@@ -245,19 +247,31 @@ impl Connections {
     }
 }
 
-/// The process's descriptor limit after raising its soft limit to its hard one; `None`
-/// when it has none.
-fn raised_descriptor_limit() -> Option<u64> {
+/// macOS refuses a soft descriptor limit above this (`OPEN_MAX`) under an unlimited hard
+/// one.
+const MACOS_OPEN_MAX: u64 = 10_240;
+
+/// The process's descriptor limit after raising its soft limit towards `wanted` (no
+/// further than the hard limit); `None` when it has none.
+fn raised_descriptor_limit(wanted: u64) -> Option<u64> {
     use rustix::process::{Resource, getrlimit, setrlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    if limit.current != limit.maximum {
-        limit.current = limit.maximum;
-        if let Err(e) = setrlimit(Resource::Nofile, limit) {
-            tracing::debug!(error = %e, "cannot raise the descriptor limit");
-            limit = getrlimit(Resource::Nofile);
+    let limit = getrlimit(Resource::Nofile);
+    let soft = limit.current?;
+    let target = limit.maximum.map_or(wanted, |hard| hard.min(wanted));
+    if soft >= target {
+        return Some(soft);
+    }
+    for raised in [target, target.min(MACOS_OPEN_MAX)] {
+        let asked = rustix::process::Rlimit {
+            current: Some(raised),
+            ..limit
+        };
+        match setrlimit(Resource::Nofile, asked) {
+            Ok(()) => return Some(raised),
+            Err(e) => tracing::debug!(error = %e, raised, "cannot raise the descriptor limit"),
         }
     }
-    limit.current
+    Some(soft)
 }
 
 #[cfg(test)]
@@ -266,21 +280,26 @@ mod tests {
 
     use super::{Connections, RESERVED_DESCRIPTORS, UploadBudget};
 
-    /// A bound past what the descriptors allow is lowered to leave the reserve; the soft
-    /// limit is raised to the hard one on the way.
+    /// A bound past what the descriptors allow is lowered to leave the reserve, once the
+    /// soft limit is raised as far as the hard one lets it; one within them is kept.
     #[test]
     fn connections_leave_descriptors_for_the_rest() {
         use rustix::process::{Resource, getrlimit};
-        let connections = Connections::within_descriptors(usize::MAX);
-        let limit = getrlimit(Resource::Nofile);
-        assert_eq!(limit.current, limit.maximum, "raised");
-        match limit.current {
-            Some(descriptors) => {
+        let before = getrlimit(Resource::Nofile);
+        let many = 100_000_000;
+        let connections = Connections::within_descriptors(many);
+        let after = getrlimit(Resource::Nofile);
+        assert!(after.current >= before.current, "never lowered");
+        match after.current {
+            Some(descriptors) if descriptors < many as u64 => {
+                assert_eq!(after.current, after.maximum, "raised to the hard limit");
                 assert_eq!(connections.lowered_by_descriptors, Some(descriptors));
-                let expected = descriptors.saturating_sub(RESERVED_DESCRIPTORS).max(1);
+                let expected = descriptors
+                    .saturating_sub(RESERVED_DESCRIPTORS)
+                    .max(descriptors / 2);
                 assert_eq!(connections.max() as u64, expected);
             }
-            None => assert_eq!(connections.lowered_by_descriptors, None),
+            _ => assert_eq!(connections.lowered_by_descriptors, None),
         }
         let few = Connections::within_descriptors(10);
         assert_eq!((few.max(), few.lowered_by_descriptors), (10, None));

@@ -6,8 +6,9 @@
 //!   byte at a time (slowloris), or opens connections and sends nothing, holds a task and a
 //!   descriptor that long, not for good. (axum's own loop starts hyper without a timer,
 //!   which turns hyper's 30 s header timeout off.)
-//! - At most `Connections::max` connections are open at once: past it, the next waits in
-//!   the listener's backlog until one closes (`state::Connections`).
+//! - At most `Connections::max` connections are served at once: past it, the next is
+//!   accepted but not served, and those after it wait in the listener's backlog, until one
+//!   closes (`state::Connections`).
 //! - Once `stop` resolves, no connection is accepted; each open one finishes the request in
 //!   hand and closes, and those still open after `drain` (a client that does not read its
 //!   answer) are left behind, so that a stop cannot hang for good.
@@ -62,10 +63,6 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop);
     loop {
-        let slot = tokio::select! {
-            slot = connections.slot() => slot,
-            () = &mut stop => break,
-        };
         let (stream, remote) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -81,6 +78,13 @@ pub async fn serve(
                     }
                 }
             },
+            () = &mut stop => break,
+        };
+        // At the bound, the connection just accepted waits here unserved (one, so one
+        // descriptor), and the next wait in the backlog; a slot is taken after the accept,
+        // so that `Connections::open` counts the connections being served alone.
+        let slot = tokio::select! {
+            slot = connections.slot() => slot,
             () = &mut stop => break,
         };
         let Ok(service) = make.call(remote).await;

@@ -273,3 +273,44 @@ record! {
 pub static DELIVERIES: LeasedQueue<Delivery> = LeasedQueue::new("hook_deliveries", "delivery_id");
 
 leased!(Delivery);
+
+#[cfg(test)]
+mod tests {
+    use super::DELIVERIES;
+    use crate::store::DbError;
+
+    /// An idle sender's look for work passes over what a take would (the deliveries of the
+    /// hooks that hold their share of the senders): when only theirs are due, it finds
+    /// nothing, and the sender stays with a read.
+    #[tokio::test]
+    async fn a_look_for_work_passes_over_what_a_take_would() {
+        let (db, _dir) = crate::store::migrations::migrated_sqlite().await;
+        let (found, taken) = db
+            .write::<_, DbError, _>(|conn| {
+                Box::pin(async move {
+                    conn.execute_batch(
+                        "INSERT INTO events (event_id, event_type, event_data, resource_rel,
+                                             resource_path, resource, created_at)
+                             VALUES (1, 'advertisement.created', '{}', 'svc:advertisement',
+                                     '/v1/advertisements/m1', '{}', 0);
+                         INSERT INTO hook_deliveries (hook_id, event_id, created_at, due_at)
+                             VALUES (7, 1, 0, 10), (8, 1, 0, 10), (9, 1, 0, 20);",
+                    )
+                    .await?;
+                    let mut found = Vec::new();
+                    for passed in [&[][..], &[7], &[7, 8], &[8, 7]] {
+                        let passing = Some(("hook_id", passed));
+                        found.push(DELIVERIES.any_due(conn, 10, passing).await?);
+                    }
+                    let taken = DELIVERIES
+                        .take(conn, 10, 130, Some(("hook_id", &[7, 8])))
+                        .await?;
+                    Ok((found, taken.map(|delivery| delivery.hook_id)))
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(found, [true, true, false, false], "hook 9 is not due yet");
+        assert_eq!(taken, None);
+    }
+}

@@ -197,8 +197,27 @@ mod tests {
         })
         .await
         .unwrap();
+        let schema = || {
+            db.write::<_, DbError, _>(|conn| {
+                Box::pin(async move {
+                    conn.column::<String>(
+                        "SELECT type || ' ' || name FROM sqlite_master \
+                         WHERE name LIKE 'saved_search%' OR name LIKE 'ads_to_search%' \
+                         ORDER BY name",
+                        &[],
+                    )
+                    .await
+                })
+            })
+        };
+        let before = schema().await.unwrap();
 
         run(&db).await.unwrap();
+        assert_eq!(
+            schema().await.unwrap(),
+            before,
+            "indexes and triggers as they were"
+        );
 
         let (searches, matches, temporary, next_id, cascaded) = db
             .write::<_, DbError, _>(|conn| {

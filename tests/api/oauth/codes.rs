@@ -169,7 +169,7 @@ async fn pkce(app: TestApp) {
         .await;
     }
     // A verifier whose challenge matches but that breaks RFC 7636 §4.1 (43 to 128
-    // characters of [A-Za-z0-9-._~]): refused for what it is, not for a mismatch.
+    // characters of [A-Za-z0-9-._~]): refused although its challenge matches.
     for bad in [
         "v".repeat(42),
         "v".repeat(129),
