@@ -47,10 +47,13 @@ pub fn format_timestamp(unix_seconds: i64) -> String {
     Timestamp(unix_seconds).to_string()
 }
 
-/// Parses an ISO 8601 timestamp with any offset or `Z` into Unix seconds.
+/// Parses an ISO 8601 timestamp with any offset or `Z` into Unix seconds; one whose UTC
+/// year is outside 0 to 9999 is none ([`Timestamp`] could not write it back).
 pub fn parse_timestamp(text: &str) -> Option<i64> {
     OffsetDateTime::parse(text, &Rfc3339)
         .ok()
+        .and_then(|at| at.checked_to_offset(time::UtcOffset::UTC))
+        .filter(|at| (0..=9999).contains(&at.year()))
         .map(OffsetDateTime::unix_timestamp)
 }
 
@@ -77,5 +80,10 @@ mod tests {
             Some(1_700_000_000)
         );
         assert_eq!(parse_timestamp("2023-11-14 23:13"), None);
+        // Within years 0 to 9999 as written, not in UTC.
+        assert_eq!(parse_timestamp("0000-01-01T00:00:00+01:00"), None);
+        assert_eq!(parse_timestamp("9999-12-31T23:30:00-01:00"), None);
+        let first = parse_timestamp("0000-01-01T00:00:00Z").unwrap();
+        assert_eq!(format_timestamp(first), "0000-01-01T00:00:00+00:00");
     }
 }

@@ -129,7 +129,8 @@ impl<N: need::Needs, S: Send + Sync> FromRequestParts<S> for ClientWith<N> {
     }
 }
 
-fn unauthenticated(error: &str) -> ApiError {
+/// 401 `unauthenticated` with the bearer challenge naming RFC 6750's `error`.
+pub(super) fn unauthenticated(error: &str) -> ApiError {
     let challenge = format!("Bearer realm=\"souk\", error=\"{error}\"");
     ApiError::new(ErrorCode::Unauthenticated).with_header("www-authenticate", challenge)
 }

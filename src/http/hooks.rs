@@ -10,12 +10,13 @@ use crate::domain::hook::{EventType, HookRequest, MAX_HOOKS_PER_CLIENT};
 use crate::domain::time::format_timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::hal::{Hal, Rel, Resource};
+use crate::store::DbError;
 use crate::store::events::EventRecord;
 use crate::store::hooks::{Backlog, HookRecord};
-use crate::usecase::hooks;
+use crate::usecase::{self, hooks};
 
 use super::api::{Api, Operation, delete, get, post, put};
-use super::auth::{ClientWith, need};
+use super::auth::{ClientWith, need, unauthenticated};
 use super::extract::{Context, EventPath, HookPath, JsonBody, PageQuery, Query};
 use super::render::Json;
 
@@ -159,7 +160,13 @@ async fn create(
         .write(move |conn| {
             Box::pin(async move { hooks::create(conn, &client, request, now).await })
         })
-        .await?;
+        .await
+        .map_err(|e| match e {
+            // The client was deleted after its token was looked up (a lookup is kept for
+            // seconds, `access::CACHE_SECONDS`): its token is no longer valid.
+            usecase::Error::Db(DbError::ForeignKeyViolation(_)) => unauthenticated("invalid_token"),
+            other => other.into(),
+        })?;
     let location = hal.path(&format!("/hooks/{}", hook.id));
     Ok(Json::created(location, hook_json(&hal, &hook)))
 }

@@ -513,7 +513,13 @@ async fn every_upcall_field_is_checked(app: TestApp) {
             ("callerPhoneNumber", "invalid-phone-number"),
         ));
     }
-    for time in ["2026-11-22T10:00:00", "2026-11-22", "22-11-2026 10:00"] {
+    // The last: year 0 as written, but before it in UTC (no date the API could write).
+    for time in [
+        "2026-11-22T10:00:00",
+        "2026-11-22",
+        "22-11-2026 10:00",
+        "0000-01-01T00:00:00+01:00",
+    ] {
         refused.push((
             with("startTime", json!(time)),
             ("startTime", "invalid-timestamp"),

@@ -25,6 +25,7 @@ both_backends!(
     each_change_records_its_event,
     a_review_is_for_the_clients_of_its_seller_and_of_its_writer,
     events_are_forgotten_after_thirty_days_in_batches,
+    a_deleted_client_makes_no_hook,
 );
 
 const SECRET: &str = "a secret of the partner, 32 chars";
@@ -898,4 +899,25 @@ async fn events_are_forgotten_after_thirty_days_in_batches(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(left, [1]);
+}
+
+/// A client deleted (`souk client delete`, here its row) while its token's lookup is still
+/// kept by a server makes no hook: 401 `invalid_token`, as a revoked token, not a 500 for
+/// the hook that names no client.
+async fn a_deleted_client_makes_no_hook(app: TestApp) {
+    let (client, token) = partner(&app, "Weg").await;
+    expect_json(app.get_with("/v1/hooks", &token).await, 200).await;
+    app.execute(
+        "DELETE FROM clients WHERE client_id = $1",
+        vec![souk::store::Value::Text(client.id.clone())],
+    )
+    .await;
+    let body = hook_body("https://partner.example/hook", &["advertisement.created"]);
+    let refused = create_hook(&app, &token, &body).await;
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        "Bearer realm=\"souk\", error=\"invalid_token\""
+    );
+    assert_eq!(expect_json(refused, 401).await["code"], "unauthenticated");
+    assert_eq!(app.count_rows("hooks").await, 0);
 }

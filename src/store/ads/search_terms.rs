@@ -49,7 +49,7 @@ pub async fn set_search_terms(
     conn.run(
         "UPDATE advertisements SET price_cents = $2, search_title = $3, search_body = $4, \
          search_tags = $5, search_version = $6 WHERE item_number = $1 AND search_version < $6 \
-         AND COALESCE(parent_category_id, 0) = COALESCE($7, 0)",
+         AND COALESCE(parent_category_id, 0) = COALESCE(CAST($7 AS BIGINT), 0)",
         params![
             number,
             terms.price_cents,

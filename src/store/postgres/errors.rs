@@ -13,10 +13,12 @@ pub(super) fn map_error(e: tokio_postgres::Error) -> DbError {
         if *db.code() == SqlState::FOREIGN_KEY_VIOLATION {
             return DbError::ForeignKeyViolation(constraint);
         }
-        // Deadlock detected (40P01), and the serialization failure (40001) of a stricter
-        // isolation level: the server rolled the transaction back as a whole.
+        // Deadlock detected (40P01), the serialization failure (40001) of a stricter
+        // isolation level, and a lock waited for past the operator's `lock_timeout`
+        // (55P03): the server rolled the transaction back as a whole.
         if *db.code() == SqlState::T_R_DEADLOCK_DETECTED
             || *db.code() == SqlState::T_R_SERIALIZATION_FAILURE
+            || *db.code() == SqlState::LOCK_NOT_AVAILABLE
         {
             return DbError::Contention(format!("{}: {}", db.code().code(), db.message()));
         }
