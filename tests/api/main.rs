@@ -23,6 +23,7 @@ mod oauth;
 mod operations;
 mod orders;
 mod postgres_tls;
+mod races;
 mod reviews;
 mod saved_searches;
 mod search;
