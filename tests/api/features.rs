@@ -463,20 +463,29 @@ async fn featured_ads_among_fewer_matches_come_first_too(app: TestApp) {
     );
 }
 
+/// Room A ("vuurtoren 1") bumped, then room B placed: B comes above A in a search for
+/// "vuurtoren" (placed after the bump). A's path, and the two item ids.
+async fn bumped_then_another(app: &TestApp, seller: &User) -> (String, String, String) {
+    let first = room(app, seller, "Kamer bij de vuurtoren 1").await;
+    buy_paid(app, &seller.token, &first, "omhoogplaatsen").await;
+    let second = room(app, seller, "Kamer bij de vuurtoren 2").await;
+    let (a, b) = (item(&first), item(&second));
+    assert_eq!(
+        found(app, "query=vuurtoren").await,
+        [b.as_str(), a.as_str()]
+    );
+    (first, a, b)
+}
+
 /// A second bump ranks the ad again, after every ad placed since the first, and runs its
 /// days from its own payment: a bump starts again, it does not add onto what was left of
 /// the first (as every other feature does).
 async fn a_second_bump_ranks_the_ad_again_from_its_own_payment(mut app: TestApp) {
     let mut seller = app.user("verhuurder@souk.test").await;
     let (_, days) = shipped(&[], "omhoogplaatsen");
-    let first = room(&app, &seller, "Kamer bij de vuurtoren 1").await;
-    buy_paid(&app, &seller.token, &first, "omhoogplaatsen").await;
-    let second = room(&app, &seller, "Kamer bij de vuurtoren 2").await;
-    let (a, b) = (item(&first), item(&second));
+    let (first, a, b) = bumped_then_another(&app, &seller).await;
     let (a, b) = (a.as_str(), b.as_str());
     let by_word = "query=vuurtoren";
-    // Placed after the first bump, B comes above A.
-    assert_eq!(found(&app, by_word).await, [b, a]);
 
     // Three days on (more than one, fewer than the bump's days) A is bumped again: it now
     // sorts as if placed after B.
@@ -505,13 +514,9 @@ async fn a_second_bump_ranks_the_ad_again_from_its_own_payment(mut app: TestApp)
 async fn a_shorter_second_bump_keeps_what_the_first_had_left(mut app: TestApp) {
     let mut seller = app.user("verhuurder@souk.test").await;
     let (_, days) = shipped(&[], "omhoogplaatsen");
-    let first = room(&app, &seller, "Kamer bij de vuurtoren 1").await;
-    buy_paid(&app, &seller.token, &first, "omhoogplaatsen").await;
-    let second = room(&app, &seller, "Kamer bij de vuurtoren 2").await;
-    let (a, b) = (item(&first), item(&second));
+    let (first, a, b) = bumped_then_another(&app, &seller).await;
     let (a, b) = (a.as_str(), b.as_str());
     let by_word = "query=vuurtoren";
-    assert_eq!(found(&app, by_word).await, [b, a]);
 
     advance(&mut app, DAY, &mut [&mut seller]).await;
     import_prices(

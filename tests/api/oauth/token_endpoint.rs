@@ -176,6 +176,9 @@ async fn grant_type_and_method_errors(app: TestApp) {
         "unauthorized_client",
     )
     .await;
+    let code = [("grant_type", "authorization_code"), ("code", "x")];
+    let refused = app.token_request(&only_cc, &code).await;
+    expect_oauth_error(refused, 400, "unauthorized_client").await;
     // 17: GET, and a duplicated parameter.
     let response = app
         .get_anonymous("/accounts/oauth/token?grant_type=client_credentials")
@@ -330,20 +333,10 @@ async fn a_token_request_that_times_out_is_an_oauth_error(backend: Backend) {
     );
 }
 
-/// Case 16 for each grant: a client uses the grants it is registered for and no other, and
-/// a public client never gets a token of its own, whatever its registration says.
+/// Case 16 for the code's client: a client uses the grants it is registered for and no
+/// other, and a public client never gets a token of its own, whatever its registration
+/// says.
 async fn a_client_uses_only_the_grants_it_is_registered_for(app: TestApp) {
-    let only_cc = app
-        .register_client(ClientSpec {
-            name: "Machine".into(),
-            grants: vec!["client_credentials".into()],
-            ..ClientSpec::default()
-        })
-        .await;
-    let code = [("grant_type", "authorization_code"), ("code", "x")];
-    let refused = app.token_request(&only_cc, &code).await;
-    expect_oauth_error(refused, 400, "unauthorized_client").await;
-
     // A client of the authorization code alone: its code is exchanged, but the refresh
     // token it got is not honoured, nor spent (it still introspects as active).
     app.create_user(EMAIL, PASSWORD).await;
