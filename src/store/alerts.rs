@@ -105,10 +105,16 @@ pub async fn queue(conn: &mut dyn Conn, number: i64) -> Result<(), DbError> {
 }
 
 /// Forgets every match of saved search `id` (its request changed: they are no news of the
-/// new one).
+/// new one), and ends the lease of a mail being sent of them, so that once sent it marks
+/// nothing (`mailed`): a match of the new request with the same ad is not its to mark.
 pub async fn forget_matches(conn: &mut dyn Conn, id: i64) -> Result<(), DbError> {
     conn.run(
         "DELETE FROM saved_search_matches WHERE saved_search_id = $1",
+        params![id],
+    )
+    .await?;
+    conn.run(
+        "UPDATE saved_searches SET alert_lease_until = 0 WHERE saved_search_id = $1",
         params![id],
     )
     .await

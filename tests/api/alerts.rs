@@ -25,6 +25,7 @@ both_backends!(
     an_alert_mail_that_cannot_go_for_a_week_is_given_up,
     a_sender_whose_lease_was_taken_over_leaves_it,
     a_replaced_search_forgets_the_old_ones_matches,
+    a_mail_of_a_replaced_search_marks_none_of_the_new_ones_matches,
     an_ad_online_before_the_search_is_news_only_when_search_sees_it_change,
     an_ads_first_image_is_news_to_a_search_with_images,
     a_digest_leaves_out_an_ad_that_changed_out_of_the_search,
@@ -352,6 +353,28 @@ fn failing_mailer() -> (tempfile::NamedTempFile, Mailer) {
     (blocker, failing)
 }
 
+/// Saved search `id`'s mail lease (until when a sender holds it; 0: none) and its matches
+/// not mailed yet.
+async fn lease_and_unmailed(app: &TestApp, id: i64) -> (i64, Vec<i64>) {
+    app.db
+        .read(move |conn| {
+            Box::pin(async move {
+                let lease: i64 = conn
+                    .query_one(
+                        "SELECT alert_lease_until FROM saved_searches \
+                         WHERE saved_search_id = $1",
+                        params![id],
+                    )
+                    .await?
+                    .get("alert_lease_until")?;
+                let unmailed = souk::store::alerts::unmailed(conn, id).await?;
+                Ok::<_, DbError>((lease, unmailed))
+            })
+        })
+        .await
+        .unwrap()
+}
+
 /// A search whose mail cannot go is tried again in later rounds, for a week from each
 /// match; then the matches that old are given up, and the newer ones still go.
 async fn an_alert_mail_that_cannot_go_for_a_week_is_given_up(app: TestApp) {
@@ -396,27 +419,7 @@ async fn an_alert_mail_that_cannot_go_for_a_week_is_given_up(app: TestApp) {
 async fn a_sender_whose_lease_was_taken_over_leaves_it(app: TestApp) {
     let (_, id) = an_audi_alert_with_a_match(&app).await;
     let (_blocker, failing) = failing_mailer();
-    let state = || {
-        let db = app.db.clone();
-        async move {
-            db.read(move |conn| {
-                Box::pin(async move {
-                    let lease: i64 = conn
-                        .query_one(
-                            "SELECT alert_lease_until FROM saved_searches \
-                             WHERE saved_search_id = $1",
-                            params![id],
-                        )
-                        .await?
-                        .get("alert_lease_until")?;
-                    let unmailed = souk::store::alerts::unmailed(conn, id).await?;
-                    Ok::<_, DbError>((lease, unmailed))
-                })
-            })
-            .await
-            .unwrap()
-        }
-    };
+    let state = || lease_and_unmailed(&app, id);
     // The first sender claims the search and is slow (here: its mail fails, and its lease
     // stays until it runs out); a second claims it after that.
     let now = app.clock.now();
@@ -440,6 +443,54 @@ async fn a_sender_whose_lease_was_taken_over_leaves_it(app: TestApp) {
         state().await,
         (second_lease, unmailed),
         "the second sender's lease and matches stay"
+    );
+}
+
+/// A search replaced while a mail of its old matches is being sent: the mail, once sent,
+/// marks none of the new request's matches mailed (replacing the request ends its lease),
+/// though one names the same ad.
+async fn a_mail_of_a_replaced_search_marks_none_of_the_new_ones_matches(app: TestApp) {
+    let seller = app.user("verkoper@souk.test").await;
+    let buyer = app.user("zoeker@souk.test").await;
+    let id = save(&app, &buyer, json!({"query": "audi"}), "immediate").await;
+    created(&app, &seller.token, &car("Audi A4")).await;
+    // A sender claims the search and is slow (here: its mail fails, its lease stays).
+    let (_blocker, failing) = failing_mailer();
+    let now = app.clock.now();
+    round_with(&app, &failing, now).await;
+    let (lease, numbers) = lease_and_unmailed(&app, id).await;
+    assert!(lease > now && numbers.len() == 1);
+
+    let replaced = app
+        .put(&format!("/v1/savedsearches/{id}"))
+        .token(&buyer.token)
+        .json(&json!({"searchRequest": {"query": "a4"}, "alert": "immediate"}))
+        .send()
+        .await;
+    expect_json(replaced, 200).await;
+    // The new request matches the same ad (as a later round would record it).
+    app.execute(
+        "INSERT INTO saved_search_matches (saved_search_id, item_number, matched_at) \
+         VALUES ($1, $2, $3)",
+        vec![
+            souk::store::Value::Int(id),
+            souk::store::Value::Int(numbers[0]),
+            souk::store::Value::Int(now + 1),
+        ],
+    )
+    .await;
+    // The slow sender's mail of the old match went after all.
+    let old = numbers.clone();
+    app.db
+        .write(move |conn| {
+            Box::pin(async move { souk::store::alerts::mailed(conn, id, lease, &old, now).await })
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        lease_and_unmailed(&app, id).await,
+        (0, numbers),
+        "the new match still waits for its own mail"
     );
 }
 
