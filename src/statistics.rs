@@ -37,7 +37,10 @@ impl ViewCounter {
             .unwrap_or_default()
     }
 
-    /// Writes the pending counts; on failure they are kept for the next flush.
+    /// Writes the pending counts; on a failure that wrote nothing they are kept for the
+    /// next flush. A write whose outcome is unknown (its COMMIT lost, PostgreSQL) keeps
+    /// none: written again after it did commit, they would count twice (a view is an
+    /// estimate; a count twice over is worse than a few lost).
     pub async fn flush(&self, db: &Db) -> Result<(), DbError> {
         let _flushing = self.flushing.lock().await;
         let pending = std::mem::take(&mut *self.pending.lock());
@@ -53,7 +56,10 @@ impl ViewCounter {
                 Box::pin(async move { transactions::count(conn, Counter::Views, &batch).await })
             })
             .await;
-        if result.is_err() {
+        if result
+            .as_ref()
+            .is_err_and(|e| !matches!(e, DbError::OutcomeUnknown(_)))
+        {
             let mut current = self.pending.lock();
             for (item, views) in pending {
                 *current.entry(item).or_default() += views;

@@ -253,3 +253,34 @@ async fn a_commit_that_cannot_be_asked_about_is_of_unknown_outcome() {
     );
     assert!(kept(&app, 1).await);
 }
+
+/// A flush of view counts whose COMMIT's outcome is unknown keeps none of them for the
+/// next flush: the server did commit them here, and written again they would count twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn views_of_a_flush_of_unknown_outcome_are_not_written_again() {
+    let (app, relay, db) = prepared("lost_commit_views").await;
+    let seller = app.user("verkoper@souk.test").await;
+    let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Racefiets")).await;
+    let item = ad["itemId"].as_str().unwrap().to_owned();
+    let number: i64 = item[1..].parse().unwrap();
+    let views = souk::statistics::ViewCounter::default();
+    for _ in 0..3 {
+        views.record(number);
+    }
+    // A write connection opened before the server turns unreachable.
+    insert(&db, 0).await.expect("a write through the relay");
+    relay.arm(Cut::AfterAnswer);
+    relay.state.refusing.store(true, Ordering::SeqCst);
+    let outcome = views.flush(&db).await;
+    assert!(
+        matches!(&outcome, Err(DbError::OutcomeUnknown(_))),
+        "{outcome:?}"
+    );
+    assert_eq!(views.pending(number), 0, "none kept for the next flush");
+    relay.state.refusing.store(false, Ordering::SeqCst);
+    views.flush(&db).await.expect("nothing to write");
+    let path = format!("/v1/advertisements/{item}/statistics");
+    let stats = crate::helpers::expect_json(app.get_with(&path, &seller.token).await, 200).await;
+    assert_eq!(stats["numberOfViews"], 3, "counted once");
+}
