@@ -187,13 +187,13 @@ pub async fn idempotency(State(state): State<AppState>, request: Request, next: 
     let (claim_key, claim_fingerprint) = (scope_key.clone(), fingerprint.clone());
     // No request's work runs longer than twice the timeout (below: the timeout answers the
     // client, the work goes on to keep its answer, and is given up at twice the timeout,
-    // which frees its key); a claim pending for longer belongs to a replica that stopped
-    // midway. Running the retry then risks a second effect only if that replica stopped in
-    // the moment between its commit and keeping the answer; refusing every retry for a day
-    // would be worse.
+    // which frees its key); a claim pending for longer, and a minute more for the clocks,
+    // belongs to a replica that stopped midway. Running the retry then risks a second
+    // effect only if that replica stopped in the moment between its commit and keeping
+    // the answer; refusing every retry for a day would be worse.
     let forget = store::Forget {
         expired_before: now - KEEP_SECONDS,
-        abandoned_before: now - abandoned_after(state.config.request_timeout_secs),
+        abandoned_before: now - taken_over_after(state.config.request_timeout_secs),
     };
     let claimed = state
         .db
@@ -320,6 +320,17 @@ pub fn abandoned_after(request_timeout_secs: u64) -> i64 {
     i64::try_from(request_timeout_secs)
         .unwrap_or(i64::MAX)
         .saturating_mul(2)
+}
+
+/// How far apart the replicas' clocks may be (docs/OPERATIONS.md: within a minute).
+const CLOCKS_APART_SECS: i64 = 60;
+
+/// Seconds after which a pending claim is taken over by a retry: its request was given
+/// up at [`abandoned_after`] by the clock of the replica that ran it, and the retry's
+/// replica judges by its own clock, which may be [`CLOCKS_APART_SECS`] behind or ahead.
+/// Without that margin a retry could run while the first request still runs.
+pub fn taken_over_after(request_timeout_secs: u64) -> i64 {
+    abandoned_after(request_timeout_secs).saturating_add(CLOCKS_APART_SECS)
 }
 
 /// 1 to 255 visible ASCII characters (no spaces or tabs).
