@@ -209,24 +209,6 @@ async fn one_new_address_confirmed_by_two_users_at_once_goes_to_one(app: TestApp
     assert_eq!(app.count_rows("users").await, 2);
 }
 
-/// An online ad of `seller`; its itemId.
-async fn online_ad(app: &TestApp, seller: &User) -> String {
-    let body = json!({"title": "Herenfiets", "description": "Stevige fiets.", "categoryId": 403,
-                      "location": {"postcode": "9000"},
-                      "priceModel": {"modelType": "fixed", "askingPrice": 20000},
-                      "condition": "used"});
-    let created = app
-        .post("/v1/advertisements")
-        .token(&seller.token)
-        .json(&body)
-        .send()
-        .await;
-    expect_json(created, 201).await["itemId"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 async fn phone_clicks(app: &TestApp, seller: &User, item: &str) -> i64 {
     let path = format!("/v1/advertisements/{item}/statistics");
     let stats = expect_json(app.get_with(&path, &seller.token).await, 200).await;
@@ -266,7 +248,8 @@ async fn send_upcall(app: &TestApp, path: &str, call: &Value) -> &'static str {
 /// true`) or, while it runs, 409 `conflicting-state`. The call counts one phone click.
 async fn one_idempotency_key_sent_at_once_counts_one_upcall(app: TestApp) {
     let seller = app.user("verkoper@souk.test").await;
-    let item = online_ad(&app, &seller).await;
+    let ad = crate::ads::created(&app, &seller.token, &crate::ads::minimal("Herenfiets")).await;
+    let item = ad["itemId"].as_str().unwrap();
     let path = format!("/v2/advertisements/{item}/upcall-confirmations");
     let call = json!({"callerPhoneNumber": "0612345678", "calleePhoneNumber": "0201234567",
                       "startTime": "2026-11-22T10:00:00+01:00",
@@ -283,5 +266,5 @@ async fn one_idempotency_key_sent_at_once_counts_one_upcall(app: TestApp) {
     }
     // Once all are answered the first one's answer is kept: a retry replays it.
     assert_eq!(send_upcall(&app, &path, &call).await, "201 replayed");
-    assert_eq!(phone_clicks(&app, &seller, &item).await, 1, "counted once");
+    assert_eq!(phone_clicks(&app, &seller, item).await, 1, "counted once");
 }
