@@ -113,6 +113,11 @@ pub fn validate_authorization(
     let Ok(scopes) = grant_scopes(&client, value("scope").as_deref(), Scope::is_user_scope) else {
         return fail("invalid_scope");
     };
+    // A client registered with no user scope would get a code for nothing but a refresh
+    // token, and with it the user's events: RFC 6749 §3.3 lets the request fail instead.
+    if scopes.is_empty() {
+        return fail("invalid_scope");
+    }
     let code_challenge = value("code_challenge");
     match (value("code_challenge_method").as_deref(), &code_challenge) {
         (Some(method), _) if method != "S256" => return fail("invalid_request"),

@@ -242,6 +242,24 @@ async fn authorize_defaults_scopes_and_honours_denial(app: TestApp) {
     assert_eq!(query_value(&to, "error").as_deref(), Some("access_denied"));
     assert_eq!(query_value(&to, "state").as_deref(), Some("deny me"));
     assert!(query_value(&to, "code").is_none());
+    // A client registered with client scopes only has no user scope to default to: a user
+    // cannot grant it nothing, so the request fails rather than yield an empty grant.
+    let clerk = app
+        .register_client(ClientSpec {
+            name: "Clerk".into(),
+            redirect_uris: vec!["https://clerk.test/cb".into()],
+            scopes: Some("create_account confirm_upcall".into()),
+            ..ClientSpec::default()
+        })
+        .await;
+    let response = app
+        .authorize_page(&authorize_query(&clerk, "&state=nothing"))
+        .await;
+    assert_eq!(response.status(), 302);
+    let to = location(&response);
+    assert!(to.starts_with("https://clerk.test/cb?"), "{to}");
+    assert_eq!(query_value(&to, "error").as_deref(), Some("invalid_scope"));
+    assert_eq!(query_value(&to, "state").as_deref(), Some("nothing"));
 }
 
 /// Case 10, for every form: the sign-in form and the consent form.
