@@ -22,6 +22,7 @@ mod mail;
 mod oauth;
 mod operations;
 mod orders;
+mod pg_errors;
 mod postgres_tls;
 mod races;
 mod reviews;
