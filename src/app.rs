@@ -409,12 +409,8 @@ async fn expire_due(db: &crate::store::Db, now: i64) -> Result<(), crate::store:
 pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
     if state.db.backend() == crate::store::Backend::Sqlite {
         crate::usecase::renditions::release_leases(&state.db).await?;
-        let (mail, deliveries) = (
-            &crate::store::mail_queue::QUEUE,
-            &crate::store::hooks::DELIVERIES,
-        );
-        crate::usecase::queue::release_leases(&state.db, &state.clock, mail).await?;
-        crate::usecase::queue::release_leases(&state.db, &state.clock, deliveries).await?;
+        crate::usecase::mail_queue::release_leases(&state.db, &state.clock).await?;
+        crate::usecase::deliveries::release_leases(&state.db, &state.clock).await?;
     }
     spawn_worker(state, "blob sweeper", sweep_blobs);
     spawn_worker(state, "mail sender", send_mail);

@@ -161,15 +161,22 @@ impl<R: Leased> LeasedQueue<R> {
         .await
     }
 
-    /// Makes every item due at `now` (SQLite at start-up: one process, so no lease is
-    /// anyone's now). An item waiting to be tried again is tried at once as well: it keeps
-    /// its count of attempts, so its next wait after a failure is as long as it would have
-    /// been.
-    pub async fn release_all(&self, conn: &mut dyn Conn, now: i64) -> Result<u64, DbError> {
+    /// Gives up the leases taken before `now` (SQLite at start-up: one process, so no
+    /// lease is anyone's now): makes due at `now` every item due within `lease_secs`, the
+    /// longest that such a lease can still run. An item waiting longer to be tried again
+    /// keeps its wait, so a restart does not try every failing receiver at once; one whose
+    /// wait ends within a lease's length is tried at once (it keeps its count of attempts,
+    /// so its next wait after a failure is as long as it would have been).
+    pub async fn release_leases(
+        &self,
+        conn: &mut dyn Conn,
+        now: i64,
+        lease_secs: i64,
+    ) -> Result<u64, DbError> {
         let table = self.table;
         conn.execute(
-            &format!("UPDATE {table} SET due_at = $1 WHERE due_at > $1"),
-            params![now],
+            &format!("UPDATE {table} SET due_at = $1 WHERE due_at > $1 AND due_at <= $2"),
+            params![now, now.saturating_add(lease_secs)],
         )
         .await
     }

@@ -148,6 +148,11 @@ impl Drop for Making<'_> {
     }
 }
 
+/// Gives up a stopped sender's leases (SQLite at start-up, `queue::release_leases`).
+pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
+    super::queue::release_leases(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS).await
+}
+
 /// Takes the delivery due first, of a hook that does not hold its share of this replica's
 /// senders (`in_flight`), and makes it; `render` writes an event's body.
 pub async fn deliver_next(

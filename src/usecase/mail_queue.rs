@@ -73,6 +73,11 @@ pub enum Sent {
     Stale,
 }
 
+/// Gives up a stopped sender's leases (SQLite at start-up, `queue::release_leases`).
+pub async fn release_leases(db: &Db, clock: &Clock) -> Result<u64, DbError> {
+    super::queue::release_leases(db, clock, &QUEUE, SEND_LEASE_SECS).await
+}
+
 /// Takes the mail due first and sends it.
 pub async fn send_next(db: &Db, mailer: &Mailer, clock: &Clock) -> Result<Sent, DbError> {
     let Some(queued) = take_due(db, clock, &QUEUE, SEND_LEASE_SECS, None).await? else {

@@ -41,16 +41,18 @@ pub async fn take_due<R: Leased>(
     .await
 }
 
-/// Gives up the leases of a stopped sender (SQLite at start-up, before this process's
-/// senders start: one process, so no lease is anyone's now): an item taken just before a
-/// crash is worked again at once rather than when its lease would have run out.
+/// Gives up the leases of `lease_secs` of a stopped sender (SQLite at start-up, before
+/// this process's senders start: one process, so no lease is anyone's now): an item taken
+/// just before a crash is worked again at once rather than when its lease would have run
+/// out. Items waiting to be tried again keep their waits (`LeasedQueue::release_leases`).
 pub async fn release_leases<R: Leased>(
     db: &Db,
     clock: &Clock,
     queue: &'static LeasedQueue<R>,
+    lease_secs: i64,
 ) -> Result<u64, DbError> {
     let now = clock.now();
-    db.write(move |conn| Box::pin(async move { queue.release_all(conn, now).await }))
+    db.write(move |conn| Box::pin(async move { queue.release_leases(conn, now, lease_secs).await }))
         .await
 }
 

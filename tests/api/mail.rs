@@ -271,15 +271,25 @@ async fn noted(
 
 /// On SQLite one process sends every mail, so a mail that a sender took just before the
 /// process stopped is sent as soon as the next process starts, not when the stopped
-/// sender's five-minute lease would have run out.
+/// sender's five-minute lease would have run out. A mail waiting an hour to be tried again
+/// keeps its wait: a restart is no reason to try a failing mail server sooner.
 #[tokio::test]
 async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
+    use souk::store::leased::Failure;
     use souk::store::mail_queue::{QUEUE, push};
     let app = TestApp::start(Backend::Sqlite, "mail::restart").await;
     let now = app.clock.now();
+    let retry_at = now + 3600;
     app.db
         .write(move |conn| {
             Box::pin(async move {
+                push(conn, "later@souk.test", "Onderwerp", "Tekst", None, now - 1).await?;
+                let failing = QUEUE.take(conn, now, now + 300, None).await?.unwrap();
+                let failure = Failure {
+                    error: "connection refused".into(),
+                    at: now,
+                };
+                QUEUE.retry_at(conn, &failing, retry_at, &failure).await?;
                 push(conn, "herstart@souk.test", "Onderwerp", "Tekst", None, now).await?;
                 QUEUE.take(conn, now, now + 300, None).await
             })
@@ -291,7 +301,17 @@ async fn a_mail_taken_before_a_crash_goes_at_the_next_start() {
     // The next start, on the same database.
     let state = app.another_state();
     souk::app::start_workers(&state).await.unwrap();
-    let sent = app.outbox().await;
+    let sent = app.outbox_leaving(1).await;
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert!(sent[0].starts_with("To: herstart@souk.test"), "{}", sent[0]);
+    let waiting = app
+        .db
+        .read(|conn| Box::pin(async move { noted(conn).await }))
+        .await
+        .unwrap();
+    assert_eq!(
+        waiting,
+        (Some("connection refused".into()), Some(now), retry_at),
+        "the failed mail keeps its wait"
+    );
 }

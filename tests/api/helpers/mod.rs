@@ -292,6 +292,12 @@ impl TestApp {
     /// The mails sent so far (the test mailer's outbox), oldest first, once the mail queue
     /// is empty: every mail queued by then has been sent. Waits for that up to 10 s.
     pub async fn outbox(&self) -> Vec<String> {
+        self.outbox_leaving(0).await
+    }
+
+    /// The mails sent so far, once the mail queue holds `left` mails (those that wait to
+    /// be tried again). Waits for that up to 10 s.
+    pub async fn outbox_leaving(&self, left: i64) -> Vec<String> {
         let mut waiting = 0;
         for _ in 0..100 {
             waiting = self
@@ -300,12 +306,12 @@ impl TestApp {
                 .await
                 .unwrap()
                 .count;
-            if waiting == 0 {
+            if waiting == left {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        assert_eq!(waiting, 0, "queued mail not sent within 10 s");
+        assert_eq!(waiting, left, "queued mail not sent within 10 s");
         let dir = self.config.data_dir.join("outbox");
         let mut names: Vec<_> = std::fs::read_dir(&dir)
             .map(|entries| entries.map(|e| e.unwrap().path()).collect())
