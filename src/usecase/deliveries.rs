@@ -19,6 +19,11 @@
 //! - A hook holds at most [`SENDERS_PER_HOOK`] of the replica's [`SENDERS`] ([`InFlight`]):
 //!   receivers that answer slowly, or not at all (each attempt the whole timeout), leave
 //!   senders to the other hooks; it takes four such hooks at once to hold them all.
+//! - A hook whose receiver did not answer in time, or could not be reached, rests on this
+//!   replica until that delivery is tried again: its other deliveries wait too, rather than
+//!   each holding a sender for the timeout to find the receiver still down. A receiver that
+//!   answers with an error status is not resting (it answered; its other deliveries may be
+//!   taken).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -90,13 +95,15 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
 /// The hooks whose deliveries this replica's senders are making, and how many each: a hook
 /// holds at most `share` senders at once, so a receiver that answers slowly (or not at all,
 /// each attempt the whole timeout) never holds every sender while other clients' deliveries
-/// wait behind its own.
+/// wait behind its own. And the hooks resting after their receiver was found down, until
+/// when.
 #[derive(Debug)]
 pub struct InFlight {
     share: usize,
     /// One take at a time, so that two senders cannot both take a hook's last share.
     taking: tokio::sync::Mutex<()>,
     making: parking_lot::Mutex<HashMap<i64, usize>>,
+    resting: parking_lot::Mutex<HashMap<i64, i64>>,
 }
 
 impl InFlight {
@@ -106,17 +113,31 @@ impl InFlight {
             share: share.max(1),
             taking: tokio::sync::Mutex::default(),
             making: parking_lot::Mutex::default(),
+            resting: parking_lot::Mutex::default(),
         }
     }
 
-    /// The hooks that hold their share.
-    fn full(&self) -> Vec<i64> {
+    /// The hooks whose deliveries a sender passes over at `now`: those that hold their
+    /// share, and those resting until later.
+    fn passed_over(&self, now: i64) -> Vec<i64> {
+        let mut resting = self.resting.lock();
+        resting.retain(|_, until| *until > now);
         let making = self.making.lock();
-        making
+        let full = making
             .iter()
             .filter(|(_, senders)| **senders >= self.share)
-            .map(|(hook, _)| *hook)
-            .collect()
+            .map(|(hook, _)| *hook);
+        let mut passed: Vec<i64> = full.chain(resting.keys().copied()).collect();
+        passed.sort_unstable();
+        passed.dedup();
+        passed
+    }
+
+    /// Passes over `hook`'s deliveries until `until`, or as long as it already rests.
+    fn rest(&self, hook: i64, until: i64) {
+        let mut resting = self.resting.lock();
+        let rest = resting.entry(hook).or_insert(until);
+        *rest = (*rest).max(until);
     }
 
     /// Counts a sender on `hook` until the guard is dropped.
@@ -164,8 +185,8 @@ pub async fn deliver_next(
 ) -> Result<Delivered, DbError> {
     let (delivery, _making) = {
         let _turn = in_flight.taking.lock().await;
-        let full = Some(("hook_id", in_flight.full()));
-        let Some(delivery) = take_due(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS, full).await?
+        let passed = Some(("hook_id", in_flight.passed_over(clock.now())));
+        let Some(delivery) = take_due(db, clock, &DELIVERIES, DELIVERY_LEASE_SECS, passed).await?
         else {
             return Ok(Delivered::Idle);
         };
@@ -200,9 +221,13 @@ pub async fn deliver_next(
     let attempt = error
         .as_ref()
         .map_or(Attempt::Done, |e| Attempt::Failed(reason(e)));
+    let receiver_down = matches!(error, Some(FetchError::TooSlow | FetchError::NotAnswering));
     match settle(db, clock, &DELIVERIES, delivery, attempt, &BACKOFF).await? {
         Settled::Done => Ok(Delivered::Done),
         Settled::Retry { wait_secs } => {
+            if receiver_down {
+                in_flight.rest(hook_id, clock.now() + wait_secs);
+            }
             tracing::info!(
                 delivery_id = id,
                 hook_id,

@@ -571,6 +571,7 @@ with_receiver_allowed!(
     only_active_hooks_that_want_the_event_get_it,
     a_hook_changed_while_a_delivery_waits_gets_it_no_more,
     receivers_that_hold_their_deliveries_leave_senders_to_the_others,
+    a_receiver_found_down_rests_until_its_delivery_is_tried_again,
 );
 
 async fn a_delivery_is_signed_and_tried_again_until_taken(app: TestApp) {
@@ -856,6 +857,74 @@ async fn receivers_that_hold_their_deliveries_leave_senders_to_the_others(app: T
     for (_, release) in &slow {
         release.close();
     }
+}
+
+/// A receiver that takes each connection and never answers; counts the requests it got.
+async fn silent_receiver() -> (String, Arc<AtomicUsize>) {
+    let got = Arc::new(AtomicUsize::new(0));
+    let counted = got.clone();
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::future::pending::<StatusCode>()
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{address}/hook"), got)
+}
+
+/// Once a receiver has not answered in time, its hook's other deliveries wait with the one
+/// that failed, until that one is due again, instead of each holding a sender for the whole
+/// timeout to find the receiver still down. (Before, the third delivery was sent as soon as
+/// a sender was free.)
+async fn a_receiver_found_down_rests_until_its_delivery_is_tried_again(app: TestApp) {
+    let name = "webhooks_receiver_down";
+    let settings = [
+        ("SOUK_WEBHOOK_ALLOW", "127.0.0.0/8"),
+        ("SOUK_WEBHOOK_TIMEOUT_SECS", "1"),
+    ];
+    let app = TestApp::start_with(app.backend, name, &settings).await;
+    let (url, got) = silent_receiver().await;
+    let body = hook_body(&url, &["advertisement.created"]);
+    expect_json(create_hook(&app, &app.token, &body).await, 201).await;
+    let seller = app.user("seller@example.com").await;
+    for title in ["Racefiets", "Stadsfiets", "Bakfiets"] {
+        crate::ads::created(&app, &seller.token, &crate::ads::minimal(title)).await;
+    }
+    let db = &app.db;
+    let count = |sql: &'static str| async move {
+        db.read(move |conn| Box::pin(conn.column::<i64>(sql, &[])))
+            .await
+            .unwrap()[0]
+    };
+    let timed_out = "SELECT COUNT(*) FROM hook_deliveries WHERE last_error = 'too-slow'";
+    let untried = "SELECT COUNT(*) FROM hook_deliveries WHERE attempts = 0";
+    // The hook's share of senders takes one or two deliveries, which time out.
+    for _ in 0..100 {
+        if count(timed_out).await > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(count(timed_out).await > 0, "a delivery timed out");
+    // Senders look each second: what was not tried yet, due all along, is passed over.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let tried = got.load(Ordering::SeqCst);
+    assert!(tried < 3, "the resting hook gets nothing more");
+    assert_eq!(count(untried).await, 3 - tried as i64);
+    assert_eq!(waiting_deliveries(&app).await, 3);
+    // When the failed deliveries are due again, the hook is tried again.
+    app.clock.advance(31);
+    for _ in 0..100 {
+        if got.load(Ordering::SeqCst) > 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(got.load(Ordering::SeqCst) > 2, "tried again after the rest");
 }
 
 /// The hourly upkeep forgets events older than 30 days, in writes of a batch each: a
