@@ -8,7 +8,7 @@ use crate::domain::taxonomy::parse_taxonomy;
 use crate::images::blobs::Blobs;
 use crate::state::AppState;
 use crate::store::oauth::FORGET_BATCH;
-use crate::store::{Db, DbOptions, categories, features, migrations};
+use crate::store::{Db, DbOptions, TableLock, categories, features, migrations};
 use crate::supervisor::supervised;
 
 /// The default taxonomy, shipped in the binary so that `souk` runs from any directory.
@@ -37,11 +37,17 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
     if applied > 0 {
         tracing::info!(applied, "database migrations applied");
     }
+    // Each default is loaded into an empty table only. The count is read first, so that a
+    // start on a database in use takes no lock; a load then holds the table against an
+    // operator's first import under way (on another process), waits for it, and counts
+    // again: the import is kept, not overwritten.
     let taxonomy = parse_taxonomy(DEFAULT_TAXONOMY)?;
     let now = clock.now();
-    let loaded = db
-        .write(move |conn| {
+    let no_categories = db.read(|conn| Box::pin(categories::count(conn))).await? == 0;
+    let loaded = if no_categories {
+        db.write(move |conn| {
             Box::pin(async move {
+                conn.lock_table("categories", TableLock::Writes).await?;
                 if categories::count(conn).await? > 0 {
                     return Ok(None);
                 }
@@ -50,21 +56,27 @@ pub async fn prepare_database(config: &Config, clock: &Clock) -> anyhow::Result<
                     .map(Some)
             })
         })
-        .await?;
+        .await?
+    } else {
+        None
+    };
     if let Some(summary) = loaded {
         tracing::info!(categories = summary.inserted, "default taxonomy loaded");
     }
     let prices = parse_price_list(DEFAULT_FEATURE_PRICES).map_err(anyhow::Error::msg)?;
-    let priced = db
-        .write(move |conn| {
-            Box::pin(async move {
-                if features::count(conn).await? > 0 {
-                    return Ok(false);
-                }
-                features::replace(conn, &prices).await.map(|()| true)
+    let no_prices = db.read(|conn| Box::pin(features::count(conn))).await? == 0;
+    let priced = no_prices
+        && db
+            .write(move |conn| {
+                Box::pin(async move {
+                    conn.lock_table("feature_prices", TableLock::Writes).await?;
+                    if features::count(conn).await? > 0 {
+                        return Ok(false);
+                    }
+                    features::replace(conn, &prices).await.map(|()| true)
+                })
             })
-        })
-        .await?;
+            .await?;
     if priced {
         tracing::info!("default feature prices loaded (data/features.json)");
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::domain::places::{Country, LineError, Location, parse_geonames_line};
-use crate::store::{Db, locations};
+use crate::store::{Db, TableLock, locations};
 
 /// Every Dutch 4-digit postcode area and Belgian postcode (ODbL: see data/README.md),
 /// compiled in so that `souk` runs from any directory.
@@ -62,7 +62,9 @@ pub async fn load_default(db: &Db) -> anyhow::Result<u64> {
     let written = db
         .write(move |conn| {
             Box::pin(async move {
-                // Another replica may have loaded it meanwhile.
+                // Another replica may have loaded it meanwhile, or an operator's first
+                // import be under way: it is waited for, and then counted.
+                conn.lock_table("locations", TableLock::Writes).await?;
                 if locations::count(conn).await? > 0 {
                     return Ok(0);
                 }

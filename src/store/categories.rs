@@ -4,7 +4,7 @@ use crate::domain::category::{Category, CategoryStatus, Fees, Leaf};
 use crate::domain::taxonomy::{TaxonomyError, check_against_stored};
 use crate::params;
 
-use super::{Conn, DbError, Record, Row};
+use super::{Conn, DbError, Record, Row, TableLock, Value};
 
 /// A category is a record by hand: its labels, subscriptions and attribute definitions are
 /// JSON columns, and an L1 category has no leaf columns.
@@ -66,6 +66,22 @@ pub async fn get(conn: &mut dyn Conn, id: i64) -> Result<Option<Category>, DbErr
     .await
 }
 
+/// The category `id`, kept as it is until the transaction ends (`Conn::key_share`): an
+/// ad's write reads its category so, so that an import that moves the category to another
+/// parent waits for the ad, and sees it, or the ad waits for the import, and sees the new
+/// parent. Either way the ad's parent and search terms are those of the committed taxonomy.
+pub async fn get_held(conn: &mut dyn Conn, id: i64) -> Result<Option<Category>, DbError> {
+    let held = conn.key_share();
+    conn.record(
+        &format!(
+            "SELECT {} FROM categories WHERE category_id = $1{held}",
+            Category::COLUMNS
+        ),
+        params![id],
+    )
+    .await
+}
+
 /// The L2 children of an L1 category, in file order.
 pub async fn children(conn: &mut dyn Conn, parent_id: i64) -> Result<Vec<Category>, DbError> {
     conn.records(
@@ -116,6 +132,9 @@ pub async fn import(
     replace: bool,
     now: i64,
 ) -> Result<ImportSummary, ImportError> {
+    // Another import, or a first start's default load, waits for this one and then reads
+    // what it wrote.
+    conn.lock_table("categories", TableLock::Writes).await?;
     let mut summary = ImportSummary::default();
     let mut known = Vec::new();
     for row in conn
@@ -128,6 +147,7 @@ pub async fn import(
         ));
     }
     check_against_stored(categories, &known)?;
+    hold_moved(conn, categories, &known).await?;
     let position_base: i64 = conn
         .query_one(
             "SELECT COALESCE(MAX(position), 0) AS p FROM categories",
@@ -204,6 +224,43 @@ pub async fn import(
         }
     }
     Ok(summary)
+}
+
+/// Holds the stored categories that `categories` gives another parent, before any is
+/// written, against the ads' writes that read them (`get_held`): an ad placed or edited in
+/// one meanwhile is seen by the import's moves, or sees them. All are taken first, in the
+/// order of their ids, so that no ad write, which holds one category, waits in a circle
+/// with the import. Nothing on SQLite.
+async fn hold_moved(
+    conn: &mut dyn Conn,
+    categories: &[Category],
+    known: &[(i64, Option<i64>)],
+) -> Result<(), DbError> {
+    if conn.backend() != super::Backend::Postgres {
+        return Ok(());
+    }
+    let moved: Vec<Value> = categories
+        .iter()
+        .filter(|c| {
+            known
+                .iter()
+                .any(|(id, parent)| *id == c.id && *parent != c.parent_id)
+        })
+        .map(|c| Value::Int(c.id))
+        .collect();
+    if moved.is_empty() {
+        return Ok(());
+    }
+    let ids = super::numbered(1, moved.len());
+    conn.query(
+        &format!(
+            "SELECT category_id FROM categories WHERE category_id IN ({ids}) \
+             ORDER BY category_id FOR UPDATE"
+        ),
+        &moved,
+    )
+    .await
+    .map(drop)
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, DbError> {

@@ -4,12 +4,13 @@
 use crate::domain::feature::{Feature, Price, PriceList};
 use crate::params;
 
-use super::{Conn, DbError, Value};
+use super::{Conn, DbError, TableLock, Value};
 
-/// Replaces the whole price list. An entry that another transaction inserted since this
-/// one deleted (two replicas loading the default list on a new database) is overwritten,
-/// not a conflict.
+/// Replaces the whole price list. The table is held first (`TableLock::Writes`): another
+/// import, or a first start's default load, waits for this one and then reads what it
+/// wrote, so none inserts an entry after this one's delete.
 pub async fn replace(conn: &mut dyn Conn, list: &PriceList) -> Result<(), DbError> {
+    conn.lock_table("feature_prices", TableLock::Writes).await?;
     conn.run("DELETE FROM feature_prices", &[]).await?;
     for (category, feature, price) in &list.entries {
         let (cents, days) = match price {

@@ -5,7 +5,7 @@ use crate::domain::places::{Location, Point, Postcode};
 use crate::params;
 
 use super::record::record;
-use super::{Conn, DbError, Record, Value, placeholders};
+use super::{Conn, DbError, Record, TableLock, Value, placeholders};
 
 record! {
     /// A row of `locations`.
@@ -96,6 +96,9 @@ pub async fn upsert(
     locations: &[Location],
     progress: impl Fn(u64) + Send,
 ) -> Result<u64, DbError> {
+    // Another import, or a first start's default load, waits for this one, and then reads
+    // what it wrote.
+    conn.lock_table("locations", TableLock::Writes).await?;
     let mut written = 0;
     for chunk in locations.chunks(ROWS_PER_STATEMENT) {
         let values: Vec<Value> = chunk
@@ -128,6 +131,14 @@ pub async fn upsert(
         progress(chunk.len() as u64);
     }
     // One pass over the ads, each a lookup or two; rows whose place stays are not written.
+    // An ad's write looks its place up in the statement that writes it, which takes the
+    // table lock this one holds off: ads written under way are seen by the pass, and
+    // those written after it wait for the commit and see the new places (on PostgreSQL,
+    // ad writes wait for the pass; SQLite serializes writes anyway). Row locks are held
+    // off too: a renewal that holds its ad and then waits to write it would otherwise
+    // wait in a circle with the pass.
+    conn.lock_table("advertisements", TableLock::RowLocksToo)
+        .await?;
     let place = place_of("advertisements.postcode");
     conn.execute(
         &format!("UPDATE advertisements SET place = {place} WHERE place IS DISTINCT FROM {place}"),

@@ -16,6 +16,7 @@
 //!   that every request shares, so that concurrent queries pipeline (one round trip carries
 //!   many), writes on a pooled connection of their own, in a transaction.
 
+mod locks;
 mod postgres;
 pub(crate) mod record;
 mod sqlite;
@@ -48,6 +49,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use locks::TableLock;
 pub use record::Record;
 pub use value::{FromValue, Row, Value};
 
@@ -97,49 +99,6 @@ impl dyn Conn + '_ {
     /// Runs a statement whose row count nobody needs.
     pub async fn run(&mut self, sql: &str, params: &[Value]) -> DbResult<()> {
         self.execute(sql, params).await.map(drop)
-    }
-
-    /// The end of a `SELECT` in a queue's claim that passes over the rows another
-    /// transaction is claiming at this moment, instead of waiting for it (PostgreSQL's
-    /// `SKIP LOCKED`); nothing on SQLite, whose one writer claims alone. The lock is the one
-    /// the claim's `UPDATE` takes, `FOR NO KEY UPDATE`: `FOR UPDATE` would also pass over
-    /// rows that an insert elsewhere refers to (a saved search while its matches are
-    /// recorded), which are free to claim.
-    pub fn skip_locked(&self) -> &'static str {
-        match self.backend() {
-            Backend::Postgres => " FOR NO KEY UPDATE SKIP LOCKED",
-            Backend::Sqlite => "",
-        }
-    }
-
-    /// Holds the row that `select` (a `SELECT` of one row by the key `$1`) finds until the
-    /// transaction ends, so that a rule over what it and the rows under it hold now is
-    /// checked by one transaction at a time. SQLite has one writer and no row locks: a
-    /// write transaction is serialized already.
-    ///
-    /// On PostgreSQL the lock is `FOR NO KEY UPDATE`, the one an `UPDATE` that keeps the
-    /// key takes: it does not wait for the key-share locks that inserting a row which
-    /// refers to this one takes, so two transactions that each inserted such a row (an
-    /// order's product of the ad) and then lock it do not deadlock.
-    pub async fn lock_row(&mut self, select: &str, key: impl Into<Value>) -> DbResult<()> {
-        match self.backend() {
-            Backend::Postgres => self
-                .query(&format!("{select}{}", self.hold_rows()), &[key.into()])
-                .await
-                .map(drop),
-            Backend::Sqlite => Ok(()),
-        }
-    }
-
-    /// The end of a `SELECT` that holds the rows it returns, in the order it returns them,
-    /// as [`Conn::lock_row`] holds one (`FOR NO KEY UPDATE`); nothing on SQLite. An update
-    /// of many rows picks them with it, ordered by key, so that it holds them in the order
-    /// every other writer does.
-    pub fn hold_rows(&self) -> &'static str {
-        match self.backend() {
-            Backend::Postgres => " FOR NO KEY UPDATE",
-            Backend::Sqlite => "",
-        }
     }
 
     /// The record of `table` whose `key` column holds `value`, if any.

@@ -479,7 +479,7 @@ async fn checked_content<R>(
     stored: Option<Stored<'_>>,
 ) -> Result<Checked, Error<R>> {
     let category = match named_category(body) {
-        Some(id) => categories::get(conn, id).await?,
+        Some(id) => categories::get_held(conn, id).await?,
         None => None,
     };
     let content = check_content(body, category.as_ref(), region, stored)?;

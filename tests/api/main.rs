@@ -16,6 +16,7 @@ mod docs;
 mod features;
 mod image_import;
 mod images;
+mod import_races;
 mod locations;
 mod lost_commits;
 mod mail;
