@@ -83,6 +83,7 @@ const MIGRATIONS: &[Migration] = &[
     migration!(60, "0060_alerts_news_only"),
     migration!(61, "0061_image_store"),
     migration!(62, "0062_saved_search_ids"),
+    migration!(63, "0063_grants_without_user_scope"),
 ];
 
 /// Applies the migrations the database lacks, in order, in one transaction; returns how
@@ -269,5 +270,58 @@ mod tests {
         assert!(temporary.is_empty(), "{temporary:?}");
         assert_eq!(next_id, [3], "id 2 is not given again");
         assert_eq!(cascaded, [0], "a search's matches go with it");
+    }
+
+    /// Migration 0063 revokes the live refresh tokens of grants without a scope (which no
+    /// longer carry the user's events), and leaves every other token as it was.
+    #[tokio::test]
+    async fn grants_without_a_user_scope_are_revoked() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
+        let db = Db::open(&url, &super::super::DbOptions::default())
+            .await
+            .unwrap();
+        db.write(|conn| Box::pin(apply_through(conn, 62)))
+            .await
+            .unwrap();
+        db.write(|conn| {
+            Box::pin(async move {
+                conn.execute_batch(
+                    "INSERT INTO users (user_id, email, password_hash, name, locale, status,
+                                        created_at)
+                         VALUES (1, 'a@souk.test', 'x', 'A', 'nl', 'confirmed', 0);
+                     INSERT INTO clients (client_id, name, redirect_uris, scopes,
+                                          default_scopes, grants, created_at)
+                         VALUES ('c', 'C', '[]', '', '', '[]', 0);
+                     INSERT INTO refresh_tokens (token_hash, client_id, user_id, scope, family,
+                                                 state, issued_at, sequence)
+                         VALUES ('empty', 'c', 1, '', 'f1', 'live', 5, 1),
+                                ('read', 'c', 1, 'read', 'f2', 'live', 5, 1),
+                                ('rotated', 'c', 1, '', 'f3', 'rotated', 5, 1);",
+                )
+                .await
+            })
+        })
+        .await
+        .unwrap();
+
+        run(&db).await.unwrap();
+        let tokens = db
+            .write::<_, DbError, _>(|conn| {
+                Box::pin(async move {
+                    conn.column::<String>(
+                        "SELECT token_hash || ' ' || state || ' ' || (spent_at IS NOT NULL) \
+                         FROM refresh_tokens ORDER BY token_hash",
+                        &[],
+                    )
+                    .await
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            tokens,
+            ["empty revoked 1", "read live 0", "rotated rotated 0"]
+        );
     }
 }

@@ -20,10 +20,12 @@
 //!   receivers that answer slowly, or not at all (each attempt the whole timeout), leave
 //!   senders to the other hooks; it takes four such hooks at once to hold them all.
 //! - A hook whose receiver did not answer in time, or could not be reached, rests on this
-//!   replica until that delivery is tried again: its other deliveries wait too, rather than
-//!   each holding a sender for the timeout to find the receiver still down. A receiver that
-//!   answers with an error status is not resting (it answered; its other deliveries may be
-//!   taken).
+//!   replica for [`REST_SECS`] (or until that delivery is due again, if sooner): its other
+//!   deliveries wait too, rather than each holding a sender for the timeout to find the
+//!   receiver still down. A delivery of the hook taken meanwhile (by another sender) ends
+//!   the rest. A receiver that answers with an error status does not rest (it answered;
+//!   its other deliveries may be taken). The rest is short, as the receiver may time out
+//!   on that one delivery alone.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -60,6 +62,12 @@ const BACKOFF: Backoff = Backoff {
     most_secs: 3600,
     keep_secs: 3 * 86_400,
 };
+
+/// The longest rest of a hook whose receiver did not answer in time or could not be
+/// reached: a dead receiver holds two senders for a timeout once a minute at most, rather
+/// than all the time, and a receiver that times out on one delivery alone holds the others
+/// back for a minute only.
+pub const REST_SECS: i64 = 60;
 
 /// How a sender reaches receivers.
 #[derive(Clone, Debug)]
@@ -133,11 +141,14 @@ impl InFlight {
         passed
     }
 
-    /// Passes over `hook`'s deliveries until `until`, or as long as it already rests.
+    /// Passes over `hook`'s deliveries until `until`.
     fn rest(&self, hook: i64, until: i64) {
-        let mut resting = self.resting.lock();
-        let rest = resting.entry(hook).or_insert(until);
-        *rest = (*rest).max(until);
+        self.resting.lock().insert(hook, until);
+    }
+
+    /// Ends `hook`'s rest: its receiver took a delivery.
+    fn wake(&self, hook: i64) {
+        self.resting.lock().remove(&hook);
     }
 
     /// Counts a sender on `hook` until the guard is dropped.
@@ -223,10 +234,13 @@ pub async fn deliver_next(
         .map_or(Attempt::Done, |e| Attempt::Failed(reason(e)));
     let receiver_down = matches!(error, Some(FetchError::TooSlow | FetchError::NotAnswering));
     match settle(db, clock, &DELIVERIES, delivery, attempt, &BACKOFF).await? {
-        Settled::Done => Ok(Delivered::Done),
+        Settled::Done => {
+            in_flight.wake(hook_id);
+            Ok(Delivered::Done)
+        }
         Settled::Retry { wait_secs } => {
             if receiver_down {
-                in_flight.rest(hook_id, clock.now() + wait_secs);
+                in_flight.rest(hook_id, clock.now() + wait_secs.min(REST_SECS));
             }
             tracing::info!(
                 delivery_id = id,
