@@ -205,7 +205,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     )
     .await;
     // Requests answered 408 may still be writing; each gives up at twice the request
-    // timeout at the latest, freeing its Idempotency-Key.
+    // timeout at the latest, freeing its Idempotency-Key. Keeping an answer or freeing a
+    // key is a write of its own, which a lock held elsewhere could hold for good: bounded
+    // (a key left pending is taken over later, `http::idempotency`).
     state.detached.close();
     if !state.detached.is_empty() {
         tracing::info!(
@@ -213,7 +215,17 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             "waiting for requests that outlived their answers"
         );
     }
-    state.detached.wait().await;
+    let detached = std::time::Duration::from_secs(2 * state.config.request_timeout_secs + 10);
+    if tokio::time::timeout(detached, state.detached.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            requests = state.detached.len(),
+            "requests still writing after {} s: their keys are taken over later",
+            detached.as_secs()
+        );
+    }
     // Each worker finishes the item in hand (a delivery, a mail, a rendition, a round of
     // upkeep) and takes no more; what is not finished by then is left to its lease, taken
     // again by another replica or the next start.
@@ -228,8 +240,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             grace.as_secs()
         );
     }
-    if let Err(e) = state.views.flush(&state.db).await {
-        tracing::warn!(error = %e, "cannot write the last view counts");
+    // A render cut off by the exit would count against its image (`RenderTurns`).
+    let _no_more_renders = state.render_turns.last().await;
+    let last_flush = std::time::Duration::from_secs(10);
+    match tokio::time::timeout(last_flush, state.views.flush(&state.db)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot write the last view counts"),
+        Err(_) => tracing::warn!("the last view counts not written within 10 s: lost"),
     }
     tracing::info!("souk stopped");
     Ok(())
@@ -434,9 +451,8 @@ pub async fn start_workers(state: &AppState) -> anyhow::Result<()> {
             deliver_webhooks(state, in_flight.clone())
         });
     }
-    let turns = std::sync::Arc::new(crate::usecase::renditions::RenderTurns::default());
     for _ in 0..state.config.image_workers {
-        let turns = turns.clone();
+        let turns = state.render_turns.clone();
         spawn_worker(state, "rendition worker", move |state| {
             make_renditions(state, turns.clone())
         });

@@ -307,15 +307,23 @@ async fn client_command(config: &Config, command: ClientCommand) -> anyhow::Resu
             println!("client {client_id} deleted");
         }
         ClientCommand::RotateSecret { client_id } => {
+            use oauth_store::SecretRotation;
             let new_secret = secret::new_token();
             let (id, hash) = (client_id.clone(), secret::hash(&new_secret));
-            if !db
+            let now = Clock::default().now();
+            let rotation = db
                 .write(move |conn| {
-                    Box::pin(async move { oauth_store::set_client_secret(conn, &id, &hash).await })
+                    Box::pin(async move {
+                        oauth_store::rotate_client_secret(conn, &id, &hash, now).await
+                    })
                 })
-                .await?
-            {
-                anyhow::bail!("no client {client_id}");
+                .await?;
+            match rotation {
+                SecretRotation::Rotated => {}
+                SecretRotation::NoSuchClient => anyhow::bail!("no client {client_id}"),
+                SecretRotation::Public => {
+                    anyhow::bail!("client {client_id} is public: it has no secret to rotate")
+                }
             }
             println!(
                 "{}",

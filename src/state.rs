@@ -18,6 +18,7 @@ use crate::statistics::ViewCounter;
 use crate::store::Db;
 use crate::usecase::Wake;
 use crate::usecase::images::RenditionLookups;
+use crate::usecase::renditions::RenderTurns;
 
 /// Everything a request handler may need. Cheap to clone.
 #[derive(Clone)]
@@ -52,6 +53,8 @@ pub struct Shared {
     pub workers: TaskTracker,
     /// Cancelled when the server is told to stop: a worker takes no more work then.
     pub stopping: CancellationToken,
+    /// The rendition workers' turns to render, which a stop waits for (see the type).
+    pub render_turns: Arc<RenderTurns>,
     /// Room for image uploads in memory ([`UploadBudget`]).
     pub uploads: UploadBudget,
     /// The connections served at once ([`Connections`]).
@@ -96,6 +99,7 @@ impl AppState {
             detached: TaskTracker::new(),
             workers: TaskTracker::new(),
             stopping: CancellationToken::new(),
+            render_turns: Arc::default(),
             views: ViewCounter::default(),
             hal,
         })))

@@ -132,6 +132,10 @@ pub fn parse_price_list(text: &str) -> Result<PriceList, String> {
         })?;
         add(id, prices)?;
     }
+    if entries.is_empty() {
+        // An empty table is one a first start fills with the shipped list.
+        return Err("the list names no feature (to sell none, give each `null`)".to_owned());
+    }
     Ok(PriceList { entries })
 }
 
@@ -167,10 +171,12 @@ mod tests {
     #[test]
     fn a_category_has_one_spelling() {
         for key in ["04", "+4", "0", "x"] {
-            let text = format!(r#"{{"default": {{}}, "categories": {{"{key}": {{}}}}}}"#);
+            let text =
+                format!(r#"{{"default": {{"url": null}}, "categories": {{"{key}": {{}}}}}}"#);
             assert!(parse_price_list(&text).is_err(), "{key}");
         }
-        assert!(parse_price_list(r#"{"default": {}, "categories": {"4": {}}}"#).is_ok());
+        let four = r#"{"default": {"url": null}, "categories": {"4": {}}}"#;
+        assert!(parse_price_list(four).is_ok());
     }
 
     #[test]
@@ -226,5 +232,7 @@ mod tests {
         assert!(parse_price_list(longest).is_ok());
         assert!(refused(r#"{"default": {}, "categories": {"x": {}}}"#).contains("not a category"));
         assert!(refused(r#"{"categories": {}}"#).contains("default"));
+        let nothing = r#"{"default": {}, "categories": {"4": {}}}"#;
+        assert!(refused(nothing).contains("names no feature"));
     }
 }

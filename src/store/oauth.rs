@@ -108,14 +108,50 @@ pub async fn delete_client(conn: &mut dyn Conn, id: &str) -> Result<bool, DbErro
         > 0)
 }
 
-pub async fn set_client_secret(conn: &mut dyn Conn, id: &str, hash: &str) -> Result<bool, DbError> {
-    Ok(conn
-        .execute(
-            "UPDATE clients SET secret_hash = $2 WHERE client_id = $1",
-            params![id, hash],
+/// What a rotation of a client's secret came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretRotation {
+    Rotated,
+    NoSuchClient,
+    /// A public client has no secret: given one, it would be a confidential client, and
+    /// every code exchange of its app (which has no secret) would fail.
+    Public,
+}
+
+/// Replaces confidential client `id`'s secret (as its hash), and revokes the access tokens
+/// it got by its own grant (client credentials: no user's) at `now`: a leaked secret's
+/// tokens would outlive it by up to a day. Its users' grants stay: their refresh needs the
+/// new secret.
+pub async fn rotate_client_secret(
+    conn: &mut dyn Conn,
+    id: &str,
+    hash: &str,
+    now: i64,
+) -> Result<SecretRotation, DbError> {
+    let Some(row) = conn
+        .query_opt(
+            "SELECT secret_hash FROM clients WHERE client_id = $1",
+            params![id],
         )
         .await?
-        > 0)
+    else {
+        return Ok(SecretRotation::NoSuchClient);
+    };
+    if row.get::<Option<String>>("secret_hash")?.is_none() {
+        return Ok(SecretRotation::Public);
+    }
+    conn.run(
+        "UPDATE clients SET secret_hash = $2 WHERE client_id = $1",
+        params![id, hash],
+    )
+    .await?;
+    conn.run(
+        "UPDATE access_tokens SET revoked_at = $2 \
+         WHERE client_id = $1 AND user_id IS NULL AND revoked_at IS NULL",
+        params![id, now],
+    )
+    .await?;
+    Ok(SecretRotation::Rotated)
 }
 
 record! {

@@ -142,6 +142,16 @@ const MOST_INTERRUPTED_RENDERS: i64 = 3;
 #[derive(Default)]
 pub struct RenderTurns(tokio::sync::RwLock<()>);
 
+impl RenderTurns {
+    /// Waits for the renders under way to return, and lets no other begin while the
+    /// guard lives (a stop): a render cut off by the process's exit would count against
+    /// its image as one that stopped the process, and three stops would give a good image
+    /// up.
+    pub async fn last(&self) -> tokio::sync::RwLockWriteGuard<'_, ()> {
+        self.0.write().await
+    }
+}
+
 /// What a render came to.
 enum Rendering<T> {
     Done(T),
@@ -388,4 +398,24 @@ async fn forget_original(db: &Db, blobs: &Blobs, key: String) -> Result<(), RunE
 pub async fn release_leases(db: &Db) -> Result<u64, DbError> {
     db.write(|conn| Box::pin(async move { renditions::release_all(conn).await }))
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stop's last turn waits for the render under way, and then no render begins.
+    #[tokio::test]
+    async fn a_stop_waits_for_the_render_under_way_and_lets_none_begin() {
+        let turns = RenderTurns::default();
+        let rendering = turns.0.read().await;
+        let short = std::time::Duration::from_millis(50);
+        let waiting = tokio::time::timeout(short, turns.last()).await;
+        assert!(waiting.is_err(), "a render is under way");
+        drop(rendering);
+        let _last = tokio::time::timeout(short, turns.last())
+            .await
+            .expect("the render returned");
+        assert!(turns.0.try_read().is_err(), "no render begins");
+    }
 }

@@ -1138,6 +1138,16 @@ async fn production_and_the_price_list(backend: Backend, test: &str) {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown feature"));
     assert_eq!(features(&app, &ad).await, offered);
+    // A list that names no feature would empty the table, which the next start fills
+    // with the shipped list again: refused. Selling nothing is saying `null` of each.
+    let empty = run_import(&app, json!({"default": {}, "categories": {"1903": {}}}));
+    assert!(!empty.status.success());
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("names no feature"),
+        "{}",
+        String::from_utf8_lossy(&empty.stderr)
+    );
+    assert_eq!(features(&app, &ad).await, offered);
 }
 
 mod production_and_the_price_list {

@@ -19,12 +19,17 @@ both_backends!(
 /// Sets a known secret on a client (for secrets with special characters).
 async fn set_secret(app: &TestApp, client: &TestClient, new_secret: &str) -> TestClient {
     let (id, hash) = (client.id.clone(), secret::hash(new_secret));
-    app.db
+    let now = app.clock.now();
+    let rotated = app
+        .db
         .write(move |conn| {
-            Box::pin(async move { souk::store::oauth::set_client_secret(conn, &id, &hash).await })
+            Box::pin(async move {
+                souk::store::oauth::rotate_client_secret(conn, &id, &hash, now).await
+            })
         })
         .await
         .unwrap();
+    assert_eq!(rotated, souk::store::oauth::SecretRotation::Rotated);
     TestClient {
         secret: Some(new_secret.to_owned()),
         ..client.clone()
