@@ -358,15 +358,28 @@ pub async fn create_sandbox_demo(
          \n  curl -s -H \"Authorization: Bearer $TOKEN\" {base}/v1/categories\n"
     );
     println!("{text}");
-    let file = config.data_dir.join("sandbox.txt");
     std::fs::create_dir_all(&config.data_dir)?;
-    std::fs::write(&file, &text)?;
+    write_private(&config.data_dir.join("sandbox.txt"), &text)?;
+    Ok(())
+}
+
+/// Writes `text` to a new file at `path` that only its owner may read from its first byte
+/// (a file there before is replaced, whatever its mode): it holds a client secret, which
+/// a file written first and restricted after showed to every local user meanwhile.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
     }
-    Ok(())
+    options.open(path)?.write_all(text.as_bytes())
 }
 
 /// Background upkeep, every `period` (a minute when serving; tests take less): writes down

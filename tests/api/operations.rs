@@ -143,6 +143,15 @@ fn the_binary_serves_logs_request_ids_and_stops_on_sigterm() {
             .unwrap()
             .contains(&client_id)
     );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let written = std::fs::metadata(dir.path().join("sandbox.txt")).unwrap();
+        assert_eq!(
+            written.permissions().mode() & 0o777,
+            0o600,
+            "the file of the demo client's secret is its owner's only"
+        );
+    }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let logref = runtime.block_on(async {
         let server = Http::connect(&base).await;
