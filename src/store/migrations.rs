@@ -168,19 +168,26 @@ pub async fn current_version(conn: &mut dyn Conn) -> Result<i64, DbError> {
 mod tests {
     use super::*;
 
-    /// Migration 0062 remakes SQLite's saved searches with AUTOINCREMENT: the searches and
-    /// their matches stay, the matches still go with their search, nothing names the
-    /// tables' temporary names, and an id deleted after it is not given again.
-    #[tokio::test]
-    async fn saved_searches_keep_their_matches_when_remade() {
+    /// A SQLite database in a directory of its own (kept while the first value lives)
+    /// with the migrations up to `last` run: data as an older release stored it.
+    async fn sqlite_through(last: i64) -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("souk.db").display());
         let db = Db::open(&url, &super::super::DbOptions::default())
             .await
             .unwrap();
-        db.write(|conn| Box::pin(apply_through(conn, 61)))
+        db.write(move |conn| Box::pin(apply_through(conn, last)))
             .await
             .unwrap();
+        (dir, db)
+    }
+
+    /// Migration 0062 remakes SQLite's saved searches with AUTOINCREMENT: the searches and
+    /// their matches stay, the matches still go with their search, nothing names the
+    /// tables' temporary names, and an id deleted after it is not given again.
+    #[tokio::test]
+    async fn saved_searches_keep_their_matches_when_remade() {
+        let (_dir, db) = sqlite_through(61).await;
         db.write(|conn| {
             Box::pin(async move {
                 conn.execute_batch(
@@ -276,14 +283,7 @@ mod tests {
     /// longer carry the user's events), and leaves every other token as it was.
     #[tokio::test]
     async fn grants_without_a_user_scope_are_revoked() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("souk.db").display());
-        let db = Db::open(&url, &super::super::DbOptions::default())
-            .await
-            .unwrap();
-        db.write(|conn| Box::pin(apply_through(conn, 62)))
-            .await
-            .unwrap();
+        let (_dir, db) = sqlite_through(62).await;
         db.write(|conn| {
             Box::pin(async move {
                 conn.execute_batch(

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::ads::{created, path_of};
 use crate::both_backends;
 use crate::helpers::{Backend, TestApp, User, expect_json, field_codes, location, pairs};
+use crate::search::found;
 
 both_backends!(
     a_feature_is_bought_into_a_paid_order_and_runs_for_its_days,
@@ -331,20 +332,6 @@ async fn a_feature_is_bought_into_a_paid_order_and_runs_for_its_days(mut app: Te
     assert_eq!(named(&offered, "dagtopper")["price"], 495);
     assert_eq!(named(&offered, "homepaginaAdvertentie")["available"], true);
     assert_eq!(named(&offered, "opvalsticker")["price"], 245);
-}
-
-/// The item ids of a search, in order.
-async fn found(app: &TestApp, query: &str) -> Vec<String> {
-    let page = expect_json(app.get(&format!("/v1/search?{query}")).await, 200).await;
-    page["_embedded"]["svc:search-result"]
-        .as_array()
-        .map(|results| {
-            results
-                .iter()
-                .map(|r| r["itemId"].as_str().unwrap().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn item(path: &str) -> String {

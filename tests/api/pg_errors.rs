@@ -11,6 +11,7 @@ use souk::state::AppState;
 use crate::ads::{created, minimal, path_of};
 use crate::both_backends;
 use crate::helpers::{Backend, Http, TestApp, expect_json};
+use crate::search::found;
 use crate::storage::import_categories;
 
 both_backends!(categories_numbered_past_32_bits_are_found_after_a_reindex);
@@ -151,17 +152,6 @@ fn ladies_bikes_numbered(l1: i64, leaf: i64) -> Value {
     json!({"categories": [{"categoryId": l1,
         "labels": {"nl-NL": "Proef", "nl-BE": "Proef", "fr-BE": "Essai"},
         "status": "open", "children": [bikes]}]})
-}
-
-/// The item ids a search finds, in order.
-async fn found(app: &TestApp, query: &str) -> Vec<String> {
-    let answer = app.get_json(&format!("/v1/search?{query}"), 200).await;
-    answer["_embedded"]["svc:search-result"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| r["itemId"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// Category ids past a 32-bit integer (the taxonomy and both schemas take any positive

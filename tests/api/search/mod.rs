@@ -45,6 +45,14 @@ async fn titles(app: &TestApp, query: &str) -> Vec<String> {
         .collect()
 }
 
+/// The item ids a search finds, in order.
+pub(crate) async fn found(app: &TestApp, query: &str) -> Vec<String> {
+    results(&search(app, query).await)
+        .iter()
+        .map(|r| r["itemId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn results(answer: &Value) -> Vec<Value> {
     answer["_embedded"]["svc:search-result"]
         .as_array()
