@@ -169,10 +169,15 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     start_workers(&state).await?;
     let signal = shutdown_signal()?;
     let stopping = state.stopping.clone();
+    let signalled = std::sync::Arc::new(std::sync::OnceLock::new());
     // The workers stop taking work as the requests in flight are finished.
-    let shutdown = async move {
-        signal.await;
-        stopping.cancel();
+    let shutdown = {
+        let signalled = signalled.clone();
+        async move {
+            signal.await;
+            let _ = signalled.set(std::time::Instant::now());
+            stopping.cancel();
+        }
     };
     tracing::info!(
         listen = %config.listen,
@@ -215,15 +220,20 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             "waiting for requests that outlived their answers"
         );
     }
-    let detached = std::time::Duration::from_secs(2 * state.config.request_timeout_secs + 10);
+    // Counted from the signal, as each request's own bound is from its start.
+    let since_signal = signalled
+        .get()
+        .map_or(Default::default(), |at| at.elapsed());
+    let detached = std::time::Duration::from_secs(2 * state.config.request_timeout_secs + 10)
+        .saturating_sub(since_signal);
     if tokio::time::timeout(detached, state.detached.wait())
         .await
         .is_err()
     {
         tracing::warn!(
             requests = state.detached.len(),
-            "requests still writing after {} s: their keys are taken over later",
-            detached.as_secs()
+            "requests still writing {} s after the signal: their keys are taken over later",
+            2 * state.config.request_timeout_secs + 10
         );
     }
     // Each worker finishes the item in hand (a delivery, a mail, a rendition, a round of
@@ -240,13 +250,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             grace.as_secs()
         );
     }
-    // A render cut off by the exit would count against its image (`RenderTurns`).
-    let _no_more_renders = state.render_turns.last().await;
     let last_flush = std::time::Duration::from_secs(10);
     match tokio::time::timeout(last_flush, state.views.flush(&state.db)).await {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => tracing::warn!(error = %e, "cannot write the last view counts"),
         Err(_) => tracing::warn!("the last view counts not written within 10 s: lost"),
+    }
+    // A render cut off by the exit would count against its image (`RenderTurns`): one
+    // under way is waited for, up to a minute (its writes around the render too, which a
+    // lock held elsewhere could hold).
+    let renders = std::time::Duration::from_secs(60);
+    let last_turn = tokio::time::timeout(renders, state.render_turns.last()).await;
+    if last_turn.is_err() {
+        tracing::warn!("a rendition still under way after 60 s: cut off");
     }
     tracing::info!("souk stopped");
     Ok(())

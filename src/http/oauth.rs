@@ -295,6 +295,7 @@ fn db_error(error: DbError) -> Response {
 }
 
 async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer {
+    let via_basic = request.credentials.via_basic;
     let (client, pairs) = authenticated(&state, request).await?;
     let request = TokenRequest {
         grant_type: param(&pairs, "grant_type"),
@@ -317,7 +318,14 @@ async fn token(State(state): State<AppState>, request: ClientRequest) -> Answer 
         if refused.revoked {
             state.tokens.forget_client(&client_id);
         }
-        oauth_error(&refused.error)
+        match refused.error {
+            // Found in the grant's write (a secret rotated meanwhile), which knows not how
+            // the client authenticated.
+            OAuthError::InvalidClient { .. } => {
+                oauth_error(&OAuthError::InvalidClient { basic: via_basic })
+            }
+            error => oauth_error(&error),
+        }
     })?;
     let mut body = json!({
         "access_token": issued.access_token,

@@ -108,6 +108,24 @@ pub async fn delete_client(conn: &mut dyn Conn, id: &str) -> Result<bool, DbErro
         > 0)
 }
 
+/// Whether `client`'s stored secret is still the one it was authenticated with (before
+/// this transaction), read `FOR KEY SHARE`: a rotation of it ([`rotate_client_secret`])
+/// either waits for this transaction, and then revokes what it issued, or this one waits
+/// for the rotation and sees the new secret.
+pub async fn secret_unchanged(conn: &mut dyn Conn, client: &Client) -> Result<bool, DbError> {
+    let held = conn.key_share();
+    let row = conn
+        .query_opt(
+            &format!("SELECT secret_hash FROM clients WHERE client_id = $1{held}"),
+            params![client.id.as_str()],
+        )
+        .await?;
+    Ok(match row {
+        Some(row) => row.get::<Option<String>>("secret_hash")? == client.secret_hash,
+        None => false,
+    })
+}
+
 /// What a rotation of a client's secret came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SecretRotation {
@@ -128,9 +146,15 @@ pub async fn rotate_client_secret(
     hash: &str,
     now: i64,
 ) -> Result<SecretRotation, DbError> {
+    // `FOR UPDATE`, which a token grant's check of the secret (`secret_unchanged`)
+    // waits for; nothing on SQLite, whose writes take turns.
+    let held = match conn.backend() {
+        super::Backend::Postgres => " FOR UPDATE",
+        super::Backend::Sqlite => "",
+    };
     let Some(row) = conn
         .query_opt(
-            "SELECT secret_hash FROM clients WHERE client_id = $1",
+            &format!("SELECT secret_hash FROM clients WHERE client_id = $1{held}"),
             params![id],
         )
         .await?

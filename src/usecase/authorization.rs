@@ -51,6 +51,12 @@ pub async fn token(
         Ok(Grant::ClientCredentials) => {
             Ok(match oauth::client_credentials_scopes(client, request) {
                 Ok(scope) => {
+                    // The secret was checked before this write: a rotation meanwhile revokes
+                    // the client's tokens, and one of the old secret must not slip past it.
+                    if !store::secret_unchanged(conn, client).await? {
+                        let rotated = OAuthError::InvalidClient { basic: false };
+                        return Ok(Err(rotated.into()));
+                    }
                     let (access, record) = oauth::new_access_token(client, None, &scope, now);
                     store::insert_access_token(conn, &record).await?;
                     Ok(issued(access, None, scope))

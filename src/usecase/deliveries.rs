@@ -328,6 +328,27 @@ mod tests {
         assert_eq!(reason(&refused), "address-refused");
     }
 
+    /// A resting hook is passed over until its rest ends, or until a delivery of it is
+    /// taken; a hook holding its share is passed over while it holds it.
+    #[test]
+    fn a_hook_is_passed_over_while_it_rests_or_holds_its_share() {
+        let in_flight = InFlight::new(1);
+        in_flight.rest(7, 100);
+        assert_eq!(in_flight.passed_over(99), [7]);
+        assert!(in_flight.passed_over(100).is_empty(), "the rest is over");
+        in_flight.rest(7, 200);
+        in_flight.wake(7);
+        assert!(
+            in_flight.passed_over(150).is_empty(),
+            "woken by a delivery taken"
+        );
+        let making = in_flight.start(8);
+        in_flight.rest(8, 200);
+        assert_eq!(in_flight.passed_over(150), [8], "once, though both");
+        drop(making);
+        assert!(in_flight.passed_over(200).is_empty());
+    }
+
     #[test]
     fn a_failing_delivery_waits_longer_each_time_up_to_an_hour() {
         let waits: Vec<i64> = (1..=9).map(|n| BACKOFF.wait(n)).collect();

@@ -140,15 +140,38 @@ const MOST_INTERRUPTED_RENDERS: i64 = 3;
 /// render of this process runs; if the process dies again then, that job is the cause.
 /// The other images cut short render alone once each, return, and count from 0 again.
 #[derive(Default)]
-pub struct RenderTurns(tokio::sync::RwLock<()>);
+pub struct RenderTurns {
+    turns: tokio::sync::RwLock<()>,
+    /// Set by a stop ([`RenderTurns::last`]): a turn given after it renders nothing.
+    closing: std::sync::atomic::AtomicBool,
+}
+
+/// A worker's turn to render: beside others, or alone.
+enum Turn<'a> {
+    Beside(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'a, ()>),
+    Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
+}
 
 impl RenderTurns {
+    /// A turn to render, alone or beside others; none once the process is stopping (a
+    /// worker that queued for its turn before the stop must not begin a render after it).
+    async fn turn(&self, alone: bool) -> Option<Turn<'_>> {
+        let turn = if alone {
+            Turn::Alone(self.turns.write().await)
+        } else {
+            Turn::Beside(self.turns.read().await)
+        };
+        (!self.closing.load(std::sync::atomic::Ordering::SeqCst)).then_some(turn)
+    }
+
     /// Waits for the renders under way to return, and lets no other begin while the
     /// guard lives (a stop): a render cut off by the process's exit would count against
     /// its image as one that stopped the process, and three stops would give a good image
     /// up.
     pub async fn last(&self) -> tokio::sync::RwLockWriteGuard<'_, ()> {
-        self.0.write().await
+        self.closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.turns.write().await
     }
 }
 
@@ -175,12 +198,10 @@ async fn counted_render<T: Send + 'static>(
     turns: &RenderTurns,
     render: impl FnOnce() -> Result<T, render::DecodeError> + Send + 'static,
 ) -> Result<Rendering<T>, RunError> {
-    let (_alone, _beside_others);
-    if job.interrupted_renders > 0 {
-        _alone = turns.0.write().await;
-    } else {
-        _beside_others = turns.0.read().await;
-    }
+    let Some(_turn) = turns.turn(job.interrupted_renders > 0).await else {
+        // The process is stopping: the job waits for its lease, or the next start.
+        return Ok(Rendering::Moot);
+    };
     let (claimed, phase) = (job.clone(), job.phase);
     let begun = db
         .write(move |conn| Box::pin(async move { renditions::begin_render(conn, &claimed).await }))
@@ -404,18 +425,32 @@ pub async fn release_leases(db: &Db) -> Result<u64, DbError> {
 mod tests {
     use super::*;
 
-    /// A stop's last turn waits for the render under way, and then no render begins.
+    /// A stop's last turn waits for the render under way; a worker that queued for its
+    /// turn before the stop gets it after the render, but renders nothing.
     #[tokio::test]
     async fn a_stop_waits_for_the_render_under_way_and_lets_none_begin() {
-        let turns = RenderTurns::default();
-        let rendering = turns.0.read().await;
+        let turns = std::sync::Arc::new(RenderTurns::default());
+        let rendering = turns.turn(false).await.expect("a turn before the stop");
+        let queued = tokio::spawn({
+            let turns = turns.clone();
+            async move { turns.turn(true).await.is_some() }
+        });
         let short = std::time::Duration::from_millis(50);
-        let waiting = tokio::time::timeout(short, turns.last()).await;
-        assert!(waiting.is_err(), "a render is under way");
+        tokio::time::sleep(short).await;
+        let last = tokio::spawn({
+            let turns = turns.clone();
+            async move {
+                let _last = turns.last().await;
+            }
+        });
+        tokio::time::sleep(short).await;
+        assert!(!last.is_finished(), "a render is under way");
         drop(rendering);
-        let _last = tokio::time::timeout(short, turns.last())
-            .await
-            .expect("the render returned");
-        assert!(turns.0.try_read().is_err(), "no render begins");
+        let rendered = tokio::time::timeout(short, queued).await.unwrap().unwrap();
+        assert!(
+            !rendered,
+            "the queued worker renders nothing after the stop"
+        );
+        tokio::time::timeout(short, last).await.unwrap().unwrap();
     }
 }

@@ -1,9 +1,9 @@
-//! An operator's import racing the ads' writes and a first start, on PostgreSQL, whose
-//! writes run READ COMMITTED side by side. Each test holds the import's transaction open on
-//! a pool of its own (the CLI's process), sends the request, and lets the import commit once
-//! the request has ended or waits for one of the import's locks; then it checks what was
-//! kept. SQLite serializes writes (`BEGIN IMMEDIATE`): the sequential tests of imports in
-//! storage.rs and locations.rs cover both backends.
+//! An operator's command (an import, a secret's rotation) racing requests and a first
+//! start, on PostgreSQL, whose writes run READ COMMITTED side by side. Each test holds the
+//! command's transaction open on a pool of its own (the CLI's process), sends the request,
+//! and lets the command commit once the request has ended or waits for one of its locks;
+//! then it checks what was kept. SQLite serializes writes (`BEGIN IMMEDIATE`): the
+//! sequential tests of the commands in storage.rs and locations.rs cover both backends.
 
 use std::path::Path;
 use std::time::Duration;
@@ -21,6 +21,7 @@ use tokio::time::Instant;
 
 use crate::ads::{create, created, json_patch, minimal, path_of};
 use crate::helpers::{Backend, FreshDatabase, TestApp, expect_json};
+use crate::search::found;
 
 /// How long any one step may take.
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -197,17 +198,6 @@ async fn hold_proefplaats(db: &Db) -> Held {
         })
     })
     .await
-}
-
-/// The item ids a search finds.
-async fn found(app: &TestApp, query: &str) -> Vec<String> {
-    let answer = app.get_json(&format!("/v1/search?{query}"), 200).await;
-    answer["_embedded"]["svc:search-result"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| r["itemId"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// `ad` is under [`NEW_PARENT`] in its answer and read again, and after the re-index that
@@ -432,4 +422,31 @@ async fn a_locations_import_waiting_for_a_held_ad_lets_other_writes_go_on() {
         .expect("the import");
     let read = app.get_json(&path_of(&ad), 200).await;
     assert_eq!(read["location"]["cityName"], "Proefplaats");
+}
+
+/// A client-credentials grant whose secret was checked while the secret's rotation was
+/// under way is refused once the rotation commits, rather than issued a token of the old
+/// secret that the rotation's revocation did not see. (It was issued: 200.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(souk_no_postgres, ignore = "SOUK_TEST_POSTGRES_URL is not set")]
+async fn a_grant_racing_its_clients_secret_rotation_is_refused() {
+    let app = TestApp::start(Backend::Postgres, "grant_racing_a_rotation").await;
+    let client = app.app_client.clone();
+    let (id, now) = (client.id.clone(), app.clock.now());
+    let hash = souk::oauth::secret::hash("the new secret");
+    let rotation = hold(&another_db(&app).await, move |conn| {
+        Box::pin(async move {
+            let rotated = souk::store::oauth::rotate_client_secret(conn, &id, &hash, now).await?;
+            assert_eq!(rotated, souk::store::oauth::SecretRotation::Rotated);
+            Ok::<_, anyhow::Error>(())
+        })
+    })
+    .await;
+    let grant = app.token_request(&client, &[("grant_type", "client_credentials")]);
+    let (answer, waited) = while_held(&app.db, rotation, grant).await;
+    assert!(
+        waited,
+        "the grant did not wait for the rotation: nothing raced"
+    );
+    assert_eq!(answer.status(), 401, "{:?}", answer.text().await);
 }
