@@ -169,16 +169,28 @@ mod tests {
     use super::*;
 
     /// A SQLite database in a directory of its own (kept while the first value lives)
-    /// with the migrations up to `last` run: data as an older release stored it.
-    async fn sqlite_through(last: i64) -> (tempfile::TempDir, Db) {
+    /// with the migrations up to `last` run, user 1 stored and then `seed` run: data as an
+    /// older release stored it.
+    async fn sqlite_through(last: i64, seed: &'static str) -> (tempfile::TempDir, Db) {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("souk.db").display());
         let db = Db::open(&url, &super::super::DbOptions::default())
             .await
             .unwrap();
-        db.write(move |conn| Box::pin(apply_through(conn, last)))
-            .await
-            .unwrap();
+        db.write(move |conn| {
+            Box::pin(async move {
+                apply_through(conn, last).await?;
+                conn.execute_batch(
+                    "INSERT INTO users (user_id, email, password_hash, name, locale, status,
+                                        created_at)
+                         VALUES (1, 'a@souk.test', 'x', 'A', 'nl', 'confirmed', 0)",
+                )
+                .await?;
+                conn.execute_batch(seed).await
+            })
+        })
+        .await
+        .unwrap();
         (dir, db)
     }
 
@@ -187,24 +199,12 @@ mod tests {
     /// tables' temporary names, and an id deleted after it is not given again.
     #[tokio::test]
     async fn saved_searches_keep_their_matches_when_remade() {
-        let (_dir, db) = sqlite_through(61).await;
-        db.write(|conn| {
-            Box::pin(async move {
-                conn.execute_batch(
-                    "INSERT INTO users (user_id, email, password_hash, name, locale, status,
-                                        created_at)
-                         VALUES (1, 'a@souk.test', 'x', 'A', 'nl', 'confirmed', 0);
-                     INSERT INTO saved_searches (user_id, request, alert, created_at,
+        let seed = "INSERT INTO saved_searches (user_id, request, alert, created_at,
                                                  updated_at, alerted_at)
                          VALUES (1, 'q=fiets', 'daily', 10, 11, 12),
                                 (1, 'q=auto', 'none', 20, 21, NULL);
-                     INSERT INTO saved_search_matches VALUES (1, 7, 30, NULL), (1, 8, 31, 32);",
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+                     INSERT INTO saved_search_matches VALUES (1, 7, 30, NULL), (1, 8, 31, 32);";
+        let (_dir, db) = sqlite_through(61, seed).await;
         let schema = || {
             db.write::<_, DbError, _>(|conn| {
                 Box::pin(async move {
@@ -283,27 +283,15 @@ mod tests {
     /// longer carry the user's events), and leaves every other token as it was.
     #[tokio::test]
     async fn grants_without_a_user_scope_are_revoked() {
-        let (_dir, db) = sqlite_through(62).await;
-        db.write(|conn| {
-            Box::pin(async move {
-                conn.execute_batch(
-                    "INSERT INTO users (user_id, email, password_hash, name, locale, status,
-                                        created_at)
-                         VALUES (1, 'a@souk.test', 'x', 'A', 'nl', 'confirmed', 0);
-                     INSERT INTO clients (client_id, name, redirect_uris, scopes,
+        let seed = "INSERT INTO clients (client_id, name, redirect_uris, scopes,
                                           default_scopes, grants, created_at)
                          VALUES ('c', 'C', '[]', '', '', '[]', 0);
                      INSERT INTO refresh_tokens (token_hash, client_id, user_id, scope, family,
                                                  state, issued_at, sequence)
                          VALUES ('empty', 'c', 1, '', 'f1', 'live', 5, 1),
                                 ('read', 'c', 1, 'read', 'f2', 'live', 5, 1),
-                                ('rotated', 'c', 1, '', 'f3', 'rotated', 5, 1);",
-                )
-                .await
-            })
-        })
-        .await
-        .unwrap();
+                                ('rotated', 'c', 1, '', 'f3', 'rotated', 5, 1);";
+        let (_dir, db) = sqlite_through(62, seed).await;
 
         run(&db).await.unwrap();
         let tokens = db
