@@ -236,7 +236,8 @@ async fn hold_moved(
     categories: &[Category],
     known: &[(i64, Option<i64>)],
 ) -> Result<(), DbError> {
-    if conn.backend() != super::Backend::Postgres {
+    let held = conn.hold_keys();
+    if held.is_empty() {
         return Ok(());
     }
     let moved: Vec<Value> = categories
@@ -255,7 +256,7 @@ async fn hold_moved(
     conn.query(
         &format!(
             "SELECT category_id FROM categories WHERE category_id IN ({ids}) \
-             ORDER BY category_id FOR UPDATE"
+             ORDER BY category_id{held}"
         ),
         &moved,
     )

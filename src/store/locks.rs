@@ -77,6 +77,17 @@ impl dyn Conn + '_ {
         }
     }
 
+    /// The end of a `SELECT` that holds the rows it returns against every other lock on
+    /// them, key-share locks included (PostgreSQL's `FOR UPDATE`): a change that every
+    /// write reading them `FOR KEY SHARE` (`key_share`) must wait for, or be seen by.
+    /// Nothing on SQLite.
+    pub fn hold_keys(&self) -> &'static str {
+        match self.backend() {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        }
+    }
+
     /// The end of a `SELECT` that keeps the rows it returns as they are until the
     /// transaction ends against a writer that locks them `FOR UPDATE` (PostgreSQL's
     /// `FOR KEY SHARE`, the lock a row that refers to them takes, only sooner); nothing on

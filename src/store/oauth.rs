@@ -148,10 +148,7 @@ pub async fn rotate_client_secret(
 ) -> Result<SecretRotation, DbError> {
     // `FOR UPDATE`, which a token grant's check of the secret (`secret_unchanged`)
     // waits for; nothing on SQLite, whose writes take turns.
-    let held = match conn.backend() {
-        super::Backend::Postgres => " FOR UPDATE",
-        super::Backend::Sqlite => "",
-    };
+    let held = conn.hold_keys();
     let Some(row) = conn
         .query_opt(
             &format!("SELECT secret_hash FROM clients WHERE client_id = $1{held}"),

@@ -54,10 +54,7 @@ pub async fn create(
 /// Order `id`, locked for the rest of the transaction where the backend has row locks (a
 /// payment and a purchase into the same order take turns).
 pub async fn get_for_update(conn: &mut dyn Conn, id: i64) -> Result<Option<Order>, DbError> {
-    let lock = match conn.backend() {
-        super::Backend::Postgres => " FOR UPDATE",
-        super::Backend::Sqlite => "",
-    };
+    let lock = conn.hold_keys();
     conn.record(
         &format!(
             "SELECT {} FROM orders WHERE order_id = $1{lock}",
